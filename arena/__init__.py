@@ -1,0 +1,1 @@
+"""The orchestrator: config, seats, decisions, episodes, replays, league, CLI."""

@@ -1,0 +1,34 @@
+"""Pure, deterministic rules engines for the arena's games.
+
+No I/O, no asyncio, and no imports from `arena` or `providers` (a test parses
+the imports). The public surface is this module's `__all__`.
+"""
+
+from __future__ import annotations
+
+from games.core import (
+    COMPLETE,
+    DEADLINE,
+    Game,
+    Illegal,
+    MoveError,
+    Outcome,
+    TurnGame,
+    Unreadable,
+)
+from games.registry import ROTATION, load, names, resolve_rotation
+
+__all__ = [
+    "COMPLETE",
+    "DEADLINE",
+    "ROTATION",
+    "Game",
+    "Illegal",
+    "MoveError",
+    "Outcome",
+    "TurnGame",
+    "Unreadable",
+    "load",
+    "names",
+    "resolve_rotation",
+]

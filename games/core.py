@@ -1,0 +1,267 @@
+"""The contract every game of the arena keeps, and the pieces they share.
+
+Error tree::
+
+    MoveError            a move the engine will not play; its message says what
+    ├── Unreadable       was read and why it was refused
+    └── Illegal
+
+A game is an immutable rules object (`Game`) with parameters, and states are
+immutable values it produces. The arena never mutates a state and never looks
+inside one except through the `Game` methods, so each engine picks the
+representation that makes it fast (tuples, Python-int bitboards, numpy arrays
+it never writes after construction).
+
+`TurnGame` is the shared frame of the alternating games with an enumerable
+move set: it handles turn order, terminal checks, the ply cap, adjudication by
+standing and the `tactician` baseline once, so a game implements only "in
+progress, your turn" (OpenSpiel's shape).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
+
+__all__ = [
+    "COMPLETE",
+    "DEADLINE",
+    "Game",
+    "Illegal",
+    "MoveError",
+    "Outcome",
+    "TurnGame",
+    "Unreadable",
+    "normalise_token",
+]
+
+COMPLETE = "complete"
+DEADLINE = "deadline"
+
+
+class MoveError(ValueError):
+    """A move the engine will not play."""
+
+
+class Unreadable(MoveError):
+    """The text does not read as a move of this game at all."""
+
+
+class Illegal(MoveError):
+    """The text reads as a move, but the rules forbid it here."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a game ended.
+
+    `scores` holds one score per seat and sums to zero, or is None for a
+    no-contest. `reason` is `complete` or `deadline` (the wall clock stopped the
+    game and it was adjudicated); `ending` is the game's own name for how it
+    ended (`four-in-a-row`, `ply-cap`, `wipe`, ...). `detail` carries what a
+    reader needs beyond that (a forfeit's cause, say), or is empty.
+    """
+
+    scores: tuple[int, ...] | None
+    reason: str
+    ending: str
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if self.reason not in (COMPLETE, DEADLINE):
+            raise ValueError(f"outcome reason {self.reason!r} is not 'complete' or 'deadline'")
+        if self.scores is not None and sum(self.scores) != 0:
+            raise ValueError(f"outcome scores {self.scores} do not sum to zero")
+
+    @classmethod
+    def win(cls, winner: int, ending: str, reason: str = COMPLETE) -> Outcome:
+        """Seat `winner` scores +1, the other -1."""
+        return cls((1, -1) if winner == 0 else (-1, 1), reason, ending)
+
+    @classmethod
+    def draw(cls, ending: str, reason: str = COMPLETE) -> Outcome:
+        """Both seats score 0."""
+        return cls((0, 0), reason, ending)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able copy, as replays and the league store keep it."""
+        return {
+            "scores": list(self.scores) if self.scores is not None else None,
+            "reason": self.reason,
+            "ending": self.ending,
+            "detail": self.detail,
+        }
+
+
+S = TypeVar("S")
+
+
+class Game(ABC, Generic[S]):
+    """The rules of one game with its parameters; every method is pure.
+
+    Seats are 0 and 1. Moves of enumerable games are canonical strings; the
+    battle's are lists of orders and Stratego's setup phase takes a setup string
+    (`enumerable` is False where `legal_moves` may be empty while a seat still
+    has to act).
+    """
+
+    name: ClassVar[str]
+    family: ClassVar[str]
+    """Prompt family: `board`, `battle`, `stratego` or `backgammon`."""
+    rules_version: ClassVar[int]
+    """Raised whenever a rule change could change a result."""
+    enumerable: ClassVar[bool] = True
+
+    def params(self) -> dict[str, Any]:
+        """The resolved parameters, as a replay records them."""
+        return {}
+
+    @abstractmethod
+    def initial(self, seed: int | str, game: int = 1) -> S:
+        """The starting state; all chance derives from `seed` and `game` (1 or 2)."""
+
+    @abstractmethod
+    def to_act(self, s: S) -> tuple[int, ...]:
+        """The seats that must decide now; () once the game is over."""
+
+    @abstractmethod
+    def legal_moves(self, s: S, seat: int) -> tuple[str, ...]:
+        """Every legal move of `seat`, canonical, in the order SPEC.md fixes."""
+
+    @abstractmethod
+    def parse(self, s: S, seat: int, move: object) -> Any:
+        """Read the move the arena extracted from a reply; raise MoveError if refused."""
+
+    @abstractmethod
+    def apply(self, s: S, moves: Mapping[int, Any]) -> S:
+        """The state after the seats to act play `moves`; `s` is unchanged."""
+
+    @abstractmethod
+    def standing(self, s: S, seat: int) -> int:
+        """The game's heuristic for `seat` from the true state; higher is better."""
+
+    @abstractmethod
+    def outcome(self, s: S) -> Outcome | None:
+        """None while the game goes on."""
+
+    @abstractmethod
+    def adjudicate(self, s: S) -> Outcome:
+        """The result if the wall clock stops the game now."""
+
+    @abstractmethod
+    def baseline(self, s: S, seat: int) -> Any:
+        """The deterministic fallback move of `seat`."""
+
+    @abstractmethod
+    def view(self, s: S, seat: int) -> dict[str, Any]:
+        """What `seat` may know of `s`, JSON-able."""
+
+    def ply(self, s: S) -> int:
+        """Plies played so far."""
+        return int(getattr(s, "ply"))  # noqa: B009 - every state keeps its ply count
+
+
+_STRIP = re.compile(r"[^a-z0-9]")
+
+
+def normalise_token(text: str) -> str:
+    """The board gauntlet's reading: lower-case, trim, keep only a-z and 0-9."""
+    return _STRIP.sub("", text.strip().lower())
+
+
+class TurnGame(Game[S]):
+    """An alternating two-seat game with an enumerable move set.
+
+    Subclasses implement the rule functions named with a leading underscore;
+    this class handles whose turn it is, the ply cap and the baseline.
+    """
+
+    ply_cap: ClassVar[int | None] = None
+
+    @abstractmethod
+    def _mover(self, s: S) -> int:
+        """The seat whose turn it is (meaningful while the game goes on)."""
+
+    @abstractmethod
+    def _result(self, s: S) -> Outcome | None:
+        """The outcome the rules themselves produced, before any ply cap."""
+
+    @abstractmethod
+    def _legal(self, s: S) -> tuple[str, ...]:
+        """The mover's legal moves, canonical and in SPEC order."""
+
+    @abstractmethod
+    def _read(self, token: str) -> str:
+        """Canonical form of a normalised token; raise Unreadable if it is none."""
+
+    @abstractmethod
+    def _play(self, s: S, move: str) -> S:
+        """The state after the mover plays the canonical, legal `move`."""
+
+    @abstractmethod
+    def _is_legal(self, s: S, move: str) -> bool:
+        """Whether the canonical `move` is legal for the mover."""
+
+    def outcome(self, s: S) -> Outcome | None:
+        result = self._result(s)
+        if result is None and self.ply_cap is not None and self.ply(s) >= self.ply_cap:
+            return self._by_standing(s, COMPLETE, "ply-cap")
+        return result
+
+    def to_act(self, s: S) -> tuple[int, ...]:
+        if self.outcome(s) is not None:
+            return ()
+        return (self._mover(s),)
+
+    def legal_moves(self, s: S, seat: int) -> tuple[str, ...]:
+        if self.to_act(s) != (seat,):
+            return ()
+        return self._legal(s)
+
+    def parse(self, s: S, seat: int, move: object) -> str:
+        if not isinstance(move, str):
+            raise Unreadable(f"expected the move as text, got {type(move).__name__}")
+        token = normalise_token(move)
+        canonical = self._read(token)
+        self._check_turn(s, seat)
+        if not self._is_legal(s, canonical):
+            raise Illegal(f"{canonical!r} is not legal here")
+        return canonical
+
+    def apply(self, s: S, moves: Mapping[int, Any]) -> S:
+        seats = self.to_act(s)
+        if not seats:
+            raise Illegal("the game is over: no move can be applied")
+        seat = seats[0]
+        if set(moves) != {seat}:
+            raise Illegal(f"expected exactly one move, by seat {seat}; got seats {sorted(moves)}")
+        move = moves[seat]
+        if not isinstance(move, str) or not self._is_legal(s, move):
+            raise Illegal(f"{move!r} is not a legal move of seat {seat} here")
+        return self._play(s, move)
+
+    def adjudicate(self, s: S) -> Outcome:
+        return self._by_standing(s, DEADLINE, "wall-clock")
+
+    def baseline(self, s: S, seat: int) -> str:
+        """tactician: the move maximising the mover's standing after it, ties to the first."""
+        self._check_turn(s, seat)
+        best_move, best = "", None
+        for move in self._legal(s):
+            value = self.standing(self._play(s, move), seat)
+            if best is None or value > best:
+                best_move, best = move, value
+        return best_move
+
+    def _by_standing(self, s: S, reason: str, ending: str) -> Outcome:
+        a, b = self.standing(s, 0), self.standing(s, 1)
+        if a == b:
+            return Outcome.draw(ending, reason)
+        return Outcome.win(0 if a > b else 1, ending, reason)
+
+    def _check_turn(self, s: S, seat: int) -> None:
+        if self.to_act(s) != (seat,):
+            raise Illegal(f"it is not seat {seat}'s turn")

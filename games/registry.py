@@ -1,0 +1,47 @@
+"""Which games exist, how to load one, and the board gauntlet's rotation."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from games.core import Game
+
+__all__ = ["ROTATION", "load", "names", "resolve_rotation"]
+
+# name -> "module:Class"; modules import lazily so `arena --help` stays fast.
+_GAMES: dict[str, str] = {
+    "breakthrough": "games.breakthrough:Breakthrough",
+    "connect-four": "games.connect_four:ConnectFour",
+    "hex": "games.hex:Hex",
+    "quoridor": "games.quoridor:Quoridor",
+}
+
+ROTATION: tuple[str, ...] = ("connect-four", "breakthrough", "hex", "quoridor")
+"""The board gauntlet's rotation order, indices 0..3."""
+
+
+def names() -> list[str]:
+    """Every registered game, sorted."""
+    return sorted(_GAMES)
+
+
+def resolve_rotation(seed: int) -> str:
+    """The board game `rotate` stands for under `seed` (seed 0 must be drawn first)."""
+    if seed == 0:
+        raise ValueError("seed 0 means 'draw one': draw a concrete seed before resolving")
+    return ROTATION[((seed % 4) + 4) % 4]
+
+
+def load(name: str, **params: Any) -> Game[Any]:
+    """The rules of game `name` with `params`; unknown names and parameters are errors."""
+    target = _GAMES.get(name)
+    if target is None:
+        raise ValueError(f"unknown game {name!r} (known: {', '.join(names())})")
+    module_name, _, class_name = target.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    try:
+        game: Game[Any] = cls(**params)
+    except TypeError as exc:
+        raise ValueError(f"game {name!r} does not take parameters {sorted(params)}: {exc}") from exc
+    return game

@@ -1,0 +1,1 @@
+"""LLM clients over raw httpx: OpenAI-compatible, Anthropic and Gemini."""
