@@ -16,7 +16,7 @@ from games.core import (
     TurnGame,
     Unreadable,
 )
-from games.registry import ROTATION, load, names, resolve_rotation
+from games.registry import ROTATION, board_text, load, names, resolve_rotation
 
 __all__ = [
     "COMPLETE",
@@ -28,6 +28,7 @@ __all__ = [
     "Outcome",
     "TurnGame",
     "Unreadable",
+    "board_text",
     "load",
     "names",
     "resolve_rotation",

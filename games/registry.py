@@ -7,7 +7,7 @@ from typing import Any
 
 from games.core import Game
 
-__all__ = ["ROTATION", "load", "names", "resolve_rotation"]
+__all__ = ["ROTATION", "board_text", "load", "names", "resolve_rotation"]
 
 # name -> "module:Class"; modules import lazily so `arena --help` stays fast.
 _GAMES: dict[str, str] = {
@@ -45,3 +45,13 @@ def load(name: str, **params: Any) -> Game[Any]:
     except TypeError as exc:
         raise ValueError(f"game {name!r} does not take parameters {sorted(params)}: {exc}") from exc
     return game
+
+
+def board_text(name: str, view: dict[str, Any]) -> str:
+    """Draw a view of game `name` as plain text, by the game's own `render` module."""
+    target = _GAMES.get(name)
+    if target is None:
+        raise ValueError(f"unknown game {name!r} (known: {', '.join(names())})")
+    module = importlib.import_module(target.partition(":")[0] + ".render")
+    text: str = module.board_text(view)
+    return text
