@@ -1,0 +1,454 @@
+"""Breakthrough on a 6 x 6 board.
+
+Rules source: `seeds/board-gauntlet-rules.txt`, section "breakthrough (6 x 6)",
+with the gaps fixed by SPEC.md section 4 (legal-move order, advance measured
+from the owner's own back rank, the 300-ply cap, ending names).
+
+Seat 0 is red on ranks 1-2 and moves up; seat 1 is blue on ranks 5-6 and moves
+down. A piece steps one rank forward, straight onto an empty cell or
+diagonally onto any cell not holding its own piece (capturing there). Landing
+on the far rank wins (`home-rank`), taking the last enemy piece wins
+(`no-pieces`), a seat to move without a legal move loses (`no-moves`).
+
+Two consequences of these rules, for readers of results: every move advances
+a piece, so a game lasts at most 85 plies (each side has at most 6 x 4 + 6 x 3
+= 42 non-winning steps) and the 300-ply cap never binds from the initial
+position; and the most advanced piece of a side can always step diagonally
+(no own piece stands beyond it), so `no-moves` is unreachable too. Both are
+implemented all the same, as the rules text states them.
+
+Representation: a Python-int bitboard per side, file-major with a stride of
+18 bits per file (cell (file f, rank index r) is bit 18 f + r). The 12 spare
+bits of each file let one integer hold, per file, which pieces can step
+straight, left and right (6 bits each), and that 18-bit group indexes a table
+of ready-made legal-move strings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, NamedTuple
+
+from games.core import COMPLETE, Illegal, Outcome, TurnGame, Unreadable, normalise_token
+
+__all__ = ["PLY_CAP", "SIDES", "Breakthrough", "Position", "from_rows", "standing_of"]
+
+# --- parameters ---------------------------------------------------------------
+
+SIZE = 6
+FILES = "abcdef"
+PLY_CAP = 300
+SIDES: tuple[str, str] = ("red", "blue")
+SYMBOLS: tuple[str, str] = ("R", "B")
+_ARMY = 2 * SIZE
+
+# --- geometry -----------------------------------------------------------------
+
+_STRIDE = 18
+_GROUP = (1 << _STRIDE) - 1
+_FILE_CELLS = (1 << SIZE) - 1
+
+
+def _bit(file: int, rank: int) -> int:
+    """The bit of the cell at file index `file`, rank index `rank` (both 0-based)."""
+    return 1 << (_STRIDE * file + rank)
+
+
+def _step_name(file: int, rank: int, to_file: int, to_rank: int) -> str:
+    """Canonical notation of a step between 0-based cells, e.g. `b2-c3`."""
+    return f"{FILES[file]}{rank + 1}-{FILES[to_file]}{to_rank + 1}"
+
+
+BOARD = sum(_FILE_CELLS << (_STRIDE * f) for f in range(SIZE))
+RANKS: tuple[int, ...] = tuple(sum(_bit(f, r) for f in range(SIZE)) for r in range(SIZE))
+# Cells whose rank index has bit k set: the rank-index sum is three popcounts.
+_RANK_BITS: tuple[int, ...] = tuple(
+    sum(RANKS[r] for r in range(SIZE) if r >> k & 1) for k in range(3)
+)
+GOAL: tuple[int, int] = (RANKS[SIZE - 1], RANKS[0])
+"""The rank each seat wins on reaching: red the top, blue the bottom."""
+_STEP: tuple[int, int] = (1, -1)
+
+# --- state --------------------------------------------------------------------
+
+
+class Position(NamedTuple):
+    """A breakthrough position; seat `ply % 2` moves next.
+
+    `red` and `blue` are bitboards (see the module docstring). `result` and
+    `movable` are derived from the other fields and cached so that `outcome`
+    and `legal_moves` are cheap: `result` is the outcome the rules produced
+    (None while play goes on; the ply cap is applied by the game, not stored),
+    `movable` packs per file which pieces of the side to move can step
+    left, straight and right (0 once the game is over).
+    """
+
+    red: int
+    blue: int
+    ply: int
+    result: Outcome | None
+    movable: int
+
+
+# --- rule functions -----------------------------------------------------------
+
+
+def _red_movable(red: int, blue: int) -> int:
+    """Per file: red pieces that can step straight (bits 0-5), left (6-11), right (12-17)."""
+    free = BOARD & ~red
+    straight = red & ((free & ~blue) >> 1)
+    left = red & (free << (_STRIDE - 1))
+    right = red & (free >> (_STRIDE + 1))
+    return straight | left << SIZE | right << 2 * SIZE
+
+
+def _blue_movable(red: int, blue: int) -> int:
+    """Per file: blue pieces that can step straight (bits 0-5), left (6-11), right (12-17)."""
+    free = BOARD & ~blue
+    straight = blue & ((free & ~red) << 1)
+    left = blue & (free << (_STRIDE + 1))
+    right = blue & (free >> (_STRIDE - 1))
+    return straight | left << SIZE | right << 2 * SIZE
+
+
+_WINS: tuple[dict[str, Outcome], ...] = tuple(
+    {e: Outcome.win(seat, e) for e in ("home-rank", "no-pieces", "no-moves")} for seat in (0, 1)
+)
+
+
+def _settle(red: int, blue: int, ply: int) -> Position:
+    """The position after seat `1 - ply % 2` moved, with its result and movable cached.
+
+    Rule order follows the seed: landing on the far rank, then the last enemy
+    piece taken, then the side to move left without a move.
+    """
+    mover, last = ply & 1, 1 - (ply & 1)
+    pieces = (red, blue)
+    if pieces[last] & GOAL[last]:
+        return Position(red, blue, ply, _WINS[last]["home-rank"], 0)
+    if not pieces[mover]:
+        return Position(red, blue, ply, _WINS[last]["no-pieces"], 0)
+    movable = _blue_movable(red, blue) if mover else _red_movable(red, blue)
+    if not movable:
+        return Position(red, blue, ply, _WINS[last]["no-moves"], 0)
+    return Position(red, blue, ply, None, movable)
+
+
+class _Step(NamedTuple):
+    """One geometric step of one seat: its movable bit, the cells it flips, its target."""
+
+    movable_bit: int
+    flips: int
+    target: int
+
+
+def _steps(seat: int) -> dict[str, _Step]:
+    """Every geometrically possible step of `seat`, by canonical notation."""
+    steps: dict[str, _Step] = {}
+    for f in range(SIZE):
+        for r in range(SIZE):
+            to_r = r + _STEP[seat]
+            for group, to_f in ((1, f - 1), (0, f), (2, f + 1)):
+                if 0 <= to_f < SIZE and 0 <= to_r < SIZE:
+                    move = _step_name(f, r, to_f, to_r)
+                    frm, to = _bit(f, r), _bit(to_f, to_r)
+                    steps[move] = _Step(frm << SIZE * group, frm | to, to)
+    return steps
+
+
+_STEPS: tuple[dict[str, _Step], dict[str, _Step]] = (_steps(0), _steps(1))
+
+
+class _FileMoves(dict[int, tuple[str, ...]]):
+    """Legal-move strings of one file's pieces, by that file's 18-bit movable group.
+
+    Filled on first use: only the groups that occur in play are ever built.
+    """
+
+    def __init__(self, seat: int, file: int) -> None:
+        super().__init__()
+        self.seat, self.file = seat, file
+
+    def __missing__(self, group: int) -> tuple[str, ...]:
+        f, to_r = self.file, _STEP[self.seat]
+        moves = []
+        for r in range(SIZE):  # from rank, then to file: SPEC 4's order
+            for shift, to_f in ((SIZE, f - 1), (0, f), (2 * SIZE, f + 1)):
+                if group >> (shift + r) & 1:
+                    moves.append(_step_name(f, r, to_f, r + to_r))
+        self[group] = value = tuple(moves)
+        return value
+
+
+_TABLES: tuple[tuple[_FileMoves, ...], ...] = tuple(
+    tuple(_FileMoves(seat, f) for f in range(SIZE)) for seat in (0, 1)
+)
+
+
+def legal_of(movable: int, seat: int) -> tuple[str, ...]:
+    """The legal moves packed in `movable` for `seat`, in SPEC 4's order."""
+    t0, t1, t2, t3, t4, t5 = _TABLES[seat]
+    return (
+        t0[movable & _GROUP]
+        + t1[movable >> _STRIDE & _GROUP]
+        + t2[movable >> 2 * _STRIDE & _GROUP]
+        + t3[movable >> 3 * _STRIDE & _GROUP]
+        + t4[movable >> 4 * _STRIDE & _GROUP]
+        + t5[movable >> 5 * _STRIDE]
+    )
+
+
+def _play_step(s: Position, step: _Step) -> Position:
+    """The position after the side to move plays `step`, which must be legal."""
+    red, blue, ply = s.red, s.blue, s.ply
+    if ply & 1:
+        blue ^= step.flips
+        red &= ~step.target
+    else:
+        red ^= step.flips
+        blue &= ~step.target
+    return _settle(red, blue, ply + 1)
+
+
+# --- notation -----------------------------------------------------------------
+
+_PATTERN = re.compile(r"[a-f][1-6][a-f][1-6]")
+_CANONICAL = re.compile(r"[a-f][1-6]-[a-f][1-6]")
+
+
+def read_move(text: str) -> str:
+    """The canonical move a reply's text stands for; Unreadable if it is none.
+
+    The seed's reading: lower-case, trim, keep a-z0-9, then <from><to> with
+    files a-f and ranks 1-6 (`B2C3`, `b2-c3`, ` b2 c3 ` all read `b2-c3`).
+    """
+    token = normalise_token(text)
+    if _PATTERN.fullmatch(token):
+        return f"{token[:2]}-{token[2:]}"
+    raise Unreadable(
+        f"read {token!r} from {text!r}: a breakthrough move is <from><to>, "
+        "files a-f and ranks 1-6, written like b2-c3"
+    )
+
+
+def _symbol(s: Position, file: int, rank: int) -> str:
+    bit = _bit(file, rank)
+    return "R" if s.red & bit else "B" if s.blue & bit else "."
+
+
+def _cell(name: str) -> tuple[int, int]:
+    return FILES.index(name[0]), int(name[1]) - 1
+
+
+def refusal(s: Position, seat: int, move: str) -> str:
+    """Why the canonical `move` is not legal for `seat`, the side to move in `s`."""
+    (f, r), (to_f, to_r) = _cell(move[:2]), _cell(move[3:])
+    own, other = (s.blue, s.red) if seat else (s.red, s.blue)
+    colour, rival = SIDES[seat], SIDES[1 - seat]
+    frm, to = move[:2], move[3:]
+    if to_r - r != _STEP[seat] or abs(to_f - f) > 1:
+        way = "up, toward rank 6" if seat == 0 else "down, toward rank 1"
+        return f"{colour} steps one rank {way}, straight or diagonally: {frm}-{to} does not"
+    if not own & _bit(f, r):
+        held = f"a {rival} piece" if other & _bit(f, r) else "no piece"
+        return f"{frm} holds {held}, not one of {colour}'s"
+    if own & _bit(to_f, to_r):
+        return f"{to} holds {colour}'s own piece"
+    if to_f == f and other & _bit(to_f, to_r):
+        return f"{to} holds a {rival} piece and a straight step cannot capture (diagonals do)"
+    return "the rules forbid it here"
+
+
+# --- standing -----------------------------------------------------------------
+
+
+def standing_of(pieces: int, seat: int) -> int:
+    """100 x pieces + 10 x sum(advance) + 40 x max(advance) of `seat`'s bitboard.
+
+    A piece's advance is its distance in ranks from its owner's back rank
+    (rank 1 for red, rank 6 for blue); max(advance) of no pieces is 0.
+    """
+    count = pieces.bit_count()
+    if not count:
+        return 0
+    rank_sum = sum((pieces & bits).bit_count() << k for k, bits in enumerate(_RANK_BITS))
+    if seat == 0:
+        top = next(r for r in range(SIZE - 1, -1, -1) if pieces & RANKS[r])
+        return 100 * count + 10 * rank_sum + 40 * top
+    low = next(r for r in range(SIZE) if pieces & RANKS[r])
+    return 100 * count + 10 * ((SIZE - 1) * count - rank_sum) + 40 * (SIZE - 1 - low)
+
+
+# --- positions from diagrams --------------------------------------------------
+
+
+def from_rows(rows: Sequence[str], ply: int = 0) -> Position:
+    """A position from a diagram read top down: rows[0] is rank 6, rows[5] rank 1.
+
+    Each row has 6 characters `.` (empty), `R` (red) or `B` (blue); `ply` is
+    the plies played, so seat `ply % 2` moves next. The result is derived as
+    after a move: a position whose side to move already stands on its goal
+    rank, or whose other side has no piece, cannot arise and is refused.
+    """
+    if len(rows) != SIZE or any(len(row) != SIZE or set(row) - set(".RB") for row in rows):
+        raise ValueError(f"rows {list(rows)!r} are not 6 rows of 6 characters from '.RB'")
+    if ply < 0:
+        raise ValueError(f"ply {ply} is negative; give the number of plies played")
+    pieces = [0, 0]
+    for i, row in enumerate(rows):
+        for f, char in enumerate(row):
+            if char != ".":
+                pieces[SYMBOLS.index(char)] |= _bit(f, SIZE - 1 - i)
+    mover = ply & 1
+    if pieces[mover] & GOAL[mover]:
+        raise ValueError(f"{SIDES[mover]} is to move (ply {ply}) but already stands on its goal")
+    if not pieces[1 - mover] or max(p.bit_count() for p in pieces) > _ARMY:
+        raise ValueError(
+            f"{SIDES[1 - mover]} made the last move (ply {ply}) so needs a piece, and no side "
+            f"has more than {_ARMY}: got rows {list(rows)!r}"
+        )
+    return _settle(pieces[0], pieces[1], ply)
+
+
+# --- the game -----------------------------------------------------------------
+
+_INITIAL = from_rows(["BBBBBB", "BBBBBB", "......", "......", "RRRRRR", "RRRRRR"])
+_SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
+
+
+class Breakthrough(TurnGame[Position]):
+    """Breakthrough 6 x 6: red (seat 0) moves up first, blue (seat 1) moves down."""
+
+    name: ClassVar[str] = "breakthrough"
+    family: ClassVar[str] = "board"
+    rules_version: ClassVar[int] = 1
+    ply_cap: ClassVar[int | None] = PLY_CAP
+
+    def initial(self, seed: int | str, game: int = 1) -> Position:
+        """The starting position; breakthrough has no chance, so `seed` is unused."""
+        if game not in (1, 2):
+            raise ValueError(f"game index {game!r} must be 1 or 2 (its place in the match)")
+        return _INITIAL
+
+    # TurnGame's public methods, specialised for speed with identical behaviour.
+
+    def outcome(self, s: Position) -> Outcome | None:
+        """The rules' result, else the ply-cap adjudication at 300 plies, else None."""
+        if s.result is None and s.ply >= PLY_CAP:
+            return self._by_standing(s, COMPLETE, "ply-cap")
+        return s.result
+
+    def to_act(self, s: Position) -> tuple[int, ...]:
+        """(seat to move,) while the game goes on, else ()."""
+        if s.result is not None or s.ply >= PLY_CAP:
+            return ()
+        return _SEATS[s.ply & 1]
+
+    def legal_moves(self, s: Position, seat: int) -> tuple[str, ...]:
+        """Moves of `seat` by (from file, from rank, to file, to rank); () off turn."""
+        if s.result is not None or s.ply >= PLY_CAP or s.ply & 1 != seat:
+            return ()
+        return legal_of(s.movable, seat)
+
+    def parse(self, s: Position, seat: int, move: object) -> str:
+        """The canonical legal move `move` reads as; Unreadable or Illegal otherwise."""
+        if not isinstance(move, str):
+            raise Unreadable(f"expected the move as text, got {type(move).__name__}")
+        canonical = read_move(move)
+        self._check_turn(s, seat)
+        if not s.movable & _STEPS[seat].get(canonical, _NO_STEP).movable_bit:
+            raise Illegal(f"{canonical} is not legal here: {refusal(s, seat, canonical)}")
+        return canonical
+
+    def apply(self, s: Position, moves: Mapping[int, Any]) -> Position:
+        """The position after the side to move plays its canonical legal move."""
+        if s.result is not None or s.ply >= PLY_CAP:
+            raise Illegal("the game is over: no move can be applied")
+        seat = s.ply & 1
+        if len(moves) != 1 or seat not in moves:
+            raise Illegal(f"expected exactly one move, by seat {seat}; got seats {sorted(moves)}")
+        move = moves[seat]
+        step = _STEPS[seat].get(move) if type(move) is str else None
+        if step is None or not s.movable & step.movable_bit:
+            raise Illegal(f"{move!r} is not a legal move of seat {seat} here: {self._why(s, move)}")
+        return _play_step(s, step)
+
+    def standing(self, s: Position, seat: int) -> int:
+        """The seed's breakthrough standing of `seat` (see `standing_of`)."""
+        return standing_of(s.blue if seat else s.red, seat)
+
+    def baseline(self, s: Position, seat: int) -> str:
+        """tactician, computed directly.
+
+        A move adds 10 to the mover's standing (one rank of advance), plus 40
+        when the piece steps from the mover's most advanced rank; captures do
+        not change the mover's own terms. So the tactician's choice is the
+        first legal move from that rank (the most advanced piece always has
+        one), which is exactly TurnGame.baseline's answer.
+        """
+        self._check_turn(s, seat)
+        own = s.blue if seat else s.red
+        ranks = range(SIZE) if seat else range(SIZE - 1, -1, -1)
+        front = str(next(r for r in ranks if own & RANKS[r]) + 1)
+        legal = legal_of(s.movable, seat)
+        return next((m for m in legal if m[1] == front), legal[0])
+
+    def view(self, s: Position, seat: int) -> dict[str, Any]:
+        """What `seat` sees: the whole board (nothing is hidden).
+
+        Keys: `game`, `ply`, `to_move` (seat, or None once over), `you`,
+        `sides` ({"0": "red", "1": "blue"}), `files` ("abcdef"), `cells`
+        (rank rows from rank 1 upward, each 6 one-char strings `.`/`R`/`B`),
+        `pieces` ({"0": red count, "1": blue count}), `goal_rank`
+        ({"0": 6, "1": 1}) and `ply_cap`.
+        """
+        seats = self.to_act(s)
+        cells = [[_symbol(s, f, r) for f in range(SIZE)] for r in range(SIZE)]
+        return {
+            "game": self.name,
+            "ply": s.ply,
+            "to_move": seats[0] if seats else None,
+            "you": seat,
+            "sides": {"0": SIDES[0], "1": SIDES[1]},
+            "files": FILES,
+            "cells": cells,
+            "pieces": {"0": s.red.bit_count(), "1": s.blue.bit_count()},
+            "goal_rank": {"0": SIZE, "1": 1},
+            "ply_cap": PLY_CAP,
+        }
+
+    # TurnGame's rule functions.
+
+    def _mover(self, s: Position) -> int:
+        return s.ply & 1
+
+    def _result(self, s: Position) -> Outcome | None:
+        return s.result
+
+    def _legal(self, s: Position) -> tuple[str, ...]:
+        return legal_of(s.movable, s.ply & 1)
+
+    def _read(self, token: str) -> str:
+        return read_move(token)
+
+    def _play(self, s: Position, move: str) -> Position:
+        return _play_step(s, _STEPS[s.ply & 1][move])
+
+    def _is_legal(self, s: Position, move: str) -> bool:
+        return bool(s.movable & _STEPS[s.ply & 1].get(move, _NO_STEP).movable_bit)
+
+    def _check_turn(self, s: Position, seat: int) -> None:
+        outcome = self.outcome(s)
+        if outcome is not None:
+            raise Illegal(f"the game is over ({outcome.ending}): seat {seat} has no move")
+        if s.ply & 1 != seat:
+            raise Illegal(f"it is seat {s.ply & 1}'s turn ({SIDES[s.ply & 1]}), not seat {seat}'s")
+
+    def _why(self, s: Position, move: object) -> str:
+        if isinstance(move, str) and _CANONICAL.fullmatch(move):
+            return refusal(s, s.ply & 1, move)
+        return "apply takes canonical moves like 'b2-c3' (parse reads looser text)"
+
+
+_NO_STEP = _Step(0, 0, 0)
