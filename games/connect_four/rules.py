@@ -1,0 +1,295 @@
+"""Connect-four on 7 files x 6 ranks, the first game of the board gauntlet.
+
+Rules source: `seeds/board-gauntlet-rules.txt` (section "connect-four", the
+tolerant notation and the standing formula), with the gaps fixed by SPEC.md
+section 4 (canonical notation `d`, legal order a..g, endings `four-in-a-row`
+and `board-full`, the tactician baseline). The game ends by itself within 42
+plies, so it has no ply cap.
+
+Representation: one Python-int bitboard per seat. Cell (file f, rank r),
+both counted from 0, is bit `f * 7 + r`: every file owns seven bits, six cells
+and an always-empty guard bit on top, so shifting by 1, 7, 8 or 6 steps one
+cell up, right, up-right or down-right and a line can never wrap from the top
+of one file into the bottom of the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, NamedTuple
+
+from games.core import Illegal, Outcome, TurnGame, Unreadable, normalise_token
+
+__all__ = ["FILES", "RANKS", "WEIGHTS", "WINDOW_CELLS", "ConnectFour", "ConnectFourState"]
+
+# -- parameters ---------------------------------------------------------------
+
+FILES = "abcdefg"
+"""File letters, left to right; a move is one of them."""
+RANKS = 6
+"""Ranks per file, bottom to top."""
+WEIGHTS = (0, 1, 4, 16, 10000)
+"""standing's w[k]: a window holding k of the seat's discs and none of the opponent's."""
+
+_STRIDE = RANKS + 1  # six cells and the guard bit
+_CELLS = len(FILES) * RANKS
+_SIDES = ("red", "blue")
+_SYMBOLS = ("R", "B")
+
+# -- state --------------------------------------------------------------------
+
+
+class ConnectFourState(NamedTuple):
+    """A position; immutable, compared by value.
+
+    `red` and `blue` are the bitboards (see the module docstring). `legal`,
+    `to_act` and `result` are derived from them when the move is applied, so
+    the framework's questions cost an attribute lookup.
+    """
+
+    ply: int
+    red: int
+    blue: int
+    legal: tuple[str, ...]
+    to_act: tuple[int, ...]
+    result: Outcome | None
+
+
+# -- rule tables and functions --------------------------------------------------
+
+
+def _bit(file: int, rank: int) -> int:
+    return 1 << (file * _STRIDE + rank)
+
+
+def _windows() -> tuple[tuple[str, str, str, str], ...]:
+    """Every line of four cells: horizontal, vertical, up-right and down-right."""
+    found: list[tuple[str, str, str, str]] = []
+    for df, dr in ((1, 0), (0, 1), (1, 1), (1, -1)):
+        for f in range(len(FILES)):
+            for r in range(RANKS):
+                cells = [(f + i * df, r + i * dr) for i in range(4)]
+                if all(0 <= cf < len(FILES) and 0 <= cr < RANKS for cf, cr in cells):
+                    a, b, c, d = (f"{FILES[cf]}{cr + 1}" for cf, cr in cells)
+                    found.append((a, b, c, d))
+    return tuple(found)
+
+
+WINDOW_CELLS = _windows()
+"""The 69 four-cell windows of standing (and of every possible win), by cell name."""
+
+_INDEX = {f"{FILES[f]}{r + 1}": f * _STRIDE + r for f in range(len(FILES)) for r in range(RANKS)}
+_WINDOW_MASKS = tuple(sum(1 << _INDEX[cell] for cell in window) for window in WINDOW_CELLS)
+# The windows through each cell: the tactician only needs those of the cell it fills.
+_WINDOWS_AT = {
+    index: tuple(mask for mask in _WINDOW_MASKS if mask >> index & 1) for index in _INDEX.values()
+}
+# What filling one more cell of a window adds to standing, by the discs already in it.
+_GAIN = tuple(WEIGHTS[k + 1] - WEIGHTS[k] for k in range(4))
+
+_FILE_OF = {letter: f for f, letter in enumerate(FILES)}
+_BOTTOM = tuple(_bit(f, 0) for f in range(len(FILES)))
+_TOP = tuple(_bit(f, RANKS - 1) for f in range(len(FILES)))
+_TOP_ROW = sum(_TOP)
+_COLUMN = tuple(sum(_bit(f, r) for r in range(RANKS)) for f in range(len(FILES)))
+
+_SEAT_0, _SEAT_1, _OVER = (0,), (1,), ()
+_RED_WINS = Outcome.win(0, "four-in-a-row")
+_BLUE_WINS = Outcome.win(1, "four-in-a-row")
+_BOARD_FULL = Outcome.draw("board-full")
+
+
+def _has_four(board: int) -> bool:
+    """Whether `board` holds four in a line (unrolled: this runs on every move)."""
+    pairs = board & (board >> 1)
+    if pairs & (pairs >> 2):
+        return True
+    pairs = board & (board >> _STRIDE)
+    if pairs & (pairs >> 2 * _STRIDE):
+        return True
+    pairs = board & (board >> (_STRIDE + 1))
+    if pairs & (pairs >> 2 * (_STRIDE + 1)):
+        return True
+    pairs = board & (board >> (_STRIDE - 1))
+    return bool(pairs & (pairs >> 2 * (_STRIDE - 1)))
+
+
+def _landing(s: ConnectFourState, file: int) -> int:
+    """The bit of the lowest empty cell of `file` (which must not be full)."""
+    # Adding the file's bottom bit carries through its filled cells to the first hole.
+    return ((s.red | s.blue) + _BOTTOM[file]) & _COLUMN[file]
+
+
+def _drop(s: ConnectFourState, file: int, move: str) -> ConnectFourState:
+    """The state after the mover drops a disc into `file` (known legal)."""
+    bit = _landing(s, file)
+    ply = s.ply + 1
+    legal = s.legal if not bit & _TOP_ROW else tuple(m for m in s.legal if m != move)
+    red, blue = s.red, s.blue
+    if ply & 1:  # red has just moved
+        red |= bit
+        if _has_four(red):
+            return ConnectFourState(ply, red, blue, legal, _OVER, _RED_WINS)
+        to_act = _SEAT_1
+    else:
+        blue |= bit
+        if _has_four(blue):
+            return ConnectFourState(ply, red, blue, legal, _OVER, _BLUE_WINS)
+        to_act = _SEAT_0
+    if ply == _CELLS:
+        return ConnectFourState(ply, red, blue, legal, _OVER, _BOARD_FULL)
+    return ConnectFourState(ply, red, blue, legal, to_act, None)
+
+
+def _shown(text: str) -> str:
+    """`text` quoted for an error message, cut so a long reply cannot flood it."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def _boards(s: ConnectFourState, seat: int) -> tuple[int, int]:
+    """(the seat's discs, the opponent's discs)."""
+    if seat == 0:
+        return s.red, s.blue
+    if seat == 1:
+        return s.blue, s.red
+    raise ValueError(f"seat {seat!r} does not exist: connect-four's seats are 0 and 1")
+
+
+_INITIAL = ConnectFourState(0, 0, 0, tuple(FILES), _SEAT_0, None)
+
+
+class ConnectFour(TurnGame[ConnectFourState]):
+    """Connect-four: seat 0 red, seat 1 blue; first to four in a line wins."""
+
+    name: ClassVar[str] = "connect-four"
+    family: ClassVar[str] = "board"
+    rules_version: ClassVar[int] = 1
+
+    def initial(self, seed: int | str, game: int = 1) -> ConnectFourState:
+        """The empty board; there is no chance, so `seed` and `game` change nothing."""
+        return _INITIAL
+
+    # -- the framework's questions, answered from the cached fields ------------
+
+    def to_act(self, s: ConnectFourState) -> tuple[int, ...]:
+        return s.to_act
+
+    def outcome(self, s: ConnectFourState) -> Outcome | None:
+        return s.result
+
+    def legal_moves(self, s: ConnectFourState, seat: int) -> tuple[str, ...]:
+        to_act = s.to_act
+        return s.legal if to_act and to_act[0] == seat else ()
+
+    def apply(self, s: ConnectFourState, moves: Mapping[int, Any]) -> ConnectFourState:
+        to_act = s.to_act
+        if not to_act:
+            raise Illegal(f"the game is over ({s.result}): no move can be applied")
+        seat = to_act[0]
+        if len(moves) != 1 or seat not in moves:
+            raise Illegal(f"expected exactly one move, by seat {seat}; got seats {list(moves)}")
+        move = moves[seat]
+        file = _FILE_OF.get(move) if isinstance(move, str) else None
+        if file is None or (s.red | s.blue) & _TOP[file]:
+            raise Illegal(
+                f"{move!r} is not a legal move of seat {seat} here (legal: {', '.join(s.legal)})"
+            )
+        return _drop(s, file, move)
+
+    # -- TurnGame's rule functions ----------------------------------------------
+
+    def _mover(self, s: ConnectFourState) -> int:
+        return s.ply & 1
+
+    def _result(self, s: ConnectFourState) -> Outcome | None:
+        return s.result
+
+    def _legal(self, s: ConnectFourState) -> tuple[str, ...]:
+        return s.legal if s.to_act else ()
+
+    def _play(self, s: ConnectFourState, move: str) -> ConnectFourState:
+        return _drop(s, _FILE_OF[move], move)
+
+    def _is_legal(self, s: ConnectFourState, move: str) -> bool:
+        file = _FILE_OF.get(move)
+        return bool(s.to_act) and file is not None and not (s.red | s.blue) & _TOP[file]
+
+    # -- notation ----------------------------------------------------------------
+
+    def parse(self, s: ConnectFourState, seat: int, move: object) -> str:
+        """Read a reply's move: a file letter a-g or a digit 1-7, any case, any punctuation."""
+        if not isinstance(move, str):
+            raise Unreadable(f"expected the move as text, got {type(move).__name__}")
+        canonical = self._read(normalise_token(move))
+        self._check_turn(s, seat)
+        if not self._is_legal(s, canonical):
+            raise Illegal(
+                f"read {canonical!r} from {_shown(move)}, but file {canonical} is full "
+                f"(legal: {', '.join(s.legal)})"
+            )
+        return canonical
+
+    def _read(self, token: str) -> str:
+        if len(token) == 1 and token in _FILE_OF:
+            return token
+        if len(token) == 1 and "1" <= token <= str(len(FILES)):
+            return FILES[int(token) - 1]
+        raise Unreadable(
+            f"read {_shown(token)}: a connect-four move is one file letter a-g "
+            f"(or a digit 1-7 for files a-g), e.g. 'd'"
+        )
+
+    # -- standing ------------------------------------------------------------------
+
+    def standing(self, s: ConnectFourState, seat: int) -> int:
+        """Sum of WEIGHTS[k] over the windows free of opponent discs, k = the seat's discs."""
+        mine, theirs = _boards(s, seat)
+        return sum(WEIGHTS[(mine & w).bit_count()] for w in _WINDOW_MASKS if not theirs & w)
+
+    # -- baseline -------------------------------------------------------------------
+
+    def baseline(self, s: ConnectFourState, seat: int) -> str:
+        """tactician: the move maximising the mover's standing after it, ties to the first.
+
+        Only the windows through the filled cell change, so the move with the
+        largest gain over them is the move with the largest standing after it.
+        """
+        self._check_turn(s, seat)
+        mine, theirs = _boards(s, seat)
+        best_move, best = "", -1
+        for move in s.legal:
+            cell = _landing(s, _FILE_OF[move]).bit_length() - 1
+            gain = sum(_GAIN[(mine & w).bit_count()] for w in _WINDOWS_AT[cell] if not theirs & w)
+            if gain > best:
+                best_move, best = move, gain
+        return best_move
+
+    # -- view -------------------------------------------------------------------------
+
+    def view(self, s: ConnectFourState, seat: int) -> dict[str, Any]:
+        """The whole position (nothing is hidden), as JSON-able data.
+
+        Keys: `game` ("connect-four"), `ply` (plies played), `to_move` (the seat
+        to move, None once over), `you` (the seat asked), `sides` ({"0": "red",
+        "1": "blue"}), `files` (["a", ..., "g"]), `cells` (six rank rows from
+        rank 1 upward, each seven one-character strings "." / "R" / "B", file a
+        first), `legal` (the legal moves of the seat to move, a..g).
+        """
+        _boards(s, seat)  # refuses a seat that does not exist
+        cells = [
+            [
+                _SYMBOLS[0] if s.red & _bit(f, r) else _SYMBOLS[1] if s.blue & _bit(f, r) else "."
+                for f in range(len(FILES))
+            ]
+            for r in range(RANKS)
+        ]
+        return {
+            "game": self.name,
+            "ply": s.ply,
+            "to_move": s.to_act[0] if s.to_act else None,
+            "you": seat,
+            "sides": {"0": _SIDES[0], "1": _SIDES[1]},
+            "files": list(FILES),
+            "cells": cells,
+            "legal": list(s.legal) if s.to_act else [],
+        }
