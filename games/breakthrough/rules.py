@@ -10,18 +10,16 @@ diagonally onto any cell not holding its own piece (capturing there). Landing
 on the far rank wins (`home-rank`), taking the last enemy piece wins
 (`no-pieces`), a seat to move without a legal move loses (`no-moves`).
 
-Two consequences of these rules, for readers of results: every move advances
-a piece, so a game lasts at most 85 plies (each side has at most 6 x 4 + 6 x 3
-= 42 non-winning steps) and the 300-ply cap never binds from the initial
-position; and the most advanced piece of a side can always step diagonally
-(no own piece stands beyond it), so `no-moves` is unreachable too. Both are
-implemented all the same, as the rules text states them.
+Two consequences, for readers of results: every move advances a piece, so a
+game lasts at most 85 plies (42 non-winning steps a side) and the 300-ply cap
+never binds from the initial position; and a side's most advanced piece can
+always step diagonally, so `no-moves` is unreachable. Both are implemented as
+the rules text states them all the same.
 
-Representation: a Python-int bitboard per side, file-major with a stride of
-18 bits per file (cell (file f, rank index r) is bit 18 f + r). The 12 spare
-bits of each file let one integer hold, per file, which pieces can step
-straight, left and right (6 bits each), and that 18-bit group indexes a table
-of ready-made legal-move strings.
+Representation: a Python-int bitboard per side, file-major with 18 bits per
+file (file f, rank index r is bit 18 f + r), so one integer can hold per file
+which pieces step straight, left and right (6 bits each); that 18-bit group
+indexes a table of ready-made legal-move strings.
 """
 
 from __future__ import annotations
@@ -51,12 +49,10 @@ _FILE_CELLS = (1 << SIZE) - 1
 
 
 def _bit(file: int, rank: int) -> int:
-    """The bit of the cell at file index `file`, rank index `rank` (both 0-based)."""
     return 1 << (_STRIDE * file + rank)
 
 
 def _step_name(file: int, rank: int, to_file: int, to_rank: int) -> str:
-    """Canonical notation of a step between 0-based cells, e.g. `b2-c3`."""
     return f"{FILES[file]}{rank + 1}-{FILES[to_file]}{to_rank + 1}"
 
 
@@ -81,7 +77,7 @@ class Position(NamedTuple):
     and `legal_moves` are cheap: `result` is the outcome the rules produced
     (None while play goes on; the ply cap is applied by the game, not stored),
     `movable` packs per file which pieces of the side to move can step
-    left, straight and right (0 once the game is over).
+    left, straight and right (0 once the rules have ended the game).
     """
 
     red: int
@@ -94,21 +90,15 @@ class Position(NamedTuple):
 # --- rule functions -----------------------------------------------------------
 
 
-def _red_movable(red: int, blue: int) -> int:
-    """Per file: red pieces that can step straight (bits 0-5), left (6-11), right (12-17)."""
-    free = BOARD & ~red
-    straight = red & ((free & ~blue) >> 1)
-    left = red & (free << (_STRIDE - 1))
-    right = red & (free >> (_STRIDE + 1))
-    return straight | left << SIZE | right << 2 * SIZE
-
-
-def _blue_movable(red: int, blue: int) -> int:
-    """Per file: blue pieces that can step straight (bits 0-5), left (6-11), right (12-17)."""
-    free = BOARD & ~blue
-    straight = blue & ((free & ~red) << 1)
-    left = blue & (free << (_STRIDE + 1))
-    right = blue & (free >> (_STRIDE - 1))
+def _movable(own: int, other: int, seat: int) -> int:
+    """Per file: `seat`'s pieces that can step straight (bits 0-5), left (6-11), right (12-17)."""
+    free = BOARD & ~own
+    if seat:
+        straight = own & ((free & ~other) << 1)
+        left, right = own & (free << (_STRIDE + 1)), own & (free >> (_STRIDE - 1))
+    else:
+        straight = own & ((free & ~other) >> 1)
+        left, right = own & (free << (_STRIDE - 1)), own & (free >> (_STRIDE + 1))
     return straight | left << SIZE | right << 2 * SIZE
 
 
@@ -129,7 +119,7 @@ def _settle(red: int, blue: int, ply: int) -> Position:
         return Position(red, blue, ply, _WINS[last]["home-rank"], 0)
     if not pieces[mover]:
         return Position(red, blue, ply, _WINS[last]["no-pieces"], 0)
-    movable = _blue_movable(red, blue) if mover else _red_movable(red, blue)
+    movable = _movable(pieces[mover], pieces[last], mover)
     if not movable:
         return Position(red, blue, ply, _WINS[last]["no-moves"], 0)
     return Position(red, blue, ply, None, movable)
@@ -232,18 +222,10 @@ def read_move(text: str) -> str:
     )
 
 
-def _symbol(s: Position, file: int, rank: int) -> str:
-    bit = _bit(file, rank)
-    return "R" if s.red & bit else "B" if s.blue & bit else "."
-
-
-def _cell(name: str) -> tuple[int, int]:
-    return FILES.index(name[0]), int(name[1]) - 1
-
-
 def refusal(s: Position, seat: int, move: str) -> str:
     """Why the canonical `move` is not legal for `seat`, the side to move in `s`."""
-    (f, r), (to_f, to_r) = _cell(move[:2]), _cell(move[3:])
+    f, to_f = FILES.index(move[0]), FILES.index(move[3])
+    r, to_r = int(move[1]) - 1, int(move[4]) - 1
     own, other = (s.blue, s.red) if seat else (s.red, s.blue)
     colour, rival = SIDES[seat], SIDES[1 - seat]
     frm, to = move[:2], move[3:]
@@ -404,7 +386,8 @@ class Breakthrough(TurnGame[Position]):
         ({"0": 6, "1": 1}) and `ply_cap`.
         """
         seats = self.to_act(s)
-        cells = [[_symbol(s, f, r) for f in range(SIZE)] for r in range(SIZE)]
+        at = [(s.red >> i & 1) | (s.blue >> i & 1) << 1 for i in range(_STRIDE * SIZE)]
+        cells = [[".RB"[at[_STRIDE * f + r]] for f in range(SIZE)] for r in range(SIZE)]
         return {
             "game": self.name,
             "ply": s.ply,

@@ -196,6 +196,7 @@ def test_red_wins_on_reaching_rank_6() -> None:
     s = play("a2-a3", "f5-f4", "a3-a4", "f4-f3", "a4-b5", "f3-e2", "b5-a6")
     assert G.outcome(s) == Outcome((1, -1), "complete", "home-rank")
     assert G.to_act(s) == () and G.legal_moves(s, 1) == ()
+    assert G.view(s, 1)["to_move"] is None and G.view(s, 1)["cells"][5][0] == "R"
     with pytest.raises(Illegal, match="game is over"):
         G.apply(s, {1: "a5-a4"})
     with pytest.raises(Illegal, match=r"game is over \(home-rank\)"):
