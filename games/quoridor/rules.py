@@ -1,0 +1,433 @@
+"""Quoridor on a 9 x 9 board with 10 walls a side.
+
+Rules source: /work/shared/seeds/board-gauntlet-rules.txt, section "quoridor",
+with SPEC.md section 4: a jump also needs the step from the mover to the
+opponent open; legal moves list pawn moves by (file, rank), then walls by
+(anchor file, anchor rank, h before v); `standing`'s distance ignores pawns;
+the game is adjudicated by standing at 400 plies (`ply-cap`) and at the wall
+clock (`wall-clock`).
+
+Wall legality never searches the board per candidate wall: a wall can cut a
+pawn off only if it closes a loop in the drawing the walls make with the
+board edge (`lattice.closes_loop`) AND blocks a step of that pawn's current
+shortest path (one BFS per pawn per position, cached); only walls doing both
+get a flood fill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, NamedTuple
+
+from games.core import Illegal, Outcome, TurnGame, Unreadable, normalise_token
+from games.quoridor import lattice
+from games.quoridor.lattice import BLOCKS, GOAL_RANKS, PERPENDICULAR, SIZE, STEPS, route
+
+# -- parameters ---------------------------------------------------------------
+
+WALLS_PER_SEAT = 10
+PLY_CAP = 400
+SIDES: tuple[str, str] = ("red", "blue")
+"""How the view names the seats; the pawn symbols are their initials."""
+
+# -- state --------------------------------------------------------------------
+
+
+class QuoridorState(NamedTuple):
+    """A quoridor position, immutable.
+
+    `pawns` and `walls_left` are per seat; `pawns` holds cell indices and
+    `walls` has bit i set for each placed wall i (see `lattice`). The two
+    blocked-step masks are derived from `walls` and `winner` from the pawns;
+    both are kept because every rule function needs them.
+    """
+
+    ply: int
+    pawns: tuple[int, int]
+    walls_left: tuple[int, int]
+    walls: int
+    up_blocked: int
+    right_blocked: int
+    winner: int | None
+
+
+_START = QuoridorState(
+    ply=0,
+    pawns=(4 * SIZE, 4 * SIZE + SIZE - 1),  # e1, e9
+    walls_left=(WALLS_PER_SEAT, WALLS_PER_SEAT),
+    walls=0,
+    up_blocked=0,
+    right_blocked=0,
+    winner=None,
+)
+
+# -- rule functions -----------------------------------------------------------
+
+
+def pawn_targets(mover: int, other: int, up_blocked: int, right_blocked: int) -> list[int]:
+    """The cells a pawn on `mover` may move to with the other pawn on `other`, ascending."""
+    targets: list[int] = []
+    for direction, step in enumerate(STEPS[mover]):
+        if step is None or (up_blocked if step[1] else right_blocked) & step[2]:
+            continue
+        if step[0] != other:
+            targets.append(step[0])
+            continue
+        beyond = STEPS[other][direction]
+        if beyond is not None and not (up_blocked if beyond[1] else right_blocked) & beyond[2]:
+            targets.append(beyond[0])
+            continue
+        for side_direction in PERPENDICULAR[direction]:  # only when no straight jump
+            side = STEPS[other][side_direction]
+            if side is not None and not (up_blocked if side[1] else right_blocked) & side[2]:
+                targets.append(side[0])
+    targets.sort()
+    return targets
+
+
+def _with_wall(s: QuoridorState, wall: int) -> tuple[int, int]:
+    """The blocked-step masks (up, right) once `wall` stands."""
+    if wall & 1:
+        return s.up_blocked, s.right_blocked | BLOCKS[wall]
+    return s.up_blocked | BLOCKS[wall], s.right_blocked
+
+
+def _wall_fault(s: QuoridorState, wall: int) -> str | None:
+    """Why the mover may not place `wall`, or None if it may."""
+    if not s.walls_left[s.ply & 1]:
+        return "you have no walls left"
+    same_anchor = s.walls >> (wall & ~1) & 3
+    if same_anchor:
+        return f"wall {WALL_NAMES[(wall & ~1) | (same_anchor >> 1)]} already sits on that anchor"
+    blocked = s.right_blocked if wall & 1 else s.up_blocked
+    if blocked & BLOCKS[wall]:
+        overlap = [
+            WALL_NAMES[w]
+            for w in _placed(s.walls)
+            if (w ^ wall) & 1 == 0 and BLOCKS[w] & BLOCKS[wall]
+        ]
+        return f"it overlaps wall {', '.join(overlap)} (a step it blocks is blocked already)"
+    for seat in _cut_off(s, wall, lattice.components(s.walls)):
+        pawn = CELL_NAMES[s.pawns[seat]]
+        return f"it would leave the pawn on {pawn} without a path to rank {_goal_rank(seat)}"
+    return None
+
+
+def _cut_off(s: QuoridorState, wall: int, labels: tuple[int, ...]) -> list[int]:
+    """The seats whose pawn `wall` would leave without a path to its goal rank."""
+    if not lattice.closes_loop(wall, labels):
+        return []
+    up_blocked, right_blocked = _with_wall(s, wall)
+    cut = []
+    for seat in (0, 1):
+        cell = s.pawns[seat]
+        _, path_up, path_right = route(cell, seat, s.up_blocked, s.right_blocked)
+        on_path = BLOCKS[wall] & (path_right if wall & 1 else path_up)
+        if on_path and not lattice.reaches(cell, GOAL_RANKS[seat], up_blocked, right_blocked):
+            cut.append(seat)
+    return cut
+
+
+def legal_walls(s: QuoridorState) -> list[int]:
+    """The walls the mover may place, ascending (SPEC order)."""
+    if not s.walls_left[s.ply & 1]:
+        return []
+    walls, up_blocked, right_blocked = s.walls, s.up_blocked, s.right_blocked
+    labels = lattice.components(walls)
+    legal: list[int] = []
+    for wall in range(0, lattice.WALL_COUNT, 2):
+        if walls >> wall & 3:
+            continue
+        if not up_blocked & BLOCKS[wall] and not _cut_off(s, wall, labels):
+            legal.append(wall)
+        if not right_blocked & BLOCKS[wall + 1] and not _cut_off(s, wall + 1, labels):
+            legal.append(wall + 1)
+    return legal
+
+
+def _placed(walls: int) -> list[int]:
+    """The indices of the walls set in the mask `walls`, ascending."""
+    placed = []
+    while walls:
+        low = walls & -walls
+        placed.append(low.bit_length() - 1)
+        walls ^= low
+    return placed
+
+
+def play_pawn(s: QuoridorState, cell: int) -> QuoridorState:
+    """The state after the mover's pawn goes to `cell` (assumed legal)."""
+    seat = s.ply & 1
+    pawns = (cell, s.pawns[1]) if seat == 0 else (s.pawns[0], cell)
+    winner = seat if GOAL_RANKS[seat] >> cell & 1 else None
+    return s._replace(ply=s.ply + 1, pawns=pawns, winner=winner)
+
+
+def play_wall(s: QuoridorState, wall: int) -> QuoridorState:
+    """The state after the mover places `wall` (assumed legal)."""
+    seat = s.ply & 1
+    left = s.walls_left
+    walls_left = (left[0] - 1, left[1]) if seat == 0 else (left[0], left[1] - 1)
+    up_blocked, right_blocked = _with_wall(s, wall)
+    return s._replace(
+        ply=s.ply + 1,
+        walls_left=walls_left,
+        walls=s.walls | 1 << wall,
+        up_blocked=up_blocked,
+        right_blocked=right_blocked,
+    )
+
+
+def position(
+    red: str,
+    blue: str,
+    red_walls: Sequence[str] = (),
+    blue_walls: Sequence[str] = (),
+    ply: int = 0,
+) -> QuoridorState:
+    """A position from names, for tests and tools: the pawns' cells, the walls
+    each seat has placed (its walls left follow) and the plies played (their
+    parity says who moves). ValueError names any value no game could reach.
+    """
+    cells = [NAME_TO_CELL.get(name) for name in (red, blue)]
+    if cells[0] is None or cells[1] is None or cells[0] == cells[1]:
+        raise ValueError(f"pawns {red!r}, {blue!r} must be two different cells a1..i9")
+    if ply < 0:
+        raise ValueError(f"ply must be 0 or more, got {ply}")
+    s = _START._replace(pawns=(cells[0], cells[1]))
+    for seat, names in enumerate((red_walls, blue_walls)):
+        if len(names) > WALLS_PER_SEAT:
+            raise ValueError(f"seat {seat} has {len(names)} walls; at most {WALLS_PER_SEAT}")
+        for name in names:
+            wall = NAME_TO_WALL.get(name)
+            fault = (
+                "not a wall a1h..h8v" if wall is None else _wall_fault(s._replace(ply=seat), wall)
+            )
+            if wall is None or fault is not None:
+                raise ValueError(f"wall {name!r} of seat {seat} cannot stand: {fault}")
+            s = play_wall(s._replace(ply=seat), wall)
+    winners = [seat for seat in (0, 1) if GOAL_RANKS[seat] >> s.pawns[seat] & 1]
+    if len(winners) > 1:
+        raise ValueError(f"pawns {red!r}, {blue!r} cannot both stand on their goal ranks")
+    return s._replace(ply=ply, winner=winners[0] if winners else None)
+
+
+# -- notation -----------------------------------------------------------------
+
+FILES = "abcdefghi"
+CELL_NAMES: tuple[str, ...] = tuple(FILES[c // SIZE] + str(c % SIZE + 1) for c in range(81))
+WALL_NAMES: tuple[str, ...] = tuple(
+    FILES[w >> 1 >> 3] + str((w >> 1 & 7) + 1) + "hv"[w & 1] for w in range(lattice.WALL_COUNT)
+)
+NAME_TO_CELL: dict[str, int] = {name: c for c, name in enumerate(CELL_NAMES)}
+NAME_TO_WALL: dict[str, int] = {name: w for w, name in enumerate(WALL_NAMES)}
+"""Exactly the seed's patterns ^[a-i][1-9]$ (pawn) and ^[a-h][1-8][hv]$ (wall)."""
+
+
+def read_move(text: str) -> str:
+    """The canonical move the tolerant reader makes of `text`; Unreadable if none."""
+    token = normalise_token(text)
+    if token in NAME_TO_CELL or token in NAME_TO_WALL:
+        return token
+    raise Unreadable(
+        f"read {token!r} from {text!r}, which is not a quoridor move: write a pawn move as "
+        "the destination cell (a-i then 1-9, e.g. e2) or a wall as its anchor and h or v "
+        "(a-h then 1-8 then h|v, e.g. e3h)"
+    )
+
+
+def _goal_rank(seat: int) -> int:
+    """The rank (1-based) seat `seat` must reach."""
+    return SIZE if seat == 0 else 1
+
+
+# -- standing -----------------------------------------------------------------
+
+
+def standing(s: QuoridorState, seat: int) -> int:
+    """1000 - 10 x dist + 2 x walls left; dist = wall-graph steps to the goal rank."""
+    dist = route(s.pawns[seat], seat, s.up_blocked, s.right_blocked)[0]
+    return 1000 - 10 * dist + 2 * s.walls_left[seat]
+
+
+# -- baseline -----------------------------------------------------------------
+
+
+def tactician(s: QuoridorState) -> str:
+    """The mover's legal move maximising its standing after it; ties to the first.
+
+    Same answer as trying every legal move, faster: a wall never shortens the
+    mover's own path and costs it one wall, so once a pawn move reaches the
+    best value a wall could have, no wall is tried (pawn moves come first in
+    legal order and win ties), and a wall off the mover's path keeps its dist.
+    """
+    seat = s.ply & 1
+    cell, left = s.pawns[seat], s.walls_left[seat]
+    up_blocked, right_blocked = s.up_blocked, s.right_blocked
+    best_move, best = "", -(1 << 30)
+    for target in pawn_targets(cell, s.pawns[1 - seat], up_blocked, right_blocked):
+        value = 1000 - 10 * route(target, seat, up_blocked, right_blocked)[0] + 2 * left
+        if value > best:
+            best_move, best = CELL_NAMES[target], value
+    dist, path_up, path_right = route(cell, seat, up_blocked, right_blocked)
+    wall_ceiling = 1000 - 10 * dist + 2 * (left - 1)
+    if not left or best >= wall_ceiling:
+        return best_move
+    for wall in legal_walls(s):
+        if BLOCKS[wall] & (path_right if wall & 1 else path_up):
+            after = play_wall(s, wall)
+            value = standing(after, seat)
+        else:
+            value = wall_ceiling
+        if value > best:
+            best_move, best = WALL_NAMES[wall], value
+            if value == wall_ceiling:
+                break
+    return best_move
+
+
+# -- the game -----------------------------------------------------------------
+
+_SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
+_WINS: tuple[Outcome, Outcome] = (Outcome.win(0, "goal-row"), Outcome.win(1, "goal-row"))
+
+
+class Quoridor(TurnGame[QuoridorState]):
+    """Quoridor, 9 x 9, 10 walls a side; moves are `e2` (pawn) or `e3h` (wall)."""
+
+    name: ClassVar[str] = "quoridor"
+    family: ClassVar[str] = "board"
+    rules_version: ClassVar[int] = 1
+    ply_cap: ClassVar[int | None] = PLY_CAP
+
+    def initial(self, seed: int | str, game: int = 1) -> QuoridorState:
+        """The start: pawns on e1 and e9, 10 walls each; no chance, so `seed` is unused."""
+        if game not in (1, 2):
+            raise ValueError(f"game must be 1 or 2 (its index in the match), got {game!r}")
+        return _START
+
+    def ply(self, s: QuoridorState) -> int:
+        """Plies played so far."""
+        return s.ply
+
+    def outcome(self, s: QuoridorState) -> Outcome | None:
+        """goal-row when a pawn reached its goal rank, ply-cap at 400 plies, else None."""
+        if s.winner is not None:
+            return _WINS[s.winner]
+        if s.ply >= PLY_CAP:
+            return self._by_standing(s, "complete", "ply-cap")
+        return None
+
+    def to_act(self, s: QuoridorState) -> tuple[int, ...]:
+        """The mover while the game goes on; () once it is over."""
+        if s.winner is not None or s.ply >= PLY_CAP:
+            return ()
+        return _SEATS[s.ply & 1]
+
+    def legal_moves(self, s: QuoridorState, seat: int) -> tuple[str, ...]:
+        """Pawn moves by (file, rank), then walls by (anchor file, anchor rank, h, v)."""
+        if s.winner is not None or s.ply >= PLY_CAP or seat != s.ply & 1:
+            return ()
+        return self._legal(s)
+
+    def parse(self, s: QuoridorState, seat: int, move: object) -> str:
+        """Read `move` tolerantly; Unreadable if it is no move, Illegal if not legal here."""
+        if not isinstance(move, str):
+            raise Unreadable(f"expected the move as text, got {type(move).__name__} {move!r}")
+        canonical = read_move(move)
+        self._check_turn(s, seat)
+        fault = self._fault(s, canonical)
+        if fault is not None:
+            raise Illegal(f"{canonical!r} (read from {move!r}) is not legal here: {fault}")
+        return canonical
+
+    def apply(self, s: QuoridorState, moves: Mapping[int, Any]) -> QuoridorState:
+        """The state after the mover's move; Illegal if it is not legal (`s` is unchanged)."""
+        seats = self.to_act(s)
+        if not seats:
+            raise Illegal("the game is over: no move can be applied")
+        if len(moves) != 1 or seats[0] not in moves:
+            raise Illegal(
+                f"expected exactly one move, by seat {seats[0]}; got seats {sorted(moves)}"
+            )
+        move = moves[seats[0]]
+        fault = self._fault(s, move) if isinstance(move, str) else "it is not text"
+        if fault is not None:
+            raise Illegal(f"{move!r} is not a legal move of seat {seats[0]} here: {fault}")
+        return self._play(s, move)
+
+    def standing(self, s: QuoridorState, seat: int) -> int:
+        """1000 - 10 x dist + 2 x walls left (SPEC 4: dist ignores pawns)."""
+        return standing(s, seat)
+
+    def baseline(self, s: QuoridorState, seat: int) -> str:
+        """tactician: the move maximising the mover's standing after it, ties to the first."""
+        self._check_turn(s, seat)
+        return tactician(s)
+
+    def view(self, s: QuoridorState, seat: int) -> dict[str, Any]:
+        """What `seat` sees (everything; quoridor hides nothing).
+
+        Keys: "game", "ply", "to_move" (seat or None once over), "you" (seat),
+        "sides" ({"0": "red", "1": "blue"}), "cells" (rank rows from rank 1
+        upward, files a..i, each "." empty, "R" seat 0's pawn, "B" seat 1's),
+        "pawns" (seat -> cell name), "goal_ranks" (seat -> rank number),
+        "walls" (placed walls in notation, in legal-move order), "walls_left"
+        (seat -> count).
+        """
+        cells = [["."] * SIZE for _ in range(SIZE)]
+        for pawn_seat, cell in enumerate(s.pawns):
+            cells[cell % SIZE][cell // SIZE] = SIDES[pawn_seat][0].upper()
+        to_move = self.to_act(s)
+        return {
+            "game": self.name,
+            "ply": s.ply,
+            "to_move": to_move[0] if to_move else None,
+            "you": seat,
+            "sides": {"0": SIDES[0], "1": SIDES[1]},
+            "cells": cells,
+            "pawns": {"0": CELL_NAMES[s.pawns[0]], "1": CELL_NAMES[s.pawns[1]]},
+            "goal_ranks": {"0": _goal_rank(0), "1": _goal_rank(1)},
+            "walls": [WALL_NAMES[w] for w in _placed(s.walls)],
+            "walls_left": {"0": s.walls_left[0], "1": s.walls_left[1]},
+        }
+
+    def _fault(self, s: QuoridorState, move: str) -> str | None:
+        """Why the mover may not play the canonical `move`, or None if it may."""
+        cell = NAME_TO_CELL.get(move)
+        if cell is not None:
+            seat = s.ply & 1
+            targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
+            if cell in targets:
+                return None
+            reachable = ", ".join(CELL_NAMES[t] for t in targets)
+            return f"the pawn on {CELL_NAMES[s.pawns[seat]]} can move only to {reachable}"
+        wall = NAME_TO_WALL.get(move)
+        if wall is None:
+            return "it is not a canonical quoridor move (e.g. e2 or e3h)"
+        return _wall_fault(s, wall)
+
+    # TurnGame's rule functions, for the generic paths (and tests against them).
+
+    def _mover(self, s: QuoridorState) -> int:
+        return s.ply & 1
+
+    def _result(self, s: QuoridorState) -> Outcome | None:
+        return None if s.winner is None else _WINS[s.winner]
+
+    def _legal(self, s: QuoridorState) -> tuple[str, ...]:
+        seat = s.ply & 1
+        pawn = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
+        return tuple([CELL_NAMES[c] for c in pawn] + [WALL_NAMES[w] for w in legal_walls(s)])
+
+    def _read(self, token: str) -> str:
+        return read_move(token)
+
+    def _play(self, s: QuoridorState, move: str) -> QuoridorState:
+        cell = NAME_TO_CELL.get(move)
+        if cell is not None:
+            return play_pawn(s, cell)
+        return play_wall(s, NAME_TO_WALL[move])
+
+    def _is_legal(self, s: QuoridorState, move: str) -> bool:
+        return self._fault(s, move) is None
