@@ -1,1 +1,62 @@
-"""LLM clients over raw httpx: OpenAI-compatible, Anthropic and Gemini."""
+"""LLM clients over raw httpx: one interface, three wire protocols.
+
+    async with Providers() as pool:
+        model = pool.client(ProviderSpec(protocol="anthropic", model="...", api_key=key))
+        reply = await model.complete(
+            CompletionRequest(prompt="...", max_tokens=512),
+            deadline=anyio.current_time() + 30,
+        )
+
+`complete` answers a `Completion` or raises a `ProviderError` (see
+`providers.errors` for the tree). Game knowledge stays out of this package.
+"""
+
+from __future__ import annotations
+
+from providers.client import HTTPProvider
+from providers.completion import (
+    STOP_REASONS,
+    Attempt,
+    Completion,
+    CompletionRequest,
+    Provider,
+    StopReason,
+    Usage,
+)
+from providers.errors import (
+    AuthError,
+    HTTPStatusError,
+    InvalidResponse,
+    ProviderError,
+    RateLimited,
+    Timeout,
+    TransportError,
+)
+from providers.pool import Providers
+from providers.retry import RetryPolicy
+from providers.spec import DEFAULT_BASE_URLS, PROTOCOLS, Price, ProviderSpec, WireProtocolName
+
+__all__ = [
+    "DEFAULT_BASE_URLS",
+    "PROTOCOLS",
+    "STOP_REASONS",
+    "Attempt",
+    "AuthError",
+    "Completion",
+    "CompletionRequest",
+    "HTTPProvider",
+    "HTTPStatusError",
+    "InvalidResponse",
+    "Price",
+    "Provider",
+    "ProviderError",
+    "ProviderSpec",
+    "Providers",
+    "RateLimited",
+    "RetryPolicy",
+    "StopReason",
+    "Timeout",
+    "TransportError",
+    "Usage",
+    "WireProtocolName",
+]

@@ -1,0 +1,208 @@
+"""The client that holds policy: connection slots, the retry loop, error translation.
+
+A wire protocol module only turns requests into POSTs and bodies into
+completions; `HTTPProvider` decides when to send, how long each attempt may
+take (the time left before the caller's deadline), when to try again, and
+which typed error a failure becomes. `providers.pool.Providers` hands out one
+per spec, sharing the HTTP client and slot limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+
+import anyio
+import httpx
+import structlog
+from tenacity import RetryCallState
+
+from providers.completion import Attempt, Completion, CompletionRequest
+from providers.errors import (
+    AuthError,
+    HTTPStatusError,
+    ProviderError,
+    RateLimited,
+    Timeout,
+    TransportError,
+)
+from providers.retry import RetryPolicy, retry_after_from_headers
+from providers.spec import ProviderSpec
+from providers.wire import WireProtocol, excerpt
+
+__all__ = ["HTTPProvider", "status_error", "translate_httpx_errors"]
+
+log = structlog.get_logger(__name__)
+
+_MIN_ATTEMPT_S = 0.001  # httpx treats 0 as "no timeout"; never hand it that
+
+
+@contextmanager
+def translate_httpx_errors(spec: ProviderSpec) -> Iterator[None]:
+    """Re-raise any `httpx` failure inside the block as a `ProviderError`, `from` it.
+
+    The only place in the project that catches `httpx` exceptions.
+    """
+    try:
+        yield
+    except httpx.TimeoutException as exc:
+        raise Timeout(
+            f"{spec.label} did not answer before the deadline ({type(exc).__name__})"
+        ) from exc
+    except httpx.ConnectError as exc:
+        raise TransportError(
+            f"{spec.label} refused or could not open a connection "
+            f"({spec.redact(str(exc)) or type(exc).__name__}); "
+            "check that the server is running and base_url is right",
+            connect_refused=True,
+        ) from exc
+    except httpx.TransportError as exc:
+        raise TransportError(
+            f"{spec.label} dropped the exchange ({type(exc).__name__}: {spec.redact(str(exc))})",
+            connect_refused=False,
+        ) from exc
+    except httpx.HTTPError as exc:
+        raise ProviderError(f"{spec.label}: {type(exc).__name__}: {spec.redact(str(exc))}") from exc
+
+
+def status_error(
+    spec: ProviderSpec, wire: WireProtocol, response: httpx.Response
+) -> HTTPStatusError:
+    """The typed error for a non-2xx `response`, with the provider's retry hint if any."""
+    status = response.status_code
+    body = response.content
+    retry_after = retry_after_from_headers(response.headers)
+    if retry_after is None:
+        retry_after = wire.retry_after_from_body(body)
+    kind: type[HTTPStatusError] = HTTPStatusError
+    fix = ""
+    if status == 429:
+        kind, fix = RateLimited, "; lower max_connections or raise this key's rate limit"
+    elif status in (401, 403):
+        kind, fix = AuthError, "; check the key in the env var named by api_key_env"
+    elif status == 404:
+        fix = "; check the model name and base_url"
+    wait = "" if retry_after is None else f" (retry after {retry_after:g} s)"
+    quoted = excerpt(spec, body)
+    return kind(
+        f"{spec.label} answered HTTP {status}{wait}: {quoted!r}{fix}",
+        status=status,
+        body_excerpt=quoted,
+        retry_after=retry_after,
+    )
+
+
+@dataclass
+class _Call:
+    """The bookkeeping of one `complete` call."""
+
+    began: float
+    queued_s: float | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+    attempt_began: float | None = None
+
+
+class HTTPProvider:
+    """A `Provider` for one spec, over an HTTP client and slot limiter it shares."""
+
+    def __init__(
+        self,
+        spec: ProviderSpec,
+        wire: WireProtocol,
+        http: httpx.AsyncClient,
+        limiter: anyio.CapacityLimiter,
+        retry: RetryPolicy,
+    ) -> None:
+        self.spec = spec
+        """The endpoint, model and key this client calls."""
+        self._wire = wire
+        self._http = http
+        self._limiter = limiter
+        self._retry = retry
+
+    def __repr__(self) -> str:
+        return f"HTTPProvider({self.spec.label})"
+
+    async def complete(self, request: CompletionRequest, *, deadline: float) -> Completion:
+        """Ask for one completion before `deadline` (see `providers.Provider.complete`)."""
+        call = _Call(began=anyio.current_time())
+        with anyio.CancelScope(deadline=deadline):
+            try:
+                async with self._limiter:
+                    call.queued_s = anyio.current_time() - call.began
+                    retrying = self._retry.retrying(deadline, _BeforeSleep(self.spec, call))
+                    completion: Completion = await retrying(self._attempt, request, deadline, call)
+            except ProviderError as exc:
+                exc.attempts = tuple(call.attempts)
+                raise
+            return replace(
+                completion,
+                latency_s=anyio.current_time() - call.began,
+                queued_s=call.queued_s,
+                attempts=tuple(call.attempts),
+            )
+        raise self._deadline_passed(call)
+
+    async def _attempt(
+        self, request: CompletionRequest, deadline: float, call: _Call
+    ) -> Completion:
+        url, headers, body = self._wire.build_request(self.spec, request)
+        call.attempt_began = began = anyio.current_time()
+        try:
+            with translate_httpx_errors(self.spec):
+                response = await self._http.post(
+                    url, headers=headers, json=body, timeout=max(deadline - began, _MIN_ATTEMPT_S)
+                )
+            if not response.is_success:
+                raise status_error(self.spec, self._wire, response)
+            completion = self._wire.parse_response(
+                self.spec, response.status_code, response.headers, response.content
+            )
+        except ProviderError as exc:
+            status = exc.status if isinstance(exc, HTTPStatusError) else None
+            call.attempts.append(Attempt(status, str(exc), anyio.current_time() - began))
+            call.attempt_began = None
+            raise
+        call.attempts.append(Attempt(response.status_code, None, anyio.current_time() - began))
+        call.attempt_began = None
+        return completion
+
+    def _deadline_passed(self, call: _Call) -> Timeout:
+        now = anyio.current_time()
+        if call.attempt_began is not None:  # cut off mid-request by the deadline
+            call.attempts.append(
+                Attempt(None, "no answer before the deadline", now - call.attempt_began)
+            )
+        queued = now - call.began if call.queued_s is None else call.queued_s
+        error = Timeout(
+            f"{self.spec.label} gave no usable answer before the deadline "
+            f"({now - call.began:.3f} s after the call, {queued:.3f} s of it waiting for one of "
+            f"max_connections={self.spec.max_connections} slots); allow a longer deadline "
+            "or lower the load on this endpoint"
+        )
+        error.attempts = tuple(call.attempts)
+        return error
+
+
+@dataclass(frozen=True)
+class _BeforeSleep:
+    """Tenacity's before-sleep hook: records the wait on the failed attempt and logs it."""
+
+    spec: ProviderSpec
+    call: _Call
+
+    def __call__(self, state: RetryCallState) -> None:
+        wait = state.upcoming_sleep
+        last = self.call.attempts[-1]
+        self.call.attempts[-1] = replace(last, wait_s=wait)
+        log.info(
+            "provider_retry_scheduled",
+            protocol=self.spec.protocol,
+            model=self.spec.model,
+            base_url=self.spec.base_url,
+            attempt=state.attempt_number,
+            status=last.status,
+            error=last.error,
+            wait_s=round(wait, 3),
+        )

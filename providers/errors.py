@@ -1,0 +1,85 @@
+"""The errors a provider call can end with.
+
+Error tree::
+
+    ProviderError             any failed call; the message names the endpoint
+    ├── TransportError        no usable HTTP exchange (connect_refused: never connected)
+    ├── Timeout               the caller's deadline passed (slot wait included)
+    ├── HTTPStatusError       an error status (status, body_excerpt, retry_after)
+    │   ├── RateLimited       429: the provider asked us to slow down
+    │   └── AuthError         401 / 403: the key is missing, wrong or not allowed
+    └── InvalidResponse       a 2xx whose body is not the protocol's shape
+
+`httpx` exceptions are translated into this tree in exactly one place
+(`providers.client.translate_httpx_errors`) and re-raised `from` the original,
+so nothing above `providers/` ever catches an `httpx` exception. Messages,
+excerpts and reprs never carry an API key: the client redacts the key from
+everything a server sends back before it builds an error.
+
+Every error raised by `Provider.complete` carries `attempts`: the transport
+attempts made before it gave up, in order.
+"""
+
+from __future__ import annotations
+
+from providers.completion import Attempt
+
+__all__ = [
+    "AuthError",
+    "HTTPStatusError",
+    "InvalidResponse",
+    "ProviderError",
+    "RateLimited",
+    "Timeout",
+    "TransportError",
+]
+
+
+class ProviderError(Exception):
+    """A provider call that produced no completion."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.attempts: tuple[Attempt, ...] = ()
+        """Transport attempts made before giving up (filled by the client)."""
+
+
+class TransportError(ProviderError):
+    """The request never got an HTTP answer: refused, reset, dropped mid-reply."""
+
+    def __init__(self, message: str, *, connect_refused: bool) -> None:
+        super().__init__(message)
+        self.connect_refused = connect_refused
+        """True when no connection could be opened at all (refused, unreachable,
+        unknown host): the server is not there, as opposed to a dropped reply."""
+
+
+class Timeout(ProviderError):
+    """The caller's deadline passed before a usable reply arrived."""
+
+
+class HTTPStatusError(ProviderError):
+    """The provider answered with an error status."""
+
+    def __init__(
+        self, message: str, *, status: int, body_excerpt: str, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        """The HTTP status code."""
+        self.body_excerpt = body_excerpt
+        """The start of the response body, key redacted."""
+        self.retry_after = retry_after
+        """Seconds the provider asked us to wait before retrying, if it said."""
+
+
+class RateLimited(HTTPStatusError):
+    """HTTP 429: too many requests or tokens for this key or model."""
+
+
+class AuthError(HTTPStatusError):
+    """HTTP 401 or 403: the API key is missing, wrong or lacks access to the model."""
+
+
+class InvalidResponse(ProviderError):
+    """A successful status whose body does not have the protocol's shape."""

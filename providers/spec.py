@@ -1,0 +1,115 @@
+"""Which endpoint, model and key a provider client talks to, and what its tokens cost."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+from providers.completion import Usage
+
+__all__ = ["DEFAULT_BASE_URLS", "PROTOCOLS", "Price", "ProviderSpec", "WireProtocolName"]
+
+WireProtocolName = Literal["openai", "anthropic", "gemini"]
+"""The wire protocols the arena speaks."""
+
+PROTOCOLS: tuple[WireProtocolName, ...] = ("openai", "anthropic", "gemini")
+"""Every wire protocol name."""
+
+DEFAULT_BASE_URLS: dict[WireProtocolName, str] = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "gemini": "https://generativelanguage.googleapis.com",
+}
+"""Where each protocol's vendor serves it when no base_url is given."""
+
+_REDACTED = "[redacted]"
+
+
+class Price(BaseModel):
+    """USD per million tokens; cache prices default to the input price when unknown."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_per_mtok: float = Field(ge=0)
+    """Uncached input."""
+    output_per_mtok: float = Field(ge=0)
+    """Output, reasoning included."""
+    cached_input_per_mtok: float | None = Field(default=None, ge=0)
+    """Input read from the prompt cache."""
+    cache_write_per_mtok: float | None = Field(default=None, ge=0)
+    """Input written to the prompt cache (Anthropic bills it above the input price)."""
+
+    def cost_usd(self, usage: Usage) -> float | None:
+        """The cost of `usage`, or None when the provider reported no token counts at all."""
+        if usage.input_uncached is None and usage.output is None:
+            return None
+        cached = self.cached_input_per_mtok
+        written = self.cache_write_per_mtok
+        total = (
+            (usage.input_uncached or 0) * self.input_per_mtok
+            + (usage.cache_read or 0) * (self.input_per_mtok if cached is None else cached)
+            + (usage.cache_write or 0) * (self.input_per_mtok if written is None else written)
+            + (usage.output or 0) * self.output_per_mtok
+        )
+        return total / 1_000_000
+
+
+class ProviderSpec(BaseModel):
+    """One model behind one endpoint: everything a client needs to call it.
+
+    The API key is a `SecretStr`: reprs, `str()` and JSON dumps show it masked,
+    and `redact` scrubs it from any text a server sends back.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    protocol: WireProtocolName
+    """The wire protocol the endpoint speaks."""
+    model: str = Field(min_length=1)
+    """The model name the endpoint expects."""
+    base_url: str = ""
+    """The endpoint's root; empty means the protocol's default (`DEFAULT_BASE_URLS`)."""
+    api_key: SecretStr | None = None
+    """The key (the arena resolves it from `api_key_env`); None for keyless local servers."""
+    max_connections: int = Field(default=16, ge=1)
+    """Requests in flight at once for this (protocol, base_url, key, model)."""
+    price: Price | None = None
+    """Token prices, for cost accounting; None when unknown."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_base_url(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("base_url"):
+            protocol = data.get("protocol")
+            if protocol in DEFAULT_BASE_URLS:
+                return {**data, "base_url": DEFAULT_BASE_URLS[protocol]}
+        return data
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(
+                f"base_url {value!r} must start with http:// or https:// "
+                "(e.g. http://127.0.0.1:8765/v1 for a local server)"
+            )
+        return value.rstrip("/")
+
+    @property
+    def label(self) -> str:
+        """How messages name this endpoint: protocol, model and base_url, never the key."""
+        return f"{self.protocol} model {self.model!r} at {self.base_url}"
+
+    def reveal_key(self) -> str | None:
+        """The API key in clear, for request headers only."""
+        return None if self.api_key is None else self.api_key.get_secret_value()
+
+    def redact(self, text: str) -> str:
+        """`text` with every occurrence of the API key replaced."""
+        key = self.reveal_key()
+        return text.replace(key, _REDACTED) if key else text
+
+    def cost_usd(self, usage: Usage) -> float | None:
+        """The cost of `usage` in USD, or None without a price table or token counts."""
+        return None if self.price is None else self.price.cost_usd(usage)

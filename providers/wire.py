@@ -1,0 +1,114 @@
+"""What a wire protocol module provides, and the body reading the three share.
+
+A protocol module (`providers.openai`, `providers.anthropic`,
+`providers.gemini`) is pure: it turns our request into (url, headers, json)
+and a response body into a `Completion`, and knows nothing about retries,
+pools or clocks. The module itself satisfies `WireProtocol`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, Protocol
+
+from providers.completion import Completion, CompletionRequest
+from providers.errors import InvalidResponse
+from providers.spec import ProviderSpec
+
+__all__ = [
+    "EXCERPT_CHARS",
+    "WireProtocol",
+    "WireRequest",
+    "as_object",
+    "as_text",
+    "decode_object",
+    "excerpt",
+    "joined_text",
+    "shape_error",
+    "token_count",
+]
+
+EXCERPT_CHARS = 500
+"""How much of a response body an error message quotes."""
+
+
+class WireRequest(NamedTuple):
+    """One HTTP POST, ready to send."""
+
+    url: str
+    headers: dict[str, str]
+    json: dict[str, Any]
+
+
+class WireProtocol(Protocol):
+    """The two pure functions (and one hint reader) each protocol module defines."""
+
+    def build_request(self, spec: ProviderSpec, request: CompletionRequest) -> WireRequest:
+        """The POST that asks `spec`'s model for `request`."""
+        ...
+
+    def parse_response(
+        self, spec: ProviderSpec, status: int, headers: Mapping[str, str], body: bytes
+    ) -> Completion:
+        """The completion in a 2xx response; raises `InvalidResponse` on any other shape."""
+        ...
+
+    def retry_after_from_body(self, body: bytes) -> float | None:
+        """A retry delay the protocol puts in its error bodies, in seconds, if any."""
+        ...
+
+
+def excerpt(spec: ProviderSpec, body: bytes) -> str:
+    """The start of `body` as text, with `spec`'s key redacted, for error messages."""
+    text = body[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
+    return spec.redact(text)[:EXCERPT_CHARS]
+
+
+def decode_object(spec: ProviderSpec, status: int, body: bytes) -> dict[str, Any]:
+    """`body` as a JSON object, or `InvalidResponse` quoting what came instead."""
+    try:
+        value = json.loads(body)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise InvalidResponse(
+            f"{spec.label} answered {status} with a body that is not a JSON object: "
+            f"{excerpt(spec, body)!r}; check that base_url points at a {spec.protocol} endpoint"
+        )
+    return value
+
+
+def token_count(value: object) -> int | None:
+    """`value` if it is a token count, else None (absent, null or malformed)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def as_object(value: object) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one (absent or malformed)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_text(value: object) -> str | None:
+    """`value` if it is a non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def joined_text(parts: object, keep: Callable[[dict[str, Any]], bool] = lambda _: True) -> str:
+    """The `text` of every part in the list `parts` that `keep` accepts, joined."""
+    if not isinstance(parts, list):
+        return ""
+    return "".join(
+        part["text"]
+        for part in parts
+        if isinstance(part, dict) and isinstance(part.get("text"), str) and keep(part)
+    )
+
+
+def shape_error(spec: ProviderSpec, status: int, body: bytes, missing: str) -> InvalidResponse:
+    """The error for a JSON body that lacks `missing`."""
+    return InvalidResponse(
+        f"{spec.label} answered {status} without {missing}: {excerpt(spec, body)!r}"
+    )
