@@ -1,0 +1,321 @@
+"""Run configuration: TOML in, validated pydantic models out.
+
+Every error names the field, the offending value and the fix, and all of it
+is checked before any game starts. The user's TOML is never rewritten: the
+resolved config (a drawn master seed, concrete deadlines per game) is what the
+run stores next to its results.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+import games
+
+__all__ = [
+    "BOARD_GAMES",
+    "Config",
+    "ConfigError",
+    "Deadlines",
+    "GameTable",
+    "LlmPolicy",
+    "MockPolicy",
+    "PolicyConfig",
+    "RunTable",
+    "ScriptedPolicy",
+    "load_config",
+    "parse_config",
+]
+
+BOARD_GAMES = frozenset(games.ROTATION)
+FAMILIES = ("board", "battle", "stratego", "backgammon")
+
+# SPEC 2.7: default deadlines and wall clocks per game.
+_DEFAULT_DEADLINES: dict[str, tuple[float, float, float]] = {
+    "backgammon": (40.0, 20.0, 60.0),
+    "battle": (9.0, 4.0, 14.0),
+}
+_BOARD_DEADLINES = (30.0, 15.0, 45.0)
+_DEFAULT_WALL_S: dict[str, float | None] = {
+    "battle": 660.0,
+    "stratego": 3600.0,
+    "backgammon": None,
+}
+_BOARD_WALL_S = 1200.0
+_GAME_TABLE_KEYS = {"first_reply_s", "retry_s", "decision_s", "episode_wall_s"}
+
+
+class ConfigError(ValueError):
+    """A config the arena refuses, with the field and the fix in the message."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RunTable(_Strict):
+    """`[run]`: what to play and how much."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    seed: int = Field(default=0, ge=0, lt=2**31)
+    games: list[str] = Field(min_length=1)
+    matches: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    record_prompts: bool = True
+    node_budget: int = Field(default=20_000, ge=1)
+
+    @field_validator("games")
+    @classmethod
+    def _known_games(cls, value: list[str]) -> list[str]:
+        known = [*games.names(), "rotate"]
+        for entry in value:
+            if entry not in known:
+                raise ValueError(f"unknown game {entry!r} (known: {', '.join(known)})")
+        if len(set(value)) != len(value):
+            raise ValueError(f"a game is listed twice in {value}: list each once")
+        return value
+
+
+class Deadlines(_Strict):
+    """Seconds for one decision: first reply, the one retry, the whole decision."""
+
+    first_reply_s: float = Field(default=30.0, gt=0)
+    retry_s: float = Field(default=15.0, gt=0)
+    decision_s: float = Field(default=45.0, gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Deadlines:
+        if self.first_reply_s > self.decision_s:
+            raise ValueError(
+                f"first_reply_s = {self.first_reply_s} exceeds decision_s = {self.decision_s}: "
+                "the first reply must fit inside the decision"
+            )
+        return self
+
+
+class GameTable(_Strict):
+    """`[game.<name>]`: one game's deadlines, wall clock and engine parameters."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    first_reply_s: float | None = Field(default=None, gt=0)
+    retry_s: float | None = Field(default=None, gt=0)
+    decision_s: float | None = Field(default=None, gt=0)
+    episode_wall_s: float | None = Field(default=None, gt=0)
+
+    def engine_params(self) -> dict[str, Any]:
+        """The keys that are neither deadlines nor the wall clock."""
+        return dict(self.model_extra or {})
+
+
+class _PolicyBase(_Strict):
+    author: str | None = None
+    prompt: str | dict[str, str] | None = None
+
+    def template_for(self, family: str) -> str:
+        """The template path for a game family (SPEC 9): named, or `<family>/default.md`."""
+        if isinstance(self.prompt, str):
+            return self.prompt if self.prompt.startswith(f"{family}/") else f"{family}/default.md"
+        if isinstance(self.prompt, dict) and family in self.prompt:
+            return self.prompt[family]
+        return f"{family}/default.md"
+
+    @field_validator("prompt")
+    @classmethod
+    def _families(cls, value: str | dict[str, str] | None) -> str | dict[str, str] | None:
+        if isinstance(value, dict):
+            for family in value:
+                if family not in FAMILIES:
+                    raise ValueError(
+                        f"unknown prompt family {family!r} (known: {', '.join(FAMILIES)})"
+                    )
+        return value
+
+
+class ScriptedPolicy(_PolicyBase):
+    """A scripted baseline: the game's own, or one named."""
+
+    kind: Literal["scripted"]
+    baseline: Literal["default", "tactician", "random", "pincer"] = "default"
+
+
+class MockPolicy(_PolicyBase):
+    """An in-process seat that answers through the LLM text path, with seeded faults."""
+
+    kind: Literal["mock"]
+    faults: dict[str, float] = Field(default_factory=dict)
+    latency_ms: float = Field(default=0.0, ge=0)
+
+    @field_validator("faults")
+    @classmethod
+    def _fault_rates(cls, value: dict[str, float]) -> dict[str, float]:
+        from arena.mock_seat import FAULTS
+
+        for name, rate in value.items():
+            if name not in FAULTS:
+                raise ValueError(f"unknown fault {name!r} (known: {', '.join(FAULTS)})")
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"fault rate {name} = {rate} is not in [0, 1]")
+        if sum(value.values()) > 1.0:
+            raise ValueError(f"fault rates sum to {sum(value.values()):.3f}; they must sum to <= 1")
+        return value
+
+
+class Price(_Strict):
+    """USD per million tokens."""
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+    cached_input_per_mtok: float | None = Field(default=None, ge=0)
+
+
+class LlmPolicy(_PolicyBase):
+    """A model behind one of the wire protocols."""
+
+    kind: Literal["llm"]
+    provider: Literal["openai", "anthropic", "gemini"]
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_connections: int = Field(default=16, ge=1)
+    max_tokens: int = Field(default=1024, ge=1)
+    temperature: float | None = Field(default=None, ge=0)
+    price: Price | None = None
+
+
+PolicyConfig = Annotated[ScriptedPolicy | MockPolicy | LlmPolicy, Field(discriminator="kind")]
+
+
+class Config(_Strict):
+    """A whole run: `[run]`, `[deadlines]`, `[game.<name>]` and `[policies.<name>]`."""
+
+    run: RunTable
+    deadlines: Deadlines = Deadlines()
+    game: dict[str, GameTable] = Field(default_factory=dict)
+    policies: dict[str, PolicyConfig]
+
+    @field_validator("policies")
+    @classmethod
+    def _two_or_more(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if len(value) < 2:
+            raise ValueError(
+                f"a run needs at least two policies, got {len(value)}: add a [policies.<name>] table"
+            )
+        return value
+
+    @field_validator("game")
+    @classmethod
+    def _game_tables(cls, value: dict[str, GameTable]) -> dict[str, GameTable]:
+        for name in value:
+            if name not in games.names():
+                raise ValueError(
+                    f"[game.{name}] names an unknown game (known: {', '.join(games.names())})"
+                )
+        return value
+
+    def deadlines_for(self, game: str) -> Deadlines:
+        """SPEC 2.7: the game's own defaults, `[deadlines]` for board games and Stratego, then `[game.<name>]`."""
+        if game in _DEFAULT_DEADLINES:
+            first, retry, whole = _DEFAULT_DEADLINES[game]
+            base = Deadlines(first_reply_s=first, retry_s=retry, decision_s=whole)
+        else:
+            base = self.deadlines
+        table = self.game.get(game)
+        if table is None:
+            return base
+        overrides = {
+            key: getattr(table, key)
+            for key in ("first_reply_s", "retry_s", "decision_s")
+            if getattr(table, key) is not None
+        }
+        return Deadlines(**{**base.model_dump(), **overrides})
+
+    def wall_s_for(self, game: str) -> float | None:
+        """The game's wall-clock stop in seconds, or None where it has none."""
+        table = self.game.get(game)
+        if table is not None and table.episode_wall_s is not None:
+            return table.episode_wall_s
+        return _DEFAULT_WALL_S.get(game, _BOARD_WALL_S)
+
+    def params_for(self, game: str) -> dict[str, Any]:
+        """Engine parameters of `[game.<name>]`."""
+        table = self.game.get(game)
+        return table.engine_params() if table is not None else {}
+
+
+def _describe(error: ValidationError) -> str:
+    lines = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"] if not str(part).startswith("function-"))
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = f"unknown key {where.rsplit('.', 1)[-1]!r}: remove it or check its spelling"
+        elif item["type"] == "missing":
+            message = "is required: add it"
+        elif item["type"] == "union_tag_invalid":
+            message = f"{message} (kind is one of scripted, mock, llm)"
+        lines.append(f"  {where}: {message}")
+    return "\n".join(lines)
+
+
+def parse_config(data: dict[str, Any], *, source: str = "config") -> Config:
+    """Validate a decoded TOML document; raise ConfigError naming every bad field."""
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{source} is not a valid run config:\n{_describe(exc)}") from exc
+    _check_semantics(config, source)
+    return config
+
+
+def _check_semantics(config: Config, source: str) -> None:
+    for name, policy in config.policies.items():
+        key_env = policy.api_key_env if isinstance(policy, LlmPolicy) else None
+        if key_env is not None and not os.environ.get(key_env):
+            raise ConfigError(
+                f"{source}: policies.{name}.api_key_env names {key_env}, "
+                f"which is not set: export {key_env}=... before the run"
+            )
+        if isinstance(policy, ScriptedPolicy):
+            _check_baseline(config, name, policy, source)
+    for name, table in config.game.items():
+        try:
+            games.load(name, **table.engine_params())
+        except ValueError as exc:
+            raise ConfigError(f"{source}: [game.{name}]: {exc}") from exc
+
+
+def _check_baseline(config: Config, name: str, policy: ScriptedPolicy, source: str) -> None:
+    entries = set(config.run.games)
+    if policy.baseline == "tactician" and not entries <= BOARD_GAMES | {"rotate"}:
+        raise ConfigError(
+            f"{source}: policies.{name}.baseline = 'tactician' plays only the board games, "
+            f"but the run has {sorted(entries - BOARD_GAMES - {'rotate'})}: use 'default'"
+        )
+    if policy.baseline == "pincer" and entries != {"battle"}:
+        raise ConfigError(
+            f"{source}: policies.{name}.baseline = 'pincer' plays only the battle: use 'default'"
+        )
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate a TOML run config."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file {path} does not exist: check the path") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
+    return parse_config(data, source=str(path))
+
+
+def draw_master_seed() -> int:
+    """A concrete master seed in [1, 2**31) for a run configured with seed 0."""
+    return secrets.randbelow(2**31 - 1) + 1

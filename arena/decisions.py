@@ -1,0 +1,209 @@
+"""One decision: ask a seat under deadlines, retry once, fall back (SPEC 2).
+
+The first attempt gets `first_reply_s`; if it fails in any way (no reply in
+time, a provider error, an empty, unreadable or illegal reply) the seat gets
+ONE retry under `retry_s`, if time is left, whose prompt carries the reason
+and the legal moves; all of it sits inside `decision_s`, measured on anyio's
+monotonic clock from the moment the decision is requested. When the retry
+fails too, or time runs out, the game's baseline decides and a
+`FallbackRecord` says why. Seats that act at the same moment are asked in one
+parallel batch, each retrying as soon as its own first attempt fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import structlog
+
+import games
+from arena.config import Deadlines
+from arena.extract import extract
+from arena.seats import Answer, Question, ScriptedSeat, SeatFailure, TextSeat
+
+__all__ = ["REPLY_CUT", "Attempt", "Decision", "DecisionRequest", "decide", "decide_batch"]
+
+log = structlog.get_logger("arena.decisions")
+
+REPLY_CUT = 2000
+"""Fallback records keep at most this much of each raw reply."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One question to a text seat and what came of it."""
+
+    n: int
+    prompt: str
+    latency_s: float
+    reply: str | None
+    cause: str | None
+    """None when the attempt gave a move the game accepted."""
+    error: str = ""
+    answer: Answer | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A seat's validated move and how the arena got it."""
+
+    seat: int
+    move: Any
+    source: str
+    """`reply`, `retry` or `fallback` (scripted seats decide as `reply`)."""
+    latency_s: float
+    attempts: tuple[Attempt, ...] = ()
+    say: str = ""
+    notes: str | None = None
+    cause: str | None = None
+    """The fallback's cause: that of the last failed attempt, else `timeout`."""
+    extracted: Any = None
+    """The move as the seat wrote it, before the game's reader (None on fallback)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRequest:
+    """Everything needed to ask one seat for one move."""
+
+    game: games.Game[Any]
+    state: Any
+    seat: int
+    player: TextSeat | ScriptedSeat
+    prompt: Callable[[str | None], str]
+    """Renders the prompt; the argument is the retry's feedback, or None."""
+    deadlines: Deadlines
+    key: str = "move"
+    fallback: Callable[[], Any] | None = None
+    """The move played on fallback; the game's baseline unless given."""
+    legal: tuple[str, ...] = field(default=())
+
+
+def _feedback(reason: str, legal: Sequence[str], key: str) -> str:
+    lines = [f"YOUR PREVIOUS REPLY WAS REFUSED: {reason}"]
+    if legal:
+        lines.append("LEGAL MOVES: " + ", ".join(legal))
+    lines.append(f'Reply with one JSON object: {{"{key}": "...", "say": "...", "notes": "..."}}')
+    return "\n".join(lines)
+
+
+async def _attempt(
+    req: DecisionRequest, n: int, feedback: str | None, deadline: float
+) -> tuple[Attempt, Any, Any]:
+    """One attempt; returns its record, the parsed move (or None) and the extraction."""
+    prompt = req.prompt(feedback)
+    started = anyio.current_time()
+    log.debug("decision_requested", seat=req.seat, attempt=n, budget_s=round(deadline - started, 3))
+    question = Question(prompt, req.key, n, req.game, req.state, req.seat, req.legal)
+    answer: Answer | None = None
+    with anyio.move_on_after(deadline - started):
+        try:
+            answer = await req.player.ask(question, deadline=deadline)  # type: ignore[union-attr]
+        except SeatFailure as failure:
+            latency = anyio.current_time() - started
+            return Attempt(n, prompt, latency, None, failure.cause, failure.detail), None, None
+    latency = anyio.current_time() - started
+    if answer is None:
+        return (
+            Attempt(
+                n, prompt, latency, None, "timeout", f"no reply within {deadline - started:.3f} s"
+            ),
+            None,
+            None,
+        )
+    if not answer.text.strip():
+        return (
+            Attempt(n, prompt, latency, answer.text, "empty", "the reply was empty", answer),
+            None,
+            None,
+        )
+    extracted = extract(answer.text, req.key)
+    try:
+        move = req.game.parse(req.state, req.seat, extracted.move)
+    except games.Unreadable as exc:
+        cause = "truncated" if answer.stop_reason == "length" else "unreadable"
+        return Attempt(n, prompt, latency, answer.text, cause, str(exc), answer), None, extracted
+    except games.Illegal as exc:
+        return (
+            Attempt(n, prompt, latency, answer.text, "illegal", str(exc), answer),
+            None,
+            extracted,
+        )
+    return Attempt(n, prompt, latency, answer.text, None, "", answer), move, extracted
+
+
+def _logged(record: Attempt, seat: int) -> Attempt:
+    log.info(
+        "reply_received",
+        seat=seat,
+        attempt=record.n,
+        latency_ms=round(record.latency_s * 1000, 1),
+        cause=record.cause,
+        status=record.answer.status if record.answer else None,
+    )
+    return record
+
+
+async def decide(req: DecisionRequest) -> Decision:
+    """Ask one seat, retry once if time is left, else fall back with a cause."""
+    started = anyio.current_time()
+    if isinstance(req.player, ScriptedSeat):
+        move = req.player.choose(req.game, req.state, req.seat)
+        return Decision(req.seat, move, "reply", anyio.current_time() - started)
+    end = started + req.deadlines.decision_s
+    attempts: list[Attempt] = []
+    feedback: str | None = None
+    with anyio.move_on_after(req.deadlines.decision_s) as whole:
+        for n, limit in ((1, req.deadlines.first_reply_s), (2, req.deadlines.retry_s)):
+            now = anyio.current_time()
+            if now >= end:
+                break
+            record, move, extracted = await _attempt(req, n, feedback, min(now + limit, end))
+            attempts.append(_logged(record, req.seat))
+            if record.cause is None:
+                source = "reply" if n == 1 else "retry"
+                return Decision(
+                    req.seat,
+                    move,
+                    source,
+                    anyio.current_time() - started,
+                    tuple(attempts),
+                    extracted.say,
+                    extracted.notes,
+                    None,
+                    extracted.move,
+                )
+            feedback = _feedback(f"{record.cause}: {record.error}", req.legal, req.key)
+    if whole.cancelled_caught:
+        # The decision's own deadline cut an attempt short: that attempt timed out.
+        cut = Attempt(
+            len(attempts) + 1,
+            "",
+            anyio.current_time() - started,
+            None,
+            "timeout",
+            f"decision_s = {req.deadlines.decision_s} s ran out",
+        )
+        attempts.append(cut)
+    cause = attempts[-1].cause if attempts else "timeout"
+    move = req.fallback() if req.fallback is not None else req.game.baseline(req.state, req.seat)
+    return Decision(
+        req.seat, move, "fallback", anyio.current_time() - started, tuple(attempts), cause=cause
+    )
+
+
+async def decide_batch(requests: Sequence[DecisionRequest]) -> dict[int, Decision]:
+    """Ask every seat of the batch at once; each retries on its own schedule."""
+    if len(requests) == 1:
+        return {requests[0].seat: await decide(requests[0])}
+    results: dict[int, Decision] = {}
+
+    async def one(req: DecisionRequest) -> None:
+        results[req.seat] = await decide(req)
+
+    async with anyio.create_task_group() as group:
+        for req in requests:
+            group.start_soon(one, req)
+    return results

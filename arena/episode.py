@@ -1,0 +1,270 @@
+"""One episode: the game loop from the initial state to a result (SPEC 1-4).
+
+For each game of the episode: ask the seats that must act (one parallel batch
+when several act at once), feed only validated moves to the engine, record
+every decision, and stop at the game's own end or its wall clock, where the
+position is adjudicated by the game's rules. The result is a `Replay`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import structlog
+
+import games
+from arena.config import Deadlines
+from arena.decisions import REPLY_CUT, Decision, DecisionRequest, decide_batch
+from arena.prompts import PromptTemplate, SeatContext, render
+from arena.replay import (
+    AttemptRecord,
+    DecisionRecord,
+    FallbackRecord,
+    GameRecord,
+    PlyRecord,
+    Replay,
+    Spectator,
+)
+from arena.schedule import Episode, aliases
+from arena.seats import ScriptedSeat, TextSeat
+
+__all__ = ["EpisodeSetup", "SeatFactory", "play_episode"]
+
+log = structlog.get_logger("arena.episode")
+
+SeatFactory = Callable[[str, int, int, int], ScriptedSeat | TextSeat]
+"""(policy name, match seed, game index, seat) -> the seat that policy plays through."""
+
+REPLY_KEYS = {"battle": "orders"}
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeSetup:
+    """What an episode needs beyond its schedule entry."""
+
+    run: str
+    game: games.Game[Any]
+    params: dict[str, Any]
+    deadlines: Deadlines
+    wall_s: float | None
+    record_prompts: bool
+    templates: dict[str, PromptTemplate]
+    """Policy name -> its template for this game's family."""
+    seat_for: SeatFactory
+    authors: dict[str, str | None]
+
+
+def move_json(move: Any) -> Any:
+    """A move as the replay stores it (engines may give structured moves a `to_json`)."""
+    to_json = getattr(move, "to_json", None)
+    return to_json() if callable(to_json) else move
+
+
+class _GameLoop:
+    """The state of one game in play: seats, notes, history and the record."""
+
+    def __init__(self, setup: EpisodeSetup, episode: Episode, index: int) -> None:
+        self.setup = setup
+        self.episode = episode
+        self.index = index
+        seed = episode.match.seed
+        self.state = setup.game.initial(seed, game=index)
+        self.policies = episode.seats(index)
+        self.aliases = aliases(setup.game.name, seed, index)
+        self.players = [setup.seat_for(self.policies[seat], seed, index, seat) for seat in (0, 1)]
+        self.notes = ["", ""]
+        self.history: list[str] = []
+        self.record = GameRecord(index=index, aliases=list(self.aliases))
+
+    def request(self, seat: int) -> DecisionRequest:
+        game, state = self.setup.game, self.state
+        legal = game.legal_moves(state, seat)
+        template = self.setup.templates[self.policies[seat]]
+        context: list[SeatContext] = []
+
+        def prompt(feedback: str | None) -> str:
+            if not context:
+                standings = (game.standing(state, 0), game.standing(state, 1))
+                context.append(
+                    SeatContext(
+                        game.name,
+                        self.index,
+                        seat,
+                        self.aliases[seat],
+                        self.aliases[1 - seat],
+                        game.view(state, seat),
+                        tuple(self.history),
+                        legal,
+                        standings,
+                        self.notes[seat],
+                        REPLY_KEYS.get(game.name, "move"),
+                    )
+                )
+            return render(template, context[0], feedback)
+
+        return DecisionRequest(
+            game,
+            state,
+            seat,
+            self.players[seat],
+            prompt,
+            self.setup.deadlines,
+            key=REPLY_KEYS.get(game.name, "move"),
+            legal=legal,
+        )
+
+    def play(self, decisions: dict[int, Decision]) -> None:
+        game = self.setup.game
+        self.state = game.apply(self.state, {seat: d.move for seat, d in decisions.items()})
+        ply = len(self.record.plies) + 1
+        records = [self._decision_record(d) for d in decisions.values()]
+        for d in decisions.values():
+            if d.notes is not None:
+                self.notes[d.seat] = d.notes
+            if d.source == "fallback":
+                self.record.fallbacks.append(self._fallback_record(d, ply))
+        self.history.append(" ".join(str(move_json(d.move)) for d in decisions.values()))
+        standings = [game.standing(self.state, 0), game.standing(self.state, 1)]
+        self.record.plies.append(PlyRecord(ply=ply, decisions=records, standings=standings))
+
+    def _decision_record(self, d: Decision) -> DecisionRecord:
+        attempts = [
+            AttemptRecord(
+                n=a.n,
+                prompt_sha256=_sha(a.prompt),
+                prompt=a.prompt if self.setup.record_prompts else None,
+                reply=a.reply,
+                latency_s=round(a.latency_s, 6),
+                cause=a.cause,
+                error=a.error,
+                **_answer_fields(a.answer),
+            )
+            for a in d.attempts
+        ]
+        return DecisionRecord(
+            seat=d.seat,
+            alias=self.aliases[d.seat],
+            move=move_json(d.move),
+            source=d.source,  # type: ignore[arg-type]
+            say=d.say,
+            latency_s=round(d.latency_s, 6),
+            attempts=attempts,
+        )
+
+    def _fallback_record(self, d: Decision, ply: int) -> FallbackRecord:
+        record = FallbackRecord(
+            run=self.setup.run,
+            episode=self.episode.id,
+            game_index=self.index,
+            ply=ply,
+            seat=d.seat,
+            alias=self.aliases[d.seat],
+            cause=d.cause or "timeout",
+            last_error=d.attempts[-1].error if d.attempts else "",
+            attempts=[
+                {
+                    "n": a.n,
+                    "latency_s": round(a.latency_s, 6),
+                    "cause": a.cause,
+                    "error": a.error,
+                    "status": a.answer.status if a.answer else None,
+                    "reply": a.reply[:REPLY_CUT] if a.reply is not None else None,
+                }
+                for a in d.attempts
+            ],
+            move=move_json(d.move),
+        )
+        log.info(
+            "fallback_recorded",
+            ply=ply,
+            seat=self.aliases[d.seat],
+            cause=record.cause,
+            latency_ms=round(d.latency_s * 1000, 1),
+            error=record.last_error,
+        )
+        return record
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _answer_fields(answer: Any) -> dict[str, Any]:
+    if answer is None:
+        return {}
+    return {
+        "provider": answer.provider,
+        "model": answer.model,
+        "usage": answer.usage,
+        "raw_usage": answer.raw_usage,
+        "stop_reason": answer.stop_reason,
+        "raw_stop_reason": answer.raw_stop_reason,
+        "request_id": answer.request_id,
+        "status": answer.status,
+        "retries": answer.retries,
+        "cost_usd": answer.cost_usd,
+    }
+
+
+async def _play_game(setup: EpisodeSetup, episode: Episode, index: int) -> GameRecord:
+    loop = _GameLoop(setup, episode, index)
+    game = setup.game
+    started = time.monotonic()
+    with (
+        structlog.contextvars.bound_contextvars(game_index=index),
+        anyio.move_on_after(setup.wall_s if setup.wall_s is not None else float("inf")),
+    ):
+        while seats := game.to_act(loop.state):
+            decisions = await decide_batch([loop.request(seat) for seat in seats])
+            loop.play(decisions)
+    outcome = game.outcome(loop.state) or game.adjudicate(loop.state)
+    loop.record.result = {**outcome.to_json(), "plies": len(loop.record.plies)}
+    loop.record.wall_s = round(time.monotonic() - started, 3)
+    log.info(
+        "game_finished",
+        ending=outcome.ending,
+        reason=outcome.reason,
+        scores=list(outcome.scores) if outcome.scores else None,
+        plies=len(loop.record.plies),
+        fallbacks=len(loop.record.fallbacks),
+        wall_s=loop.record.wall_s,
+    )
+    return loop.record
+
+
+async def play_episode(setup: EpisodeSetup, episode: Episode) -> Replay:
+    """Play every game of `episode` and return its replay."""
+    match = episode.match
+    records = []
+    with structlog.contextvars.bound_contextvars(episode=episode.id, game=match.game):
+        for index in episode.game_indices:
+            records.append(await _play_game(setup, episode, index))
+    return Replay(
+        run=setup.run,
+        episode=episode.id,
+        match={
+            "id": match.id,
+            "index": match.index,
+            "entry": match.entry,
+            "k": match.k,
+            "seed": match.seed,
+        },
+        game=match.game,
+        rules_version=setup.game.rules_version,
+        params=setup.params,
+        deadlines={**setup.deadlines.model_dump(), "episode_wall_s": setup.wall_s},
+        record_prompts=setup.record_prompts,
+        templates={
+            setup.templates[p].sha256: setup.templates[p].path for p in (match.first, match.second)
+        },
+        games=records,
+        spectator=Spectator(
+            policies={str(i): list(episode.seats(i)) for i in episode.game_indices},
+            authors={name: setup.authors.get(name) for name in (match.first, match.second)},
+        ),
+    )

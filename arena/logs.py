@@ -1,0 +1,86 @@
+"""structlog, configured once: JSON lines to the run's events file, a console on a terminal.
+
+Events are snake_case past-tense facts with fields (`decision_requested`,
+`reply_received`, `fallback_recorded`, `game_finished`, ...). Context (run,
+episode, game, seat) is bound with `structlog.contextvars` per task, so every
+event carries where it happened. The console shows what an operator watches
+(finished games, warnings); the JSON file keeps everything at info and above.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import MutableMapping
+from pathlib import Path
+from typing import Any, TextIO
+
+import structlog
+
+__all__ = ["close_logging", "configure_logging"]
+
+_CONSOLE_EVENTS = frozenset({"run_started", "run_finished", "game_finished", "episode_failed"})
+
+
+class _EventSink:
+    """The final stage: one JSON line to the events file, and a short line to the console."""
+
+    def __init__(self, events: TextIO | None, console: bool, verbose: bool) -> None:
+        self.events = events
+        self.console = console
+        self.verbose = verbose
+        self._console_renderer = structlog.dev.ConsoleRenderer(
+            colors=console and sys.stderr.isatty()
+        )
+
+    def __call__(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> str:
+        if self.events is not None:
+            self.events.write(json.dumps(event, default=str, separators=(",", ":")) + "\n")
+        wanted = (
+            self.verbose
+            or method in ("warning", "error", "critical")
+            or event.get("event") in _CONSOLE_EVENTS
+        )
+        if self.console and wanted:
+            # sys.stderr is looked up now: a live progress display swaps it for its own.
+            shown = {k: v for k, v in event.items() if k != "timestamp"}
+            sys.stderr.write(self._console_renderer(logger, method, shown) + "\n")
+        raise structlog.DropEvent
+
+
+_open_files: list[TextIO] = []
+
+
+def configure_logging(
+    events_path: Path | None = None, *, console: bool = True, verbose: bool = False
+) -> None:
+    """Send events to `events_path` (JSON lines, appended) and, if asked, to stderr."""
+    close_logging()
+    events: TextIO | None = None
+    if events_path is not None:
+        events_path.parent.mkdir(parents=True, exist_ok=True)
+        events = events_path.open("a", encoding="utf-8", buffering=1)
+        _open_files.append(events)
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            _EventSink(events, console, verbose),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.DEBUG if verbose else logging.INFO
+        ),
+        cache_logger_on_first_use=False,
+    )
+
+
+def close_logging() -> None:
+    """Flush and close the events file; later events go nowhere until reconfigured."""
+    while _open_files:
+        _open_files.pop().close()
+    structlog.configure(
+        processors=[structlog.processors.add_log_level, _EventSink(None, False, False)],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+    )

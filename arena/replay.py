@@ -1,0 +1,166 @@
+"""Replays: the versioned record of an episode, and the truth about it (SPEC 3).
+
+One JSON document per episode: one game in the board gauntlet and Stratego,
+both games of a match for the battle and a backgammon card. It carries the
+seed, the resolved game and parameters, the aliases, the hash of every prompt
+template, every decision with every attempt, every fallback and the result.
+Policy names appear only in the `spectator` block. Files are written
+atomically (a temporary file, then a rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AttemptRecord",
+    "DecisionRecord",
+    "FallbackRecord",
+    "GameRecord",
+    "PlyRecord",
+    "Replay",
+    "Spectator",
+    "load_replay",
+    "write_atomic",
+]
+
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AttemptRecord(_Model):
+    """One question to a seat and what came back."""
+
+    n: int
+    prompt_sha256: str
+    prompt: str | None = None
+    """The exact prompt, unless the run sets `record_prompts = false`."""
+    reply: str | None = None
+    latency_s: float
+    cause: str | None = None
+    error: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: dict[str, Any] | None = None
+    raw_usage: dict[str, Any] | None = None
+    stop_reason: str | None = None
+    raw_stop_reason: str | None = None
+    request_id: str | None = None
+    status: int | None = None
+    retries: list[dict[str, Any]] = Field(default_factory=list)
+    cost_usd: float | None = None
+
+
+class DecisionRecord(_Model):
+    """One seat's part of one ply."""
+
+    seat: int
+    alias: str
+    move: Any
+    """The move as the engine re-reads it on verification."""
+    source: Literal["reply", "retry", "fallback"]
+    say: str = ""
+    latency_s: float
+    attempts: list[AttemptRecord] = Field(default_factory=list)
+
+
+class PlyRecord(_Model):
+    """A ply (a command turn in the battle): the decisions and the standings after it."""
+
+    ply: int
+    decisions: list[DecisionRecord]
+    standings: list[int]
+    integrity: dict[str, Any] = Field(default_factory=dict)
+
+
+class FallbackRecord(_Model):
+    """A decision the seat did not make itself, and why (SPEC 2.5)."""
+
+    run: str
+    episode: str
+    game_index: int
+    ply: int
+    seat: int
+    alias: str
+    cause: str
+    last_error: str
+    attempts: list[dict[str, Any]]
+    """Per attempt: n, latency_s, status, cause, error, reply cut at 2,000 characters."""
+    move: Any
+
+
+class GameRecord(_Model):
+    """One game of the episode."""
+
+    index: int
+    aliases: list[str]
+    plies: list[PlyRecord] = Field(default_factory=list)
+    fallbacks: list[FallbackRecord] = Field(default_factory=list)
+    result: dict[str, Any] | None = None
+    """`scores`, `reason`, `ending`, `detail` and `plies`; None while unfinished."""
+    integrity: dict[str, Any] = Field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+class Spectator(_Model):
+    """What only spectators see: who played."""
+
+    policies: dict[str, list[str]]
+    """Game index -> the policy names at seats 0 and 1."""
+    authors: dict[str, str | None] = Field(default_factory=dict)
+
+
+class Replay(_Model):
+    """An episode, re-derivable by `arena verify`."""
+
+    schema_version: int = SCHEMA_VERSION
+    run: str
+    episode: str
+    match: dict[str, Any]
+    """`id`, `index`, `entry`, `k` and `seed`."""
+    game: str
+    rules_version: int
+    params: dict[str, Any]
+    deadlines: dict[str, float | None]
+    record_prompts: bool
+    templates: dict[str, str] = Field(default_factory=dict)
+    """Template SHA-256 -> its path under `prompts/`."""
+    games: list[GameRecord]
+    spectator: Spectator
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` so that readers see the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o644)  # mkstemp makes it private; a replay is for everyone to read
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def load_replay(path: Path) -> Replay:
+    """Read a replay file; a newer schema than this arena knows is an error."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ValueError(
+            f"{path}: replay schema_version {version!r}; this arena reads {SCHEMA_VERSION}"
+        )
+    return Replay.model_validate(data)
