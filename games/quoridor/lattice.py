@@ -178,14 +178,21 @@ def components(walls: int) -> tuple[int, ...]:
             p = parent[p]
         return p
 
-    rest = walls
-    while rest:
-        low = rest & -rest
-        a, b, c = POINTS[low.bit_length() - 1]
+    for wall in set_bits(walls):
+        a, b, c = POINTS[wall]
         parent[find(a)] = find(b)
         parent[find(c)] = find(b)
-        rest ^= low
     return tuple(find(p) for p in range(_BORDER + 1))
+
+
+def set_bits(mask: int) -> list[int]:
+    """The indices of the bits set in `mask`, ascending (cells or walls of a mask)."""
+    found = []
+    while mask:
+        low = mask & -mask
+        found.append(low.bit_length() - 1)
+        mask ^= low
+    return found
 
 
 def closes_loop(wall: int, labels: tuple[int, ...]) -> bool:

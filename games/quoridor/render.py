@@ -15,21 +15,22 @@ from __future__ import annotations
 
 from typing import Any
 
-_FILES = "abcdefghijklmnopqrstuvwxyz"
-
+__all__ = ["board_text"]
 
 Point = tuple[int, int]
 """(file, rank), both from 0: a cell, or the lattice point at its top-right corner."""
 
 
-def _wall_strokes(walls: list[str]) -> tuple[set[Point], set[Point], dict[Point, str]]:
+def _wall_strokes(
+    walls: list[str], file_letters: str
+) -> tuple[set[Point], set[Point], dict[Point, str]]:
     """Blocked up-steps and right-steps (named by the lower / left cell) and the
     symbol of each wall's anchor point, from the wall names."""
     up: set[Point] = set()
     right: set[Point] = set()
     centres: dict[Point, str] = {}
     for name in walls:
-        x, n, orientation = _FILES.index(name[0]), int(name[1:-1]) - 1, name[-1]
+        x, n, orientation = file_letters.index(name[0]), int(name[1:-1]) - 1, name[-1]
         if orientation == "h":
             up |= {(x, n), (x + 1, n)}
             centres[(x, n)] = "-"
@@ -42,8 +43,9 @@ def _wall_strokes(walls: list[str]) -> tuple[set[Point], set[Point], dict[Point,
 def board_text(view: dict[str, Any]) -> str:
     """The board of a quoridor view, rank 9 on top, with a legend and the walls."""
     cells: list[list[str]] = view["cells"]
-    ranks, files = len(cells), len(cells[0])
-    up, right, centres = _wall_strokes(list(view["walls"]))
+    file_letters: str = view["files"]
+    ranks, files = len(cells), len(file_letters)
+    up, right, centres = _wall_strokes(list(view["walls"]), file_letters)
     edge = "    +" + "---+" * files
     lines = [edge]
     for r in reversed(range(ranks)):
@@ -54,7 +56,7 @@ def board_text(view: dict[str, Any]) -> str:
         lines.append(f"{r + 1:>3} |{row}")
         if r > 0:
             lines.append(_between_ranks(r - 1, files, up, centres))
-    lines += [edge, "      " + "   ".join(_FILES[:files])]
+    lines += [edge, "      " + "   ".join(file_letters)]
     return "\n".join(lines + _legend(view))
 
 
@@ -70,7 +72,7 @@ def _between_ranks(r: int, files: int, up: set[Point], centres: dict[Point, str]
 def _legend(view: dict[str, Any]) -> list[str]:
     """What the symbols mean, the walls placed and the walls left."""
     sides: dict[str, str] = view["sides"]
-    goals: dict[str, int] = view["goal_ranks"]
+    goals: dict[str, int] = view["goal_rank"]
     pawns = "; ".join(
         f"{sides[seat][0].upper()} = {sides[seat]} pawn (seat {seat}) on {view['pawns'][seat]}, "
         f"goal rank {goals[seat]}"

@@ -21,7 +21,15 @@ from typing import Any, ClassVar, NamedTuple
 
 from games.core import Illegal, Outcome, TurnGame, Unreadable, normalise_token
 from games.quoridor import lattice
-from games.quoridor.lattice import BLOCKS, GOAL_RANKS, PERPENDICULAR, SIZE, STEPS, route
+from games.quoridor.lattice import (
+    BLOCKS,
+    GOAL_RANKS,
+    PERPENDICULAR,
+    SIZE,
+    STEPS,
+    route,
+    set_bits,
+)
 
 # -- parameters ---------------------------------------------------------------
 
@@ -103,7 +111,7 @@ def _wall_fault(s: QuoridorState, wall: int) -> str | None:
     if blocked & BLOCKS[wall]:
         overlap = [
             WALL_NAMES[w]
-            for w in _placed(s.walls)
+            for w in set_bits(s.walls)
             if (w ^ wall) & 1 == 0 and BLOCKS[w] & BLOCKS[wall]
         ]
         return f"it overlaps wall {', '.join(overlap)} (a step it blocks is blocked already)"
@@ -143,16 +151,6 @@ def legal_walls(s: QuoridorState) -> list[int]:
         if not right_blocked & BLOCKS[wall + 1] and not _cut_off(s, wall + 1, labels):
             legal.append(wall + 1)
     return legal
-
-
-def _placed(walls: int) -> list[int]:
-    """The indices of the walls set in the mask `walls`, ascending."""
-    placed = []
-    while walls:
-        low = walls & -walls
-        placed.append(low.bit_length() - 1)
-        walls ^= low
-    return placed
 
 
 def play_pawn(s: QuoridorState, cell: int) -> QuoridorState:
@@ -369,11 +367,11 @@ class Quoridor(TurnGame[QuoridorState]):
         """What `seat` sees (everything; quoridor hides nothing).
 
         Keys: "game", "ply", "to_move" (seat or None once over), "you" (seat),
-        "sides" ({"0": "red", "1": "blue"}), "cells" (rank rows from rank 1
-        upward, files a..i, each "." empty, "R" seat 0's pawn, "B" seat 1's),
-        "pawns" (seat -> cell name), "goal_ranks" (seat -> rank number),
-        "walls" (placed walls in notation, in legal-move order), "walls_left"
-        (seat -> count).
+        "sides" ({"0": "red", "1": "blue"}), "files" ("abcdefghi"), "cells"
+        (rank rows from rank 1 upward, each 9 one-char strings: "." empty,
+        "R" seat 0's pawn, "B" seat 1's), "pawns" (seat -> cell name),
+        "goal_rank" (seat -> rank number), "walls" (placed walls in notation,
+        in legal-move order), "walls_left" (seat -> count), "ply_cap".
         """
         cells = [["."] * SIZE for _ in range(SIZE)]
         for pawn_seat, cell in enumerate(s.pawns):
@@ -385,11 +383,13 @@ class Quoridor(TurnGame[QuoridorState]):
             "to_move": to_move[0] if to_move else None,
             "you": seat,
             "sides": {"0": SIDES[0], "1": SIDES[1]},
+            "files": FILES,
             "cells": cells,
             "pawns": {"0": CELL_NAMES[s.pawns[0]], "1": CELL_NAMES[s.pawns[1]]},
-            "goal_ranks": {"0": _goal_rank(0), "1": _goal_rank(1)},
-            "walls": [WALL_NAMES[w] for w in _placed(s.walls)],
+            "goal_rank": {"0": _goal_rank(0), "1": _goal_rank(1)},
+            "walls": [WALL_NAMES[w] for w in set_bits(s.walls)],
             "walls_left": {"0": s.walls_left[0], "1": s.walls_left[1]},
+            "ply_cap": PLY_CAP,
         }
 
     def _fault(self, s: QuoridorState, move: str) -> str | None:
