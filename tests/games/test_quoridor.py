@@ -283,7 +283,7 @@ def test_wall_blocks_both_steps_it_names() -> None:
         ("e3h", "e3v", "already sits on that anchor"),  # crossing
         ("e3v", "e3h", "already sits on that anchor"),
         ("e3h", "e3h", "already sits on that anchor"),
-        ("e3h", "d3h", "overlaps wall e3h"),  # shares d3-e4's neighbour step e3-e4
+        ("e3h", "d3h", "overlaps wall e3h"),  # both block e3-e4
         ("e3h", "f3h", "overlaps wall e3h"),  # shares f3-f4
         ("e3v", "e4v", "overlaps wall e3v"),  # shares e4-f4
         ("e3v", "e2v", "overlaps wall e3v"),  # shares e3-f3
