@@ -84,7 +84,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     finally:
         close_logging()
-    _print_standings(plan, result, Console())
+    stdout = Console()
+    _print_standings(plan, result, stdout if stdout.is_terminal else Console(width=120))
     print(f"replays, events and summary.json are in {plan.out}")
     return 1 if result.failed else 0
 
@@ -113,21 +114,13 @@ def _play_with_progress(plan: RunPlan, console: Console, *, show: bool) -> RunRe
 
 def _table(title: str, rows: list[Row]) -> Table:
     table = Table(title=title)
-    for column in (
-        "policy",
-        "games",
-        "W",
-        "D",
-        "L",
-        "NC",
-        "mean score",
-        "fallbacks",
-        "by cause",
-        "latency",
-    ):
-        table.add_column(column, justify="left" if column in ("policy", "by cause") else "right")
+    width = max((len(r.policy) for r in rows), default=6)
+    table.add_column("policy", no_wrap=True, min_width=width)
+    for column in ("games", "W", "D", "L", "NC", "mean", "fallbacks", "latency"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("fallbacks by cause", overflow="fold")
     for r in rows:
-        causes = ", ".join(f"{c} {n}" for c, n in sorted(r.fallbacks.items())) or "-"
+        causes = "\n".join(f"{c} {n}" for c, n in sorted(r.fallbacks.items())) or "-"
         table.add_row(
             r.policy,
             str(r.games),
@@ -137,8 +130,8 @@ def _table(title: str, rows: list[Row]) -> Table:
             str(r.no_contest),
             f"{r.mean_score:+.3f}",
             f"{sum(r.fallbacks.values())} ({r.fallback_rate:.1%})",
+            f"{r.mean_latency_s * 1000:.0f} ms",
             causes,
-            f"{r.mean_latency_s * 1000:.1f} ms",
         )
     return table
 

@@ -24,7 +24,9 @@ def _choose(game: games.Game[Any], state: Any, seat: int, rng: random.Random) ->
     return rng.choice(legal) if legal else game.baseline(state, seat)
 
 
-def _playout(game: games.Game[Any], seed: int | str, rng_seed: int) -> tuple[list[Any], list[dict[int, Any]]]:
+def _playout(
+    game: games.Game[Any], seed: int | str, rng_seed: int
+) -> tuple[list[Any], list[dict[int, Any]]]:
     rng = random.Random(rng_seed)
     state = game.initial(seed, game=1)
     states, moves = [state], []
@@ -64,7 +66,9 @@ def test_same_seed_and_moves_give_identical_states(name: str) -> None:
     for expected, chosen in zip(states[1:], moves, strict=True):
         state = again.apply(state, chosen)
         assert state == expected
-        assert [again.standing(state, s) for s in (0, 1)] == [game.standing(expected, s) for s in (0, 1)]
+        assert [again.standing(state, s) for s in (0, 1)] == [
+            game.standing(expected, s) for s in (0, 1)
+        ]
     assert again.outcome(state) == game.outcome(states[-1])
 
 
@@ -94,7 +98,9 @@ def test_enumerable_games_list_moves_while_a_seat_must_act(name: str) -> None:
         if name == "stratego" and state.ply == 0:
             continue  # Stratego's setup phase takes free-form setups
         for seat in seats:
-            assert game.legal_moves(state, seat), f"{name}: seat {seat} must act but has no legal move"
+            assert game.legal_moves(state, seat), (
+                f"{name}: seat {seat} must act but has no legal move"
+            )
 
 
 def _square(move: str) -> tuple[int, int]:
@@ -122,7 +128,11 @@ def test_board_games_list_moves_in_spec_order(name: str) -> None:
 
 def test_rotation_follows_the_seed() -> None:
     assert [games.resolve_rotation(s) for s in (4, 5, 6, 7, -1)] == [
-        "connect-four", "breakthrough", "hex", "quoridor", "quoridor",
+        "connect-four",
+        "breakthrough",
+        "hex",
+        "quoridor",
+        "quoridor",
     ]
     with pytest.raises(ValueError, match="seed 0"):
         games.resolve_rotation(0)

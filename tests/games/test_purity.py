@@ -10,7 +10,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 FORBIDDEN = {
-    "games": {"arena", "providers", "httpx", "anyio", "asyncio", "socket", "subprocess", "threading"},
+    "games": {
+        "arena",
+        "providers",
+        "httpx",
+        "anyio",
+        "asyncio",
+        "socket",
+        "subprocess",
+        "threading",
+    },
     "providers": {"arena", "games"},
 }
 

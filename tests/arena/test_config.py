@@ -1,0 +1,107 @@
+"""Bad configs fail before any game, naming the field and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.config import ConfigError, load_config, parse_config
+
+BASE: dict[str, Any] = {
+    "run": {"name": "t", "seed": 1, "games": ["hex"]},
+    "policies": {"a": {"kind": "scripted"}, "b": {"kind": "mock"}},
+}
+
+
+def _with(**changes: Any) -> dict[str, Any]:
+    data = {k: dict(v) for k, v in BASE.items()}
+    for path, value in changes.items():
+        table, key = path.split("__")
+        data[table][key] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (_with(run__games=["hexx"]), r"run\.games: unknown game 'hexx' \(known: .*hex"),
+        (_with(run__matchs=2), r"run\.matchs: unknown key 'matchs'"),
+        (_with(run__matches=0), r"run\.matches: .*greater than or equal to 1"),
+        (_with(run__name="bad name!"), r"run\.name"),
+        (
+            _with(policies__b={"kind": "mock", "faults": {"slo": 0.1}}),
+            r"policies\.b.*unknown fault 'slo'",
+        ),
+        (
+            _with(policies__b={"kind": "mock", "faults": {"slow": 0.7, "empty": 0.7}}),
+            r"sum to 1\.400",
+        ),
+        (_with(policies__b={"kind": "robot"}), r"policies\.b.*kind is one of scripted, mock, llm"),
+        (
+            _with(policies__a={"kind": "scripted", "baseline": "pincer"}),
+            r"policies\.a\.baseline = 'pincer'",
+        ),
+        ({"run": BASE["run"], "policies": {"a": {"kind": "mock"}}}, r"at least two policies"),
+        ({"policies": BASE["policies"]}, r"run: is required"),
+    ],
+)
+def test_bad_configs_name_the_field(data: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_config(data)
+
+
+def test_missing_api_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COG_TEST_KEY", raising=False)
+    data = _with(
+        policies__b={
+            "kind": "llm",
+            "provider": "openai",
+            "model": "m",
+            "api_key_env": "COG_TEST_KEY",
+        }
+    )
+    with pytest.raises(ConfigError, match="COG_TEST_KEY, which is not set: export COG_TEST_KEY"):
+        parse_config(data)
+
+
+def test_unknown_game_table_and_engine_parameter() -> None:
+    with pytest.raises(ConfigError, match=r"\[game\.hexagon\] names an unknown game"):
+        parse_config({**BASE, "game": {"hexagon": {}}})
+    with pytest.raises(
+        ConfigError, match=r"\[game\.hex\]: game 'hex' does not take parameters \['size'\]"
+    ):
+        parse_config({**BASE, "game": {"hex": {"size": 9}}})
+
+
+def test_deadlines_per_game() -> None:
+    config = parse_config(
+        {
+            **BASE,
+            "deadlines": {"first_reply_s": 5, "retry_s": 2, "decision_s": 8},
+            "game": {"hex": {"retry_s": 1.5, "episode_wall_s": 60}},
+        }
+    )
+    assert config.deadlines_for("hex").model_dump() == {
+        "first_reply_s": 5,
+        "retry_s": 1.5,
+        "decision_s": 8,
+    }
+    assert config.deadlines_for("connect-four").decision_s == 8
+    assert config.wall_s_for("hex") == 60 and config.wall_s_for("quoridor") == 1200
+
+
+def test_toml_errors_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text("[run\nname = 1")
+    with pytest.raises(ConfigError, match=r"bad\.toml is not valid TOML"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.toml")
+
+
+def test_shipped_configs_load() -> None:
+    root = Path(__file__).resolve().parents[2]
+    config = load_config(root / "configs" / "quickstart.toml")
+    assert {p.kind for p in config.policies.values()} == {"scripted", "mock"}
