@@ -1,0 +1,10 @@
+"""The squad battle: rules in `rules`, the tick engine in `tick`, orders in `orders`,
+the seat's view in `view`, prompt drawing in `render`."""
+
+from __future__ import annotations
+
+from games.battle.orders import Orders, SquadOrder, squad_prefix
+from games.battle.rules import Battle
+from games.battle.state import BattleState, Soldier
+
+__all__ = ["Battle", "BattleState", "Orders", "Soldier", "SquadOrder", "squad_prefix"]
