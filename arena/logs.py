@@ -80,7 +80,8 @@ def close_logging() -> None:
     """Flush and close the events file; later events go nowhere until reconfigured."""
     while _open_files:
         _open_files.pop().close()
+    # No level filter here, so that structlog.testing.capture_logs still sees every event.
     structlog.configure(
         processors=[structlog.processors.add_log_level, _EventSink(None, False, False)],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
     )
