@@ -95,7 +95,7 @@ async def _attempt(
     """One attempt; returns its record, the parsed move (or None) and the extraction."""
     prompt = req.prompt(feedback)
     started = anyio.current_time()
-    log.debug("decision_requested", seat=req.seat, attempt=n, budget_s=round(deadline - started, 3))
+    log.info("decision_requested", seat=req.seat, attempt=n, budget_s=round(deadline - started, 3))
     question = Question(prompt, req.key, n, req.game, req.state, req.seat, req.legal)
     answer: Answer | None = None
     with anyio.move_on_after(deadline - started):

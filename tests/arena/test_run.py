@@ -195,3 +195,20 @@ def test_verify_names_the_first_difference(
 ) -> None:
     with pytest.raises(VerifyError, match=message):
         verify_replay(_tampered(faulty_replay, change))
+
+
+def test_wall_clock_stop_is_adjudicated_and_verifies(tmp_path: Path) -> None:
+    policies = {
+        "sound": {"kind": "mock"},
+        "slow": {"kind": "mock", "faults": {"silent": 1.0}},
+    }
+    data = _config("wall", policies, ["quoridor"], matches=1)
+    data["deadlines"] = {"first_reply_s": 0.05, "retry_s": 0.05, "decision_s": 0.1}
+    data["game"] = {"quoridor": {"episode_wall_s": 0.5}}
+    result = anyio.run(execute, plan_run(parse_config(data), tmp_path / "out"))
+    assert {(g.reason, g.ending) for g in result.games} == {("deadline", "wall-clock")}
+    for replay in _replays(tmp_path / "out"):
+        verify_replay(replay)
+        for game in replay.games:
+            assert game.wall_s < 0.5 + 0.5
+            assert all(f.cause == "timeout" for f in game.fallbacks)
