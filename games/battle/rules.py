@@ -112,8 +112,9 @@ class Battle(Game[BattleState]):
                 raise ValueError(f"{s} stands off the {self.map_size} x {self.map_size} board")
             if not 1 <= s.hp <= FULL_HP or (s.squad is not None and not 1 <= s.squad <= SQUADS):
                 raise ValueError(f"{s}: hp must be 1..{FULL_HP} and squad 1..{SQUADS} or None")
-        if len(set(cells)) != len(cells):
-            raise ValueError(f"two soldiers share a cell in {cells}: one soldier per cell")
+        shared = sorted({(x + 1, y + 1) for x, y in cells if cells.count((x, y)) > 1})
+        if shared:
+            raise ValueError(f"soldiers share the cells {shared}: one soldier per cell")
         if not 0 <= tick <= self.max_ticks:
             raise ValueError(f"tick {tick} is outside 0..{self.max_ticks}")
         squads = [None if s.squad is None else s.squad - 1 for s in soldiers]

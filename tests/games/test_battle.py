@@ -268,7 +268,7 @@ def test_board_text_starts_with_the_machine_readable_lines() -> None:
 def test_from_soldiers_refuses_impossible_positions() -> None:
     with pytest.raises(ValueError, match="off the 45 x 45 board"):
         BATTLE.from_soldiers([Soldier(46, 1)], [])
-    with pytest.raises(ValueError, match="share a cell"):
+    with pytest.raises(ValueError, match=r"share the cells \[\(3, 3\)\]"):
         BATTLE.from_soldiers([Soldier(3, 3)], [Soldier(3, 3)])
     with pytest.raises(ValueError, match=r"hp must be 1\.\.100"):
         BATTLE.from_soldiers([Soldier(3, 3, hp=0)], [])
