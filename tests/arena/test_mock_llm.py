@@ -1,0 +1,425 @@
+"""The mock LLM server: legal answers in all three protocols, every fault, the counters."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from arena.mock_llm import (
+    FAULTS,
+    STRATEGO_PIECES,
+    MockLLM,
+    PromptLines,
+    build_app,
+    invent,
+    parse_faults,
+    serving,
+)
+from providers import (
+    CompletionRequest,
+    InvalidResponse,
+    Providers,
+    ProviderSpec,
+    Timeout,
+)
+
+pytestmark = pytest.mark.anyio
+
+LEGAL = ("a1", "b2", "c3", "d4")
+BOARD_PROMPT = "You play hex.\nREPLY KEY: move\nLEGAL MOVES: " + ", ".join(LEGAL) + "\n"
+MARGIN_S = 1.0  # generous: these tests check that waits are bounded, not how fast
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def mock() -> AsyncIterator[tuple[MockLLM, str]]:
+    """One in-process server on a free loopback port for the whole module."""
+    app = build_app(slow_ms=150, seed=7)
+    async with serving(app) as url:
+        yield app, url
+
+
+@pytest.fixture
+def set_faults(mock: tuple[MockLLM, str]) -> AsyncIterator[Callable[[str], None]]:
+    app, _ = mock
+
+    def set_to(spec: str) -> None:
+        app.faults = parse_faults(spec)
+
+    yield set_to
+    app.faults = {}
+
+
+# -- requests as each protocol sends them -------------------------------------------------------
+
+
+def request_for(protocol: str, url: str, prompt: str) -> tuple[str, dict[str, Any]]:
+    if protocol == "openai":
+        messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": prompt}]
+        return f"{url}/v1/chat/completions", {"model": "mock-1", "messages": messages}
+    if protocol == "anthropic":
+        body = {
+            "model": "mock-1",
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": prompt}],
+        }
+        return f"{url}/v1/messages", body
+    contents = [{"role": "user", "parts": [{"text": prompt}]}]
+    return f"{url}/v1beta/models/mock-1:generateContent", {"contents": contents}
+
+
+def reply_of(protocol: str, body: dict[str, Any]) -> tuple[str, str]:
+    """(text, finish reason) of a successful answer, read the protocol's way."""
+    if protocol == "openai":
+        choice = body["choices"][0]
+        return choice["message"]["content"], choice["finish_reason"]
+    if protocol == "anthropic":
+        return body["content"][0]["text"], body["stop_reason"]
+    candidate = body["candidates"][0]
+    return candidate["content"]["parts"][0]["text"], candidate["finishReason"]
+
+
+async def post(
+    protocol: str, url: str, prompt: str = BOARD_PROMPT, client: httpx.AsyncClient | None = None
+) -> httpx.Response:
+    target, body = request_for(protocol, url, prompt)
+    if client is not None:
+        return await client.post(target, json=body)
+    async with httpx.AsyncClient(timeout=5) as fresh:
+        return await fresh.post(target, json=body)
+
+
+PROTOCOLS = ("openai", "anthropic", "gemini")
+
+
+def spec_for(protocol: str, url: str) -> ProviderSpec:
+    base = f"{url}/v1" if protocol == "openai" else url
+    return ProviderSpec(protocol=protocol, model="mock-1", base_url=base)  # type: ignore[arg-type]
+
+
+# -- answers ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_each_protocol_answers_a_legal_move_through_our_client(
+    mock: tuple[MockLLM, str], protocol: str
+) -> None:
+    _, url = mock
+    async with Providers() as pool:
+        model = pool.client(spec_for(protocol, url))
+        request = CompletionRequest(BOARD_PROMPT, 64, system="you play hex")
+        completion = await model.complete(request, deadline=anyio.current_time() + 5)
+    reply = json.loads(completion.text)
+    assert reply["move"] in LEGAL and reply["say"] and "notes" in reply
+    assert completion.stop_reason == "stop"
+    assert completion.usage.input_uncached and completion.usage.output
+    assert completion.request_id and completion.model
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_replies_are_real_shaped(mock: tuple[MockLLM, str], protocol: str) -> None:
+    _, url = mock
+    response = await post(protocol, url)
+    body = response.json()
+    assert response.status_code == 200
+    assert response.headers["content-length"] == str(len(response.content))
+    if protocol == "openai":
+        assert body["id"].startswith("chatcmpl-") and response.headers["x-request-id"]
+        assert body["usage"]["total_tokens"] == (
+            body["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"]
+        )
+    elif protocol == "anthropic":
+        assert body["id"].startswith("msg_") and response.headers["request-id"]
+        assert body["usage"]["input_tokens"] > 0 and body["usage"]["output_tokens"] > 0
+    else:
+        assert body["responseId"] and body["usageMetadata"]["candidatesTokenCount"] > 0
+        assert body["modelVersion"] == "mock-1"
+
+
+async def test_the_last_user_turn_and_last_list_count(mock: tuple[MockLLM, str]) -> None:
+    _, url = mock
+    messages = [
+        {"role": "user", "content": "LEGAL MOVES: zz1"},
+        {"role": "assistant", "content": '{"move": "zz1"}'},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "LEGAL MOVES: old\nLEGAL MOVES: e5"}],
+        },
+    ]
+    async with httpx.AsyncClient() as client:
+        response = await client.post(f"{url}/chat/completions", json={"messages": messages})
+    assert json.loads(reply_of("openai", response.json())[0])["move"] == "e5"
+
+
+def test_battle_orders_are_valid() -> None:
+    prompt = "REPLY KEY: orders\nYOUR SQUADS: A1 A2 A4 A9\nENEMY SQUADS: B3 B7\nMAP SIZE: 20\n"
+    lines = PromptLines.read(prompt)
+    for seed in range(20):
+        orders = invent(lines, random.Random(seed))
+        assert isinstance(orders, list)
+        assert [o["squad"] for o in orders] == ["A1", "A2", "A4", "A9"]
+        for order in orders:
+            assert order["do"] in ("advance", "attack", "move", "hold", "retreat")
+            if order["do"] == "attack":
+                assert order["enemy"] in ("B3", "B7")
+            if order["do"] == "move":
+                assert all(1 <= c <= 20 for c in order["to"]) and len(order["to"]) == 2
+
+
+@given(st.lists(st.integers(1, 9), min_size=1, max_size=9, unique=True), st.integers(0, 2**32))
+def test_orders_without_enemies_never_attack(squads: list[int], seed: int) -> None:
+    lines = PromptLines.read("REPLY KEY: orders\nYOUR SQUADS: " + " ".join(f"B{n}" for n in squads))
+    orders = invent(lines, random.Random(seed))
+    assert isinstance(orders, list) and len(orders) == len(squads)
+    assert all(o["do"] != "attack" for o in orders)
+    assert all(1 <= c <= 45 for o in orders if o["do"] == "move" for c in o["to"])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_stratego_setup_is_a_shuffled_army(seed: int) -> None:
+    setup = invent(PromptLines.read("REPLY KEY: setup"), random.Random(seed))
+    assert isinstance(setup, str) and len(setup) == 40
+    assert Counter(setup) == Counter(STRATEGO_PIECES)
+    assert Counter(STRATEGO_PIECES) == Counter(
+        {
+            "F": 1,
+            "B": 6,
+            "S": 1,
+            "2": 8,
+            "3": 5,
+            "4": 4,
+            "5": 4,
+            "6": 4,
+            "7": 3,
+            "8": 2,
+            "9": 1,
+            "X": 1,
+        }
+    )
+    illegal = invent(PromptLines.read("REPLY KEY: setup"), random.Random(seed), illegal=True)
+    assert isinstance(illegal, str) and Counter(illegal) != Counter(STRATEGO_PIECES)
+
+
+def test_without_a_list_the_guess_is_a_short_token() -> None:
+    guesses = {invent(PromptLines.read("Your move."), random.Random(s)) for s in range(10)}
+    assert all(isinstance(g, str) and re.fullmatch(r"[a-h][1-8]", g) for g in guesses)
+
+
+# -- faults ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("status", [429, 500, 529])
+async def test_status_faults(
+    mock: tuple[MockLLM, str], set_faults: Callable[[str], None], protocol: str, status: int
+) -> None:
+    set_faults(f"{status}=1")
+    response = await post(protocol, mock[1])
+    assert response.status_code == status
+    assert "error" in response.json()
+    if status == 429 and protocol != "gemini":
+        assert response.headers["retry-after-ms"] == "50"
+    if status == 429 and protocol == "gemini":
+        assert response.json()["error"]["details"][0]["retryDelay"] == "0.050s"
+
+
+async def test_hang_lasts_until_the_client_gives_up(
+    mock: tuple[MockLLM, str], set_faults: Callable[[str], None]
+) -> None:
+    app, url = mock
+    set_faults("hang=1")
+    before = app.injected["hang"]
+    async with Providers() as pool:
+        started = time.monotonic()
+        with pytest.raises(Timeout):
+            await pool.client(spec_for("anthropic", url)).complete(
+                CompletionRequest(BOARD_PROMPT, 64), deadline=anyio.current_time() + 0.2
+            )
+    assert time.monotonic() - started < 0.2 + MARGIN_S
+    assert app.injected["hang"] == before + 1
+
+
+async def test_slow_answers_after_slow_ms(
+    mock: tuple[MockLLM, str], set_faults: Callable[[str], None]
+) -> None:
+    set_faults("slow=1")
+    started = time.monotonic()
+    response = await post("openai", mock[1])
+    assert response.status_code == 200
+    assert time.monotonic() - started >= 0.15
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_garbage_is_an_invalid_response(
+    mock: tuple[MockLLM, str], set_faults: Callable[[str], None], protocol: str
+) -> None:
+    set_faults("garbage=1")
+    async with Providers() as pool:
+        with pytest.raises(InvalidResponse, match="not a JSON object"):
+            await pool.client(spec_for(protocol, mock[1])).complete(
+                CompletionRequest(BOARD_PROMPT, 64), deadline=anyio.current_time() + 5
+            )
+
+
+@pytest.mark.parametrize(
+    ("protocol", "finish"),
+    [("openai", "length"), ("anthropic", "max_tokens"), ("gemini", "MAX_TOKENS")],
+)
+async def test_truncated_stops_at_the_token_limit(
+    mock: tuple[MockLLM, str], set_faults: Callable[[str], None], protocol: str, finish: str
+) -> None:
+    set_faults("truncated=1")
+    text, reason = reply_of(protocol, (await post(protocol, mock[1])).json())
+    assert reason == finish
+    assert text.startswith('{"move": ')
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_prose_has_no_move(
+    mock: tuple[MockLLM, str], set_faults: Callable[[str], None], protocol: str
+) -> None:
+    set_faults("prose=1")
+    text, reason = reply_of(protocol, (await post(protocol, mock[1])).json())
+    assert reason in ("stop", "end_turn", "STOP")
+    assert "{" not in text and "move" not in text.lower()
+    assert not any(re.search(rf"\b{m}\b", text) for m in LEGAL)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_illegal_is_well_formed_but_not_in_the_list(
+    mock: tuple[MockLLM, str], set_faults: Callable[[str], None], protocol: str
+) -> None:
+    set_faults("illegal=1")
+    text, _ = reply_of(protocol, (await post(protocol, mock[1])).json())
+    move = json.loads(text)["move"]
+    assert move == "z9" and move not in LEGAL
+
+
+async def test_stats_count_requests_and_injected_faults(
+    mock: tuple[MockLLM, str], set_faults: Callable[[str], None]
+) -> None:
+    app, url = mock
+    set_faults("500=0.5,prose=0.5")
+    before = app.stats()
+    async with httpx.AsyncClient() as client:
+        for _ in range(20):
+            await post("gemini", url, client=client)
+        stats = (await client.get(f"{url}/stats")).json()
+    assert stats == app.stats()
+    assert set(stats["injected"]) == set(FAULTS)
+    injected = {k: stats["injected"][k] - before["injected"][k] for k in FAULTS}
+    assert stats["requests"] - before["requests"] == 20
+    assert injected["500"] + injected["prose"] == 20
+    assert injected["500"] > 0 and injected["prose"] > 0
+
+
+async def test_keep_alive_answers_add_no_latency(mock: tuple[MockLLM, str]) -> None:
+    # A delayed-ACK stall would cost ~40 ms per answer on a reused connection.
+    _, url = mock
+    async with httpx.AsyncClient() as client:
+        await post("openai", url, client=client)
+        started = time.monotonic()
+        for _ in range(20):
+            assert (await post("openai", url, client=client)).status_code == 200
+    assert time.monotonic() - started < 0.4
+
+
+async def test_unknown_paths_and_bodies_are_refused(mock: tuple[MockLLM, str]) -> None:
+    _, url = mock
+    async with httpx.AsyncClient() as client:
+        missing = await client.post(f"{url}/v2/complete", json={})
+        not_json = await client.post(f"{url}/v1/messages", content=b"hello")
+    assert missing.status_code == 404 and "/v1/messages" in missing.json()["error"]["message"]
+    assert not_json.status_code == 400
+
+
+# -- seeds, parsing, shutdown ------------------------------------------------------------------
+
+
+async def test_the_same_seed_gives_the_same_answers() -> None:
+    async def answers(seed: int) -> list[str]:
+        app = build_app(faults="illegal=0.3,prose=0.3", seed=seed)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app)) as client:
+            target, body = request_for("openai", "http://mock", BOARD_PROMPT)
+            return [(await client.post(target, json=body)).text for _ in range(12)]
+
+    assert await answers(3) == await answers(3)
+    assert await answers(3) != await answers(4)
+
+
+async def test_latency_is_added_to_every_answer() -> None:
+    app = build_app(latency_ms=120)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app)) as client:
+        target, body = request_for("anthropic", "http://mock", BOARD_PROMPT)
+        started = time.monotonic()
+        response = await client.post(target, json=body)
+    assert response.status_code == 200
+    assert time.monotonic() - started >= 0.12
+
+
+def test_parse_faults() -> None:
+    spec = "illegal=0.05, 429=0.05,500=0.02,529=0.01,hang=0.01,slow=0.02,garbage=0.02,truncated=0.02,prose=0.02"
+    rates = parse_faults(spec)
+    assert list(rates) == list(FAULTS)  # draw order, whatever the spec's order
+    assert rates["illegal"] == 0.05 and rates["hang"] == 0.01
+    assert parse_faults("") == {} and parse_faults("500=0") == {}
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("timeout=0.1", r"unknown fault 'timeout' \(known: 429, 500, 529, hang"),
+        ("429=lots", r"fault rate '429=lots' is not a number"),
+        ("429", r"fault rate 429=nan must be between 0 and 1"),
+        ("500=1.5", r"fault rate 500=1.5 must be between 0 and 1"),
+        ("500=0.6,prose=0.6", r"fault rates add up to 1.2"),
+    ],
+)
+def test_bad_fault_specs_say_what_and_how(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_faults(spec)
+
+
+async def test_a_hang_does_not_block_shutdown() -> None:
+    app = build_app(faults="hang=1")
+    outcome: list[object] = []
+
+    async def wait_forever(url: str) -> None:
+        async with httpx.AsyncClient(timeout=30) as client:
+            try:
+                target, body = request_for("openai", url, "x")
+                outcome.append((await client.post(target, json=body)).status_code)
+            except httpx.HTTPError as exc:
+                outcome.append(type(exc))
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as tg, serving(app) as url:
+        tg.start_soon(wait_forever, url)
+        while not app.injected["hang"]:
+            await anyio.sleep(0.01)
+    assert time.monotonic() - started < 2.0
+    assert outcome == [503]  # released at shutdown, not cut off
+
+
+async def test_a_busy_port_is_a_clear_error(mock: tuple[MockLLM, str]) -> None:
+    port = int(mock[1].rsplit(":", 1)[1])
+    with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{port}.*pick another --port"):
+        async with serving(build_app(), port=port):
+            pass
