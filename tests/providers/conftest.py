@@ -1,4 +1,4 @@
-"""Shared fixtures: the asyncio backend, a pool with fast retries, a deadline maker."""
+"""Shared fixtures: a pool with fast retries, a deadline maker (asyncio comes from tests/)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,6 @@ import pytest
 from providers import Providers, RetryPolicy
 
 FAST_RETRY = RetryPolicy(max_attempts=4, backoff_initial_s=0.01, backoff_max_s=0.02)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture
