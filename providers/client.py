@@ -35,7 +35,7 @@ __all__ = ["HTTPProvider", "status_error", "translate_httpx_errors"]
 
 log = structlog.get_logger(__name__)
 
-_MIN_ATTEMPT_S = 0.001  # httpx treats 0 as "no timeout"; never hand it that
+_MIN_ATTEMPT_S = 0.001  # httpx needs a positive timeout; the cancel scope ends the call anyway
 
 
 @contextmanager
@@ -129,6 +129,8 @@ class HTTPProvider:
         call = _Call(began=anyio.current_time())
         with anyio.CancelScope(deadline=deadline):
             try:
+                # The slot is kept through retry waits: a rate-limited endpoint should
+                # not get another caller's request while this one backs off.
                 async with self._limiter:
                     call.queued_s = anyio.current_time() - call.began
                     retrying = self._retry.retrying(deadline, _BeforeSleep(self.spec, call))

@@ -1,0 +1,60 @@
+"""Whatever a server sends, parsing ends in a Completion or a typed error, never a crash."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from providers import PROTOCOLS, InvalidResponse, ProviderSpec, WireProtocolName
+from providers.pool import WIRE_PROTOCOLS
+from providers.retry import retry_after_from_headers
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(
+        st.sampled_from(
+            ["choices", "message", "content", "candidates", "parts", "text", "usage", "type",
+             "finish_reason", "stop_reason", "finishReason", "usageMetadata", "error", "details",
+             "prompt_tokens", "cached_tokens", "promptFeedback", "blockReason", "retryDelay"]
+        ),
+        children,
+        max_size=5,
+    ),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@settings(max_examples=150, deadline=None)
+@given(body=json_values)
+def test_any_json_body_parses_or_is_invalid(protocol: WireProtocolName, body: Any) -> None:
+    spec = ProviderSpec(protocol=protocol, model="m")
+    wire = WIRE_PROTOCOLS[protocol]
+    raw = json.dumps(body).encode()
+    try:
+        completion = wire.parse_response(spec, 200, {}, raw)
+    except InvalidResponse:
+        return
+    assert isinstance(completion.text, str)
+    assert completion.stop_reason in (
+        "stop",
+        "length",
+        "content_filter",
+        "refusal",
+        "error",
+        "unknown",
+    )
+    hint = wire.retry_after_from_body(raw)
+    assert hint is None or hint >= 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["retry-after", "retry-after-ms"]), st.text(max_size=40)))
+def test_any_retry_header_reads_as_a_wait_or_nothing(headers: dict[str, str]) -> None:
+    wait = retry_after_from_headers(headers)
+    assert wait is None or 0 <= wait < float("inf")
