@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 import games
+from providers import Price
 
 __all__ = [
     "BOARD_GAMES",
@@ -167,14 +168,6 @@ class MockPolicy(_PolicyBase):
         return value
 
 
-class Price(_Strict):
-    """USD per million tokens."""
-
-    input_per_mtok: float = Field(ge=0)
-    output_per_mtok: float = Field(ge=0)
-    cached_input_per_mtok: float | None = Field(default=None, ge=0)
-
-
 class LlmPolicy(_PolicyBase):
     """A model behind one of the wire protocols."""
 
@@ -186,7 +179,10 @@ class LlmPolicy(_PolicyBase):
     max_connections: int = Field(default=16, ge=1)
     max_tokens: int = Field(default=1024, ge=1)
     temperature: float | None = Field(default=None, ge=0)
+    json_mode: bool = False
+    """Ask the provider to enforce a JSON object reply, where its protocol can."""
     price: Price | None = None
+    """USD per million tokens: input_per_mtok, output_per_mtok, cached_input_per_mtok."""
 
 
 PolicyConfig = Annotated[ScriptedPolicy | MockPolicy | LlmPolicy, Field(discriminator="kind")]

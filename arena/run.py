@@ -9,10 +9,11 @@ with its error and the run goes on.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 import games
+import providers
 from arena.config import (
     Config,
     ConfigError,
@@ -31,6 +33,7 @@ from arena.config import (
     draw_master_seed,
 )
 from arena.episode import EpisodeSetup, play_episode
+from arena.llm_seat import LlmSeat, provider_spec
 from arena.mock_seat import MockSeat
 from arena.prompts import PromptError, PromptTemplate, load_template
 from arena.replay import Replay, write_atomic
@@ -89,7 +92,9 @@ class RunPlan:
         }
         return data
 
-    def seat_for(self, policy: str, seed: int, index: int, seat: int) -> ScriptedSeat | TextSeat:
+    def seat_for(
+        self, policy: str, seed: int, index: int, seat: int, pool: providers.Providers | None = None
+    ) -> ScriptedSeat | TextSeat:
         """The seat a policy plays through in one game; its randomness derives from the seed."""
         spec = self.config.policies[policy]
         rng = random.Random(f"{seed}:{index}:{seat}:{policy}")
@@ -97,9 +102,13 @@ class RunPlan:
             return ScriptedSeat(spec.baseline, rng)
         if isinstance(spec, MockPolicy):
             return MockSeat(rng, spec.faults, spec.latency_ms / 1000)
-        raise ConfigError(f"policies.{policy}: kind = 'llm' seats are not available in this build")
+        if pool is None:
+            raise RuntimeError(
+                f"policy {policy!r} is a model: its seats need the run's open provider pool"
+            )
+        return LlmSeat(pool.client(provider_spec(spec)), spec)
 
-    def setup_for(self, game_name: str) -> EpisodeSetup:
+    def setup_for(self, game_name: str, pool: providers.Providers | None = None) -> EpisodeSetup:
         """Everything an episode of `game_name` needs."""
         config = self.config
         params = config.params_for(game_name)
@@ -112,7 +121,7 @@ class RunPlan:
             wall_s=config.wall_s_for(game_name),
             record_prompts=config.run.record_prompts,
             templates={p: self.templates[(p, game.family)] for p in self.policies},
-            seat_for=self.seat_for,
+            seat_for=functools.partial(self.seat_for, pool=pool),
             authors={name: spec.author for name, spec in config.policies.items()},
         )
 
@@ -163,35 +172,16 @@ async def execute(plan: RunPlan, *, on_episode: Progress | None = None) -> RunRe
     write_atomic(plan.out / "config.resolved.json", json.dumps(plan.resolved(), indent=2))
     result = RunResult()
     started = time.monotonic()
-    setups: dict[str, EpisodeSetup] = {}
-    jobs_send, jobs_receive = anyio.create_memory_object_stream[Episode](0)
-    done_send, done_receive = anyio.create_memory_object_stream[Replay | dict[str, str]](
-        plan.config.run.concurrency
-    )
-    log.info(
-        "run_started",
-        run=plan.config.run.name,
-        seed=plan.master_seed,
-        episodes=plan.episode_count(),
-    )
-
-    async def produce() -> None:
-        async with jobs_send:
-            for match in plan.matches():
-                if match.game not in setups:
-                    setups[match.game] = plan.setup_for(match.game)
-                for episode in match.episodes():
-                    await jobs_send.send(episode)
-
-    with structlog.contextvars.bound_contextvars(run=plan.config.run.name):
-        await _pool(
-            plan, setups, produce, jobs_receive, done_send, done_receive, result, on_episode
-        )
+    name = plan.config.run.name
+    log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count())
+    with structlog.contextvars.bound_contextvars(run=name):
+        async with providers.Providers() as pool:
+            await _play_all(plan, pool, result, on_episode)
     result.wall_s = time.monotonic() - started
     _write_summary(plan, result)
     log.info(
         "run_finished",
-        run=plan.config.run.name,
+        run=name,
         episodes=result.episodes,
         failed=len(result.failed),
         wall_s=round(result.wall_s, 3),
@@ -199,21 +189,29 @@ async def execute(plan: RunPlan, *, on_episode: Progress | None = None) -> RunRe
     return result
 
 
-async def _pool(
-    plan: RunPlan,
-    setups: dict[str, EpisodeSetup],
-    produce: Callable[[], Coroutine[Any, Any, None]],
-    jobs: MemoryObjectReceiveStream[Episode],
-    done_send: MemoryObjectSendStream[Replay | dict[str, str]],
-    done_receive: MemoryObjectReceiveStream[Replay | dict[str, str]],
-    result: RunResult,
-    on_episode: Progress | None,
+async def _play_all(
+    plan: RunPlan, pool: providers.Providers, result: RunResult, on_episode: Progress | None
 ) -> None:
+    """The schedule feeds `concurrency` workers through a zero-buffer stream; one writer."""
+    setups: dict[str, EpisodeSetup] = {}
+    jobs_send, jobs_receive = anyio.create_memory_object_stream[Episode](0)
+    done_send, done_receive = anyio.create_memory_object_stream[Replay | dict[str, str]](
+        plan.config.run.concurrency
+    )
+
+    async def produce() -> None:
+        async with jobs_send:
+            for match in plan.matches():
+                if match.game not in setups:
+                    setups[match.game] = plan.setup_for(match.game, pool)
+                for episode in match.episodes():
+                    await jobs_send.send(episode)
+
     async with anyio.create_task_group() as group, done_send:
         group.start_soon(produce)
         for _ in range(plan.config.run.concurrency):
-            group.start_soon(_worker, setups, jobs.clone(), done_send.clone())
-        jobs.close()
+            group.start_soon(_worker, setups, jobs_receive.clone(), done_send.clone())
+        jobs_receive.close()
         group.start_soon(_writer, plan, done_receive, result, on_episode)
 
 

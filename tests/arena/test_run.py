@@ -48,7 +48,7 @@ class MarkerSeat:
 
 
 class MarkedPlan(RunPlan):
-    def seat_for(self, policy: str, seed: int, index: int, seat: int) -> Any:
+    def seat_for(self, policy: str, seed: int, index: int, seat: int, pool: Any = None) -> Any:
         # The mark names the policy by its position only: the name itself must never reach a prompt.
         return MarkerSeat(
             f"P{self.policies.index(policy)}/{index}/{seat}", random.Random(f"{seed}{index}{seat}")

@@ -1,0 +1,97 @@
+"""A seat played by a model behind one of the providers' wire protocols.
+
+This is the one place the arena meets provider errors: each is mapped to a
+fallback cause of SPEC 2.5 and re-raised as `SeatFailure`. Nothing here
+catches an httpx exception; providers/ already translated them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict
+from typing import Any
+
+from pydantic import SecretStr
+
+import providers
+from arena.config import LlmPolicy
+from arena.seats import Answer, Question, SeatFailure
+
+__all__ = ["LlmSeat", "provider_spec"]
+
+
+def provider_spec(policy: LlmPolicy) -> providers.ProviderSpec:
+    """The provider spec of a policy; the key comes from the variable `api_key_env` names."""
+    key = os.environ.get(policy.api_key_env) if policy.api_key_env else None
+    return providers.ProviderSpec(
+        protocol=policy.provider,
+        model=policy.model,
+        base_url=policy.base_url or "",
+        api_key=SecretStr(key) if key else None,
+        max_connections=policy.max_connections,
+        price=policy.price,
+    )
+
+
+def _cause(error: providers.ProviderError, first_request: bool) -> str:
+    if isinstance(error, providers.Timeout):
+        return "timeout"
+    if isinstance(error, providers.TransportError):
+        return "not_connected" if error.connect_refused and first_request else "transport"
+    if isinstance(error, providers.RateLimited):
+        return "rate_limited"
+    if isinstance(error, providers.HTTPStatusError):
+        return "http_status"
+    return "provider_error"
+
+
+class LlmSeat:
+    """One seat of one game, asking one model; remembers whether it ever got through."""
+
+    def __init__(self, client: providers.Provider, policy: LlmPolicy) -> None:
+        self._client = client
+        self._policy = policy
+        self._requests = 0
+
+    async def ask(self, question: Question, *, deadline: float) -> Answer:
+        """Ask the model; provider failures become `SeatFailure` with their cause."""
+        request = providers.CompletionRequest(
+            prompt=question.prompt,
+            max_tokens=self._policy.max_tokens,
+            temperature=self._policy.temperature,
+            json_object=self._policy.json_mode,
+        )
+        first = self._requests == 0
+        self._requests += 1
+        try:
+            completion = await self._client.complete(request, deadline=deadline)
+        except providers.ProviderError as error:
+            status = getattr(error, "status", None)
+            raise SeatFailure(_cause(error, first), str(error), status=status) from error
+        return self._answer(completion)
+
+    def _answer(self, completion: providers.Completion) -> Answer:
+        usage = asdict(completion.usage)
+        price = self._policy.price
+        return Answer(
+            text=completion.text,
+            provider=self._policy.provider,
+            model=completion.model or self._policy.model,
+            usage=usage,
+            raw_usage=dict(completion.raw_usage) if completion.raw_usage is not None else None,
+            stop_reason=completion.stop_reason,
+            raw_stop_reason=completion.raw_stop_reason,
+            request_id=completion.request_id,
+            status=completion.status,
+            retries=[_attempt_json(a) for a in completion.attempts[:-1]],
+            cost_usd=price.cost_usd(completion.usage) if price is not None else None,
+        )
+
+
+def _attempt_json(attempt: providers.Attempt) -> dict[str, Any]:
+    return {
+        "status": attempt.status,
+        "error": attempt.error,
+        "latency_s": round(attempt.latency_s, 6),
+        "wait_s": round(attempt.wait_s, 6),
+    }
