@@ -12,20 +12,21 @@ are closed to that piece on its owner's next turn.
 A *threat* is a move that ends adjacent to an opponent's movable piece
 without attacking. An *evade* moves a threatened piece, without attacking, to
 a square not adjacent to the threatening piece. A *chase* is an unbroken
-alternation of threats and evades; a threat continues the chase when it
-threatens the piece that just evaded. While a chase runs, the chaser may not
+alternation of threats and evades. While a chase runs, the chaser may not
 make a threat that recreates a position (Zobrist key of piece placement) that
 already occurred after a threat of this chase, unless the threatening piece
 simply returns to the square it left on its previous turn; that two-move
-oscillation is then bounded by the two-square rule. A battle, a move that is
-neither the expected threat nor the expected evade, ends the chase; a threat
-that does not continue one starts a new one.
+oscillation is then bounded by the two-square rule. A battle, or a move that
+is neither the expected threat nor the expected evade, ends the chase; a
+threat that does not continue one starts a new one.
 
 Readings the seed leaves open, fixed here: an evade that also threatens
-counts as the evade (the chase goes on); a threat by any piece of the chaser
-against the evader continues the chase; the chase keeps its most recent 32
-after-threat keys (`CHASE_MEMORY`), and every key dropped beyond that is
-counted in the state (`chase_overflow`) so a replay can record it.
+counts as the evade (the chase goes on, the evader does not become a
+chaser); after an evade, any threat by the chaser continues the chase,
+whichever of its pieces makes it and whichever piece it threatens (the
+alternation is unbroken); the chase keeps its most recent 32 after-threat
+keys (`CHASE_MEMORY`), and every key dropped beyond that is counted in the
+state (`chase_overflow`) so a replay can record it.
 """
 
 from __future__ import annotations
@@ -100,18 +101,26 @@ def threatened(board: tuple[int, ...] | list[int], to: int, seat: int) -> tuple[
     return tuple(found)
 
 
-def chase_refuses(chase: Chase | None, seat: int, a: int, b: int, key: int, streak: Streak) -> bool:
-    """Whether the chase law forbids `seat`'s quiet move `a`-`b`, which would give placement `key`.
+def chase_refuses(
+    chase: Chase | None,
+    seat: int,
+    board: tuple[int, ...],
+    a: int,
+    b: int,
+    key: int,
+    streak: Streak,
+) -> bool:
+    """Whether the chase law forbids `seat`'s quiet move `a`-`b` on `board`, giving `key`.
 
-    Only a threat that continues the running chase (the mover is the chaser
-    and `b` touches the piece that just evaded) can be refused.
+    Only the chaser's threat after an evade can be refused: one that recreates
+    a remembered position without being a return to the square the piece left
+    on its previous turn.
     """
     if chase is None or chase.chaser != seat or key not in chase.keys:
         return False
-    if abs(chase.targets[0] - b) not in (1, 12):
-        return False
-    returning = streak.square == a and streak.left == b
-    return not returning
+    if streak.square == a and streak.left == b:
+        return False  # the return: the two-square rule bounds this oscillation
+    return bool(threatened(board, b, seat))
 
 
 def next_chase(
@@ -123,10 +132,9 @@ def next_chase(
     dropped beyond `CHASE_MEMORY`. A battle ends a chase: callers pass None then.
     """
     if chase is not None and chase.chaser != seat:
-        evaded = a in chase.targets and abs(b - chase.threatener) not in (1, 12)
-        if evaded:
+        if a in chase.targets and abs(b - chase.threatener) not in (1, 12):
             return Chase(chase.chaser, chase.threatener, (b,), chase.keys), 0
-    elif chase is not None and chase.targets[0] in targets:
+    elif chase is not None and targets:
         keys = (*chase.keys, key)
         dropped = max(0, len(keys) - CHASE_MEMORY)
         return Chase(seat, b, targets, keys[dropped:]), dropped

@@ -120,11 +120,11 @@ def _chase_forbids(
     board: tuple[int, ...], m: int, seat: int, streak: Streak, chase: Chase, key: int
 ) -> bool:
     a, b = m >> 8, m & 255
-    if board[b] != EMPTY or abs(b - chase.targets[0]) not in (1, STRIDE):
-        return False  # attacks and moves away from the evader are never chase threats
+    if board[b] != EMPTY:
+        return False  # an attack is never a threat
     piece = board[a] & PIECE
     after = key ^ ZOBRIST[piece][a] ^ ZOBRIST[piece][b]
-    return chase_refuses(chase, seat, a, b, after, streak)
+    return chase_refuses(chase, seat, board, a, b, after, streak)
 
 
 def start_play(seed: int | str, game: int, board: tuple[int, ...], mover: int) -> StrategoState:

@@ -141,6 +141,15 @@ def test_the_return_exception_hands_the_oscillation_to_the_two_square_rule() -> 
         G.parse(s, 0, "e4-e5")
 
 
+def test_after_an_evade_a_threat_to_another_piece_continues_the_chase() -> None:
+    s = position({"e3": "L", "f4": "W", "e6": "V", "a1": "M", "j10": "Y"})
+    s = play(s, "e3-e4", "f4-g4")  # threat on the General, which evades (g4 is not next to e4)
+    s = play(s, "e4-e5")  # threat on the Colonel on e6: the alternation goes on
+    assert s.chase is not None and len(s.chase.keys) == 2
+    s = play(s, "g4-g3")  # the General moves, but the Colonel was the one threatened
+    assert s.chase is None
+
+
 def test_a_new_chase_starts_with_an_empty_memory() -> None:
     s = position({"e5": "L", "f4": "W", "a1": "M", "j10": "Y"})
     s = play(s, "e5-e4", "f4-f5", "e4-e5", "f5-f4")
