@@ -138,15 +138,13 @@ def _table(title: str, rows: list[Row]) -> Table:
 
 def _print_standings(plan: RunPlan, result: RunResult, console: Console) -> None:
     grouped = by_game(result.games)
-    if len(grouped) > 1:
-        for name, group in grouped.items():
-            console.print(_table(f"{name}", standings(group, plan.policies, game=name)))
-    console.print(
-        _table(
-            "standings (overall: +1 win, 0 draw, -1 loss per game)",
-            standings(result.games, plan.policies),
+    for name, group in grouped.items():
+        console.print(
+            _table(f"{name} (mean game score)", standings(group, plan.policies, game=name))
         )
-    )
+    if len(grouped) > 1:
+        overall = standings(result.games, plan.policies)
+        console.print(_table("overall (+1 win, 0 draw, -1 loss per game)", overall))
     if result.failed:
         console.print(f"[red]{len(result.failed)} episode(s) failed; see events.jsonl[/red]")
 

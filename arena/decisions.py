@@ -24,7 +24,15 @@ from arena.config import Deadlines
 from arena.extract import extract
 from arena.seats import Answer, Question, ScriptedSeat, SeatFailure, TextSeat
 
-__all__ = ["REPLY_CUT", "Attempt", "Decision", "DecisionRequest", "decide", "decide_batch"]
+__all__ = [
+    "REPLY_CUT",
+    "Attempt",
+    "Decision",
+    "DecisionRequest",
+    "decide",
+    "decide_batch",
+    "switched_off",
+]
 
 log = structlog.get_logger("arena.decisions")
 
@@ -76,15 +84,18 @@ class DecisionRequest:
     """Renders the prompt; the argument is the retry's feedback, or None."""
     deadlines: Deadlines
     key: str = "move"
-    fallback: Callable[[], Any] | None = None
-    """The move played on fallback; the game's baseline unless given."""
     legal: tuple[str, ...] = field(default=())
+    move_help: Callable[[], str] | None = None
+    """How to write a move, for a retry where the moves cannot be listed (the battle)."""
 
 
-def _feedback(reason: str, legal: Sequence[str], key: str) -> str:
+def _feedback(reason: str, req: DecisionRequest) -> str:
     lines = [f"YOUR PREVIOUS REPLY WAS REFUSED: {reason}"]
-    if legal:
-        lines.append("LEGAL MOVES: " + ", ".join(legal))
+    if req.legal:
+        lines.append("LEGAL MOVES: " + ", ".join(req.legal))
+    elif req.move_help is not None:
+        lines.append(req.move_help())
+    key = req.key
     lines.append(f'Reply with one JSON object: {{"{key}": "...", "say": "...", "notes": "..."}}')
     return "\n".join(lines)
 
@@ -175,7 +186,7 @@ async def decide(req: DecisionRequest) -> Decision:
                     None,
                     extracted.move,
                 )
-            feedback = _feedback(f"{record.cause}: {record.error}", req.legal, req.key)
+            feedback = _feedback(f"{record.cause}: {record.error}", req)
     if whole.cancelled_caught:
         # The decision's own deadline cut an attempt short: that attempt timed out.
         cut = Attempt(
@@ -188,9 +199,19 @@ async def decide(req: DecisionRequest) -> Decision:
         )
         attempts.append(cut)
     cause = attempts[-1].cause if attempts else "timeout"
-    move = req.fallback() if req.fallback is not None else req.game.baseline(req.state, req.seat)
+    move = req.game.baseline(req.state, req.seat)
     return Decision(
         req.seat, move, "fallback", anyio.current_time() - started, tuple(attempts), cause=cause
+    )
+
+
+def switched_off(req: DecisionRequest) -> Decision:
+    """The baseline decides without asking: the episode's clock has no room left for
+    the seat (the battle's switch-off rule); recorded as a fallback, cause `llm_off`."""
+    if isinstance(req.player, ScriptedSeat):
+        return Decision(req.seat, req.player.choose(req.game, req.state, req.seat), "reply", 0.0)
+    return Decision(
+        req.seat, req.game.baseline(req.state, req.seat), "fallback", 0.0, cause="llm_off"
     )
 
 

@@ -9,6 +9,7 @@ position is adjudicated by the game's rules. The result is a `Replay`.
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ import structlog
 
 import games
 from arena.config import Deadlines
-from arena.decisions import REPLY_CUT, Decision, DecisionRequest, decide_batch
+from arena.decisions import REPLY_CUT, Decision, DecisionRequest, decide_batch, switched_off
 from arena.prompts import PromptTemplate, SeatContext, render
 from arena.replay import (
     AttemptRecord,
@@ -29,6 +30,7 @@ from arena.replay import (
     PlyRecord,
     Replay,
     Spectator,
+    move_json,
 )
 from arena.schedule import Episode, aliases
 from arena.seats import ScriptedSeat, TextSeat
@@ -57,12 +59,10 @@ class EpisodeSetup:
     """Policy name -> its template for this game's family."""
     seat_for: SeatFactory
     authors: dict[str, str | None]
-
-
-def move_json(move: Any) -> Any:
-    """A move as the replay stores it (engines may give structured moves a `to_json`)."""
-    to_json = getattr(move, "to_json", None)
-    return to_json() if callable(to_json) else move
+    wall_covers_episode: bool = False
+    """The battle's stop covers both games of the episode; other games' each game."""
+    switch_off_turns: int | None = None
+    """Switch the seats off once this many full decisions no longer fit before the stop."""
 
 
 class _GameLoop:
@@ -116,6 +116,7 @@ class _GameLoop:
             self.setup.deadlines,
             key=REPLY_KEYS.get(game.name, "move"),
             legal=legal,
+            move_help=lambda: games.move_help(game.name, game.view(state, seat)),
         )
 
     def play(self, decisions: dict[int, Decision]) -> None:
@@ -128,9 +129,19 @@ class _GameLoop:
                 self.notes[d.seat] = d.notes
             if d.source == "fallback":
                 self.record.fallbacks.append(self._fallback_record(d, ply))
-        self.history.append(" ".join(str(move_json(d.move)) for d in decisions.values()))
+        if game.enumerable:
+            self.history.append(" ".join(str(move_json(d.move)) for d in decisions.values()))
+        else:  # structured moves (orders) are too long to repeat; the view shows their effect
+            self.history.append(f"turn {ply}")
         standings = [game.standing(self.state, 0), game.standing(self.state, 1)]
-        self.record.plies.append(PlyRecord(ply=ply, decisions=records, standings=standings))
+        self.record.plies.append(
+            PlyRecord(
+                ply=ply,
+                decisions=records,
+                standings=standings,
+                integrity=game.integrity(self.state),
+            )
+        )
 
     def _decision_record(self, d: Decision) -> DecisionRecord:
         attempts = [
@@ -211,16 +222,23 @@ def _answer_fields(answer: Any) -> dict[str, Any]:
     }
 
 
-async def _play_game(setup: EpisodeSetup, episode: Episode, index: int) -> GameRecord:
+async def _play_game(
+    setup: EpisodeSetup, episode: Episode, index: int, stop_at: float
+) -> GameRecord:
+    """One game, stopped by the wall clock at `stop_at` (anyio's clock) if it runs that long."""
     loop = _GameLoop(setup, episode, index)
     game = setup.game
     started = time.monotonic()
     with (
         structlog.contextvars.bound_contextvars(game_index=index),
-        anyio.move_on_after(setup.wall_s if setup.wall_s is not None else float("inf")),
+        anyio.move_on_after(stop_at - anyio.current_time()),
     ):
         while seats := game.to_act(loop.state):
-            decisions = await decide_batch([loop.request(seat) for seat in seats])
+            requests = [loop.request(seat) for seat in seats]
+            if _switched_off(setup, stop_at):
+                decisions = {r.seat: switched_off(r) for r in requests}
+            else:
+                decisions = await decide_batch(requests)
             loop.play(decisions)
     outcome = game.outcome(loop.state) or game.adjudicate(loop.state)
     loop.record.result = {**outcome.to_json(), "plies": len(loop.record.plies)}
@@ -237,13 +255,24 @@ async def _play_game(setup: EpisodeSetup, episode: Episode, index: int) -> GameR
     return loop.record
 
 
+def _switched_off(setup: EpisodeSetup, stop_at: float) -> bool:
+    """SPEC 5: once two more full turns no longer fit before the stop, no seat is asked."""
+    if setup.switch_off_turns is None:
+        return False
+    return stop_at - anyio.current_time() < setup.switch_off_turns * setup.deadlines.decision_s
+
+
 async def play_episode(setup: EpisodeSetup, episode: Episode) -> Replay:
     """Play every game of `episode` and return its replay."""
     match = episode.match
     records = []
     with structlog.contextvars.bound_contextvars(episode=episode.id, game=match.game):
+        limit = setup.wall_s if setup.wall_s is not None else math.inf
+        stop_at = anyio.current_time() + limit
         for index in episode.game_indices:
-            records.append(await _play_game(setup, episode, index))
+            if not setup.wall_covers_episode:
+                stop_at = anyio.current_time() + limit
+            records.append(await _play_game(setup, episode, index, stop_at))
     return Replay(
         run=setup.run,
         episode=episode.id,

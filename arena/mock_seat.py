@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from arena.replay import move_json
 from arena.seats import Answer, Question, SeatFailure
 
 __all__ = ["FAULTS", "MockSeat"]
@@ -78,7 +79,7 @@ class MockSeat:
     def _sound(self, question: Question) -> Any:
         if question.legal:
             return self._rng.choice(question.legal)
-        return question.game.baseline(question.state, question.seat)
+        return move_json(question.game.baseline(question.state, question.seat))
 
     def _illegal(self, question: Question) -> Any:
         """A move that reads as a move of the game but is refused here."""

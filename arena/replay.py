@@ -28,6 +28,7 @@ __all__ = [
     "Replay",
     "Spectator",
     "load_replay",
+    "move_json",
     "write_atomic",
 ]
 
@@ -137,6 +138,12 @@ class Replay(_Model):
     """Template SHA-256 -> its path under `prompts/`."""
     games: list[GameRecord]
     spectator: Spectator
+
+
+def move_json(move: Any) -> Any:
+    """A move as the replay stores it (engines give structured moves a `to_json`)."""
+    to_json = getattr(move, "to_json", None)
+    return to_json() if callable(to_json) else move
 
 
 def write_atomic(path: Path, text: str) -> None:

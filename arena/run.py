@@ -122,6 +122,8 @@ class RunPlan:
             record_prompts=config.run.record_prompts,
             templates={p: self.templates[(p, game.family)] for p in self.policies},
             seat_for=functools.partial(self.seat_for, pool=pool),
+            wall_covers_episode=game_name == "battle",
+            switch_off_turns=2 if game_name == "battle" else None,
             authors={name: spec.author for name, spec in config.policies.items()},
         )
 

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import games
-from arena.episode import move_json
-from arena.replay import GameRecord, Replay, load_replay
+from arena.replay import GameRecord, Replay, load_replay, move_json
 from arena.schedule import aliases, resolve_entry
 
 __all__ = ["VerifyError", "replay_paths", "verify_file", "verify_replay"]
@@ -90,6 +89,12 @@ def _verify_game(game: games.Game[Any], seed: int, record: GameRecord, where: st
         standings = [game.standing(state, 0), game.standing(state, 1)]
         if standings != ply.standings:
             raise VerifyError(f"{at}: standings {ply.standings} recorded, {standings} re-derived")
+        integrity = game.integrity(state)
+        if integrity != ply.integrity:
+            differing = sorted(
+                k for k in {*integrity, *ply.integrity} if integrity.get(k) != ply.integrity.get(k)
+            )
+            raise VerifyError(f"{at}: integrity data {differing} differ from the re-derivation")
     _check_result(game, state, record, where)
 
 

@@ -16,7 +16,7 @@ from games.core import (
     TurnGame,
     Unreadable,
 )
-from games.registry import ROTATION, board_text, load, names, resolve_rotation
+from games.registry import ROTATION, board_text, load, move_help, names, resolve_rotation
 
 __all__ = [
     "COMPLETE",
@@ -30,6 +30,7 @@ __all__ = [
     "Unreadable",
     "board_text",
     "load",
+    "move_help",
     "names",
     "resolve_rotation",
 ]

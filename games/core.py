@@ -159,6 +159,11 @@ class Game(ABC, Generic[S]):
     def view(self, s: S, seat: int) -> dict[str, Any]:
         """What `seat` may know of `s`, JSON-able."""
 
+    def integrity(self, s: S) -> dict[str, Any]:
+        """Game-specific data a replay records after each ply so a verifier can
+        re-derive it (the battle's hash chain); empty for most games."""
+        return {}
+
     def ply(self, s: S) -> int:
         """Plies played so far."""
         return int(getattr(s, "ply"))  # noqa: B009 - every state keeps its ply count

@@ -7,10 +7,11 @@ from typing import Any
 
 from games.core import Game
 
-__all__ = ["ROTATION", "board_text", "load", "names", "resolve_rotation"]
+__all__ = ["ROTATION", "board_text", "load", "move_help", "names", "resolve_rotation"]
 
 # name -> "module:Class"; modules import lazily so `arena --help` stays fast.
 _GAMES: dict[str, str] = {
+    "battle": "games.battle:Battle",
     "breakthrough": "games.breakthrough:Breakthrough",
     "connect-four": "games.connect_four:ConnectFour",
     "hex": "games.hex:Hex",
@@ -47,11 +48,24 @@ def load(name: str, **params: Any) -> Game[Any]:
     return game
 
 
-def board_text(name: str, view: dict[str, Any]) -> str:
-    """Draw a view of game `name` as plain text, by the game's own `render` module."""
+def _render_module(name: str) -> Any:
     target = _GAMES.get(name)
     if target is None:
         raise ValueError(f"unknown game {name!r} (known: {', '.join(names())})")
-    module = importlib.import_module(target.partition(":")[0] + ".render")
-    text: str = module.board_text(view)
+    return importlib.import_module(target.partition(":")[0] + ".render")
+
+
+def board_text(name: str, view: dict[str, Any]) -> str:
+    """Draw a view of game `name` as plain text, by the game's own `render` module."""
+    text: str = _render_module(name).board_text(view)
     return text
+
+
+def move_help(name: str, view: dict[str, Any]) -> str:
+    """How to write a move of game `name` (its render module's `move_help`), or ''.
+
+    Games whose moves cannot be listed (the battle's orders) explain their
+    schema here; a retry prompt carries it in place of the legal-move list.
+    """
+    helper = getattr(_render_module(name), "move_help", None)
+    return str(helper(view)) if helper is not None else ""

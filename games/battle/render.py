@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["board_text", "orders_help"]
+__all__ = ["board_text", "move_help", "orders_help"]
 
 
 def board_text(view: dict[str, Any]) -> str:
@@ -92,3 +92,7 @@ def _map_lines(rows: list[str]) -> list[str]:
     units = "".join(str(x % 10) if x % 5 == 0 else " " for x in range(1, size + 1))
     lines = [f"{size - i:>3} {row}" for i, row in enumerate(rows)]
     return [*lines, f"    {ruler}", f"    {units}"]
+
+
+move_help = orders_help
+"""The name the arena looks for: how to write a move, for a retry prompt."""

@@ -239,6 +239,13 @@ class Battle(Game[BattleState]):
         score = _WIN * ((margin > 0) - (margin < 0)) + margin
         return Outcome((score, -score), reason, ending, detail=f"survivors {red}-{blue}")
 
+    def integrity(self, s: BattleState) -> dict[str, Any]:
+        """The gameHash links of the ticks the last apply ran, and MAgent's rewards so far."""
+        return {
+            "hashes": list(s.chain),
+            "magent_reward": [self.magent_reward(s, 0), self.magent_reward(s, 1)],
+        }
+
     def magent_reward(self, s: BattleState, seat: int) -> float:
         """MAgent's rewards summed over `seat`'s soldiers so far (recorded, never scored)."""
         return s.reward_milli[seat] / 1000
