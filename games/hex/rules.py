@@ -21,7 +21,16 @@ from typing import Any, ClassVar, NamedTuple
 
 from games.core import Illegal, Outcome, TurnGame, Unreadable, normalise_token
 
-__all__ = ["FILES", "RANKS", "UNREACHABLE", "Hex", "HexState", "cell_mask", "neighbours"]
+__all__ = [
+    "FILES",
+    "RANKS",
+    "UNREACHABLE",
+    "Hex",
+    "HexState",
+    "cell_mask",
+    "dist_to_win",
+    "neighbours",
+]
 
 # -- parameters ---------------------------------------------------------------
 
