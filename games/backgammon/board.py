@@ -1,0 +1,114 @@
+"""Backgammon's board as data: sides, the opening setup, pips, standing and the JSON board.
+
+Source: the seed's rules and SPEC.md section 7. Each side is kept in its own
+numbering (see `plays.Side`): BLACK's point p is WHITE's point 25 - p, and the
+absolute points 1-24 of replays and the viewer are BLACK's numbering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from games.backgammon.plays import Side
+
+__all__ = [
+    "CHECKERS",
+    "COLOURS",
+    "OPENING",
+    "board_json",
+    "check_apart",
+    "colour_index",
+    "pip_count",
+    "side_from_points",
+    "sides_from_board",
+    "standing_of",
+]
+
+CHECKERS = 15
+COLOURS: tuple[str, str] = ("BLACK", "WHITE")
+"""Colour names; index 0 is BLACK, whose numbering the absolute points use."""
+
+_OFF, _BAR = 0, 25
+
+
+def colour_index(colour: str) -> int:
+    """0 for BLACK, 1 for WHITE; any case is read."""
+    name = colour.strip().upper()
+    if name not in COLOURS:
+        raise ValueError(f"colour {colour!r} is neither BLACK nor WHITE")
+    return COLOURS.index(name)
+
+
+def side_from_points(points: Mapping[int, int], bar: int = 0, colour: str = "BLACK") -> Side:
+    """A side from its checkers keyed by its own point numbers (1-24); the rest are borne off."""
+    counts = [0] * 26
+    for point, count in points.items():
+        if not isinstance(point, int) or not 1 <= point <= 24:
+            raise ValueError(f"{colour} point {point!r} is not a point: use 1-24 (own numbering)")
+        if not isinstance(count, int) or count < 0:
+            raise ValueError(f"{colour} has {count!r} checkers on {point}: use a count >= 0")
+        counts[point] = count
+    if not isinstance(bar, int) or bar < 0:
+        raise ValueError(f"{colour} has {bar!r} checkers on the bar: use a count >= 0")
+    counts[_BAR] = bar
+    placed = sum(counts)
+    if placed > CHECKERS:
+        raise ValueError(f"{colour} has {placed} checkers on the board and bar: at most 15")
+    counts[_OFF] = CHECKERS - placed
+    return bytes(counts)
+
+
+OPENING: Side = side_from_points({24: 2, 13: 5, 8: 3, 6: 5})
+"""Either side at the start, in its own numbering."""
+
+
+def check_apart(black: Side, white: Side) -> None:
+    """Raise ValueError if a point holds checkers of both colours."""
+    shared = [p for p in range(1, 25) if black[p] and white[25 - p]]
+    if shared:
+        raise ValueError(
+            f"BLACK points {shared} also hold WHITE checkers: a point holds one colour only "
+            "(WHITE's point p is BLACK's point 25 - p)"
+        )
+
+
+def pip_count(side: Side) -> int:
+    """The pips the side still has to move: sum of point times checkers, the bar counting 25."""
+    return sum(point * side[point] for point in range(1, 26))
+
+
+def standing_of(side: Side) -> int:
+    """SPEC's heuristic: 1000 - pips - 6 * blots + 8 * home-board points made."""
+    blots = sum(1 for count in side[1:25] if count == 1)
+    made = sum(1 for count in side[1:7] if count >= 2)
+    return 1000 - pip_count(side) - 6 * blots + 8 * made
+
+
+def board_json(black: Side, white: Side) -> dict[str, Any]:
+    """The board in absolute points (BLACK's numbering): + BLACK checkers, - WHITE checkers."""
+    return {
+        "points": [black[p] - white[25 - p] for p in range(1, 25)],
+        "bar": [black[_BAR], white[_BAR]],
+        "off": [black[_OFF], white[_OFF]],
+    }
+
+
+def _counts(board: Mapping[str, Any], key: str, length: int) -> Sequence[int]:
+    value = board.get(key)
+    if not isinstance(value, Sequence) or len(value) != length:
+        raise ValueError(f"board[{key!r}] is {value!r}: expected a list of {length} integers")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise ValueError(f"board[{key!r}] is {value!r}: expected integers")
+    return value
+
+
+def sides_from_board(board: Mapping[str, Any]) -> tuple[Side, Side]:
+    """(BLACK, WHITE) sides from `board_json`'s form; ValueError if it is not a board."""
+    points = _counts(board, "points", 24)
+    bar = _counts(board, "bar", 2)
+    black = side_from_points({p: max(points[p - 1], 0) for p in range(1, 25)}, bar[0], "BLACK")
+    white = side_from_points({25 - p: max(-points[p - 1], 0) for p in range(1, 25)}, bar[1], "WHITE")
+    if list(_counts(board, "off", 2)) != [black[_OFF], white[_OFF]]:
+        raise ValueError(f"board['off'] is {board['off']!r}: it must be 15 minus the rest")
+    return black, white

@@ -1,0 +1,292 @@
+"""Backgammon, as the AI CUP plays it: 15 checkers a side, no doubling cube.
+
+Rules source: `seeds/backgammon-aicup-rules-ja.txt` (rules, view, notation,
+scoring, the 1,000-ply no-contest), with the points it leaves open fixed by
+SPEC.md section 7 (legal plays, canonical notation, verifiable dice, seats,
+standing, baseline).
+
+Parameters: none. A card is two games; seat 0 is BLACK in game 1 and WHITE in
+game 2, and the colour is the seat's alias. `initial(card_seed, game=g)`
+derives the game's seed from the 64-hex card seed; every roll then follows
+from it (`dice.py`), so a state carries its game seed and `apply` is pure.
+
+State: both sides in their own numbering (`plays.Side`), the colour to move,
+the roll of the ply to play (None once the game is over), plies played (the
+opening roll belongs to ply 1; a `NONE` ply counts), the game index and seed.
+
+Results: the side that bears off all 15 checkers wins, +1 / -1; the ending is
+`single` (the loser has borne off), `gammon` (it has not) or `backgammon` (it
+also still has a checker on the bar or in the winner's home board), worth
+1, 2 or 3 points, recorded in `Outcome.detail` for display only. At 1,000
+plies the game is a `no-contest` without scores; there is no wall-clock
+adjudication.
+
+standing: `board.standing_of`. baseline: the legal play maximising the
+mover's standing minus the opponent's after it, ties to the first listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from games.backgammon import dice as dice_rules
+from games.backgammon.board import (
+    CHECKERS,
+    COLOURS,
+    OPENING,
+    board_json,
+    check_apart,
+    colour_index,
+    pip_count,
+    side_from_points,
+    standing_of,
+)
+from games.backgammon.dice import Roll
+from games.backgammon.notation import NONE, read_play
+from games.backgammon.plays import PlayTable, Side, find_play, legal_plays
+from games.core import COMPLETE, Game, Illegal, Outcome, Unreadable
+
+__all__ = ["PLY_CAP", "Backgammon", "BackgammonState", "colour_of", "seat_of"]
+
+PLY_CAP = 1000
+_ENDINGS = ("single", "gammon", "backgammon")
+_OFF, _BAR = 0, 25
+
+
+def colour_of(game: int, seat: int) -> str:
+    """The colour (and alias) of `seat` in game `game` of a card: seat 0 is BLACK in game 1."""
+    if game not in (1, 2) or seat not in (0, 1):
+        raise ValueError(f"game {game!r}, seat {seat!r}: games are 1 or 2, seats 0 or 1")
+    return COLOURS[seat if game == 1 else 1 - seat]
+
+
+def seat_of(game: int, colour: str) -> int:
+    """The seat playing `colour` in game `game` of a card."""
+    index = colour_index(colour)
+    return index if game == 1 else 1 - index
+
+
+@dataclass(frozen=True, slots=True)
+class BackgammonState:
+    """One position with the roll of the ply to play; never mutated."""
+
+    black: Side
+    white: Side
+    turn: int
+    """The colour to move: 0 BLACK, 1 WHITE."""
+    roll: Roll | None
+    """The dice of ply `ply + 1` and how they were drawn; None once the game is over."""
+    ply: int
+    """Plies played so far."""
+    game: int
+    game_seed: str
+
+    @property
+    def dice(self) -> tuple[int, ...]:
+        """The dice of the ply to play (for ply 1: BLACK's die, WHITE's die); () when over."""
+        return self.roll.dice if self.roll is not None else ()
+
+    @property
+    def colour(self) -> str:
+        """The colour to move, BLACK or WHITE."""
+        return COLOURS[self.turn]
+
+    def sides(self) -> tuple[Side, Side]:
+        """(mover, opponent), each in its own numbering."""
+        return (self.black, self.white) if self.turn == 0 else (self.white, self.black)
+
+
+def _ending(loser: Side) -> int:
+    """0 single, 1 gammon, 2 backgammon, from the loser's side."""
+    if loser[_OFF]:
+        return 0
+    # The winner's home board (its points 1-6) is the loser's points 19-24.
+    return 2 if loser[_BAR] or any(loser[19:25]) else 1
+
+
+class Backgammon(Game[BackgammonState]):
+    """Backgammon with verifiable dice (SPEC 7); see the module docstring."""
+
+    name: ClassVar[str] = "backgammon"
+    family: ClassVar[str] = "backgammon"
+    rules_version: ClassVar[int] = 1
+
+    # --- states ---------------------------------------------------------------------
+
+    def initial(self, seed: int | str, game: int = 1) -> BackgammonState:
+        """The opening position of game `game` (1 or 2) of the card with seed `seed`."""
+        if not isinstance(seed, str) or not dice_rules.is_card_seed(seed):
+            raise ValueError(
+                f"backgammon's seed {seed!r} is not a card seed: pass the card's 64 hex digits "
+                "(SPEC 7), e.g. dice.derived_card_seed(master, k, attempt)"
+            )
+        seed_of_game = dice_rules.game_seed(seed, game)
+        opening = dice_rules.roll_for_ply(seed_of_game, 1)
+        turn = dice_rules.opener(opening)
+        return BackgammonState(OPENING, OPENING, turn, opening, 0, game, seed_of_game)
+
+    def position(
+        self,
+        black: Mapping[int, int],
+        white: Mapping[int, int],
+        bar: tuple[int, int] = (0, 0),
+        to_move: str = "BLACK",
+        dice: tuple[int, int] = (3, 1),
+        *,
+        card_seed: str = "0" * 64,
+        game: int = 1,
+        ply: int = 0,
+    ) -> BackgammonState:
+        """A set-up position: checkers keyed by each side's own points, the rest borne off.
+
+        `dice` are the roll of the ply to play; later rolls derive from
+        `card_seed` and `game` as in a real card.
+        """
+        black_side = side_from_points(black, bar[0], "BLACK")
+        white_side = side_from_points(white, bar[1], "WHITE")
+        check_apart(black_side, white_side)
+        if ply < 0:
+            raise ValueError(f"ply {ply} is negative: it counts the plies already played")
+        state = BackgammonState(
+            black_side,
+            white_side,
+            colour_index(to_move),
+            None,
+            ply,
+            game,
+            dice_rules.game_seed(card_seed, game),
+        )
+        return self.with_dice(state, dice)
+
+    def with_dice(self, s: BackgammonState, dice: tuple[int, int]) -> BackgammonState:
+        """The same position with `dice` rolled for the side to move."""
+        if len(dice) != 2 or not all(isinstance(d, int) and 1 <= d <= 6 for d in dice):
+            raise ValueError(f"dice {dice!r} are not two numbers 1-6")
+        return replace(s, roll=Roll(s.ply + 1, 0, (dice[0], dice[1])))
+
+    def board(self, s: BackgammonState) -> dict[str, Any]:
+        """The board in absolute points and the colour to move, as a replay records it."""
+        return {**board_json(s.black, s.white), "to_move": s.colour}
+
+    # --- turn order and results ---------------------------------------------------
+
+    def to_act(self, s: BackgammonState) -> tuple[int, ...]:
+        if self.outcome(s) is not None:
+            return ()
+        return (seat_of(s.game, s.colour),)
+
+    def outcome(self, s: BackgammonState) -> Outcome | None:
+        for winner, loser in ((0, s.white), (1, s.black)):
+            if (s.black, s.white)[winner][_OFF] == CHECKERS:
+                ending = _ending(loser)
+                scores = (1, -1) if seat_of(s.game, COLOURS[winner]) == 0 else (-1, 1)
+                return Outcome(scores, COMPLETE, _ENDINGS[ending], f"points={ending + 1}")
+        if s.ply >= PLY_CAP:
+            return Outcome(None, COMPLETE, "no-contest", f"ply-cap={PLY_CAP}")
+        return None
+
+    def adjudicate(self, s: BackgammonState) -> Outcome:
+        """Backgammon has no wall-clock adjudication: a stopped game is a no-contest."""
+        return Outcome(None, COMPLETE, "no-contest")
+
+    # --- plays ---------------------------------------------------------------------
+
+    def _table(self, s: BackgammonState) -> PlayTable:
+        mover, opponent = s.sides()
+        d1, d2 = s.dice
+        return legal_plays(mover, opponent, (d1, d2))
+
+    def _check_turn(self, s: BackgammonState, seat: int) -> None:
+        if self.to_act(s) != (seat,):
+            raise Illegal(f"it is not seat {seat}'s turn")
+
+    def legal_moves(self, s: BackgammonState, seat: int) -> tuple[str, ...]:
+        if self.to_act(s) != (seat,):
+            return ()
+        return self._table(s).names
+
+    def parse(self, s: BackgammonState, seat: int, move: object) -> str:
+        if not isinstance(move, str):
+            raise Unreadable(f"expected the play as text, got {type(move).__name__}")
+        written = read_play(move)
+        self._check_turn(s, seat)
+        table = self._table(s)
+        nothing = table.names == (NONE,)
+        dice = "-".join(map(str, s.dice))
+        if written is None:
+            if nothing:
+                return NONE
+            raise Illegal(f"{move!r}: NONE is refused, {len(table.plays)} plays move with {dice}")
+        if nothing:
+            raise Illegal(f"{move!r}: no checker can move with {dice}; the only reply is NONE")
+        mover, opponent = s.sides()
+        try:
+            return find_play(table, mover, opponent, written).name
+        except Illegal as exc:
+            raise Illegal(f"{move!r} with {dice}: {exc}") from exc
+
+    def apply(self, s: BackgammonState, moves: Mapping[int, Any]) -> BackgammonState:
+        seats = self.to_act(s)
+        if not seats:
+            raise Illegal("the game is over: no play can be applied")
+        if set(moves) != {seats[0]}:
+            raise Illegal(f"expected one play, by seat {seats[0]}; got seats {sorted(moves)}")
+        move = moves[seats[0]]
+        play = self._table(s).by_name.get(move) if isinstance(move, str) else None
+        if play is None:
+            raise Illegal(
+                f"{move!r} is not a canonical legal play of seat {seats[0]} here: "
+                "read replies with parse() first"
+            )
+        black, white = (play.mover, play.opponent) if s.turn == 0 else (play.opponent, play.mover)
+        return self._next(s, black, white)
+
+    def _next(self, s: BackgammonState, black: Side, white: Side) -> BackgammonState:
+        """The state after the mover's play: next colour, next ply, and its roll."""
+        ply = s.ply + 1
+        over = black[_OFF] == CHECKERS or white[_OFF] == CHECKERS or ply >= PLY_CAP
+        roll = None if over else dice_rules.roll_for_ply(s.game_seed, ply + 1)
+        return BackgammonState(black, white, 1 - s.turn, roll, ply, s.game, s.game_seed)
+
+    # --- standing and baseline -----------------------------------------------------
+
+    def standing(self, s: BackgammonState, seat: int) -> int:
+        return standing_of((s.black, s.white)[colour_index(colour_of(s.game, seat))])
+
+    def baseline(self, s: BackgammonState, seat: int) -> str:
+        """The play maximising standing(mover) - standing(opponent) after it, ties to the first."""
+        self._check_turn(s, seat)
+        best_name, best = NONE, None
+        for play in self._table(s).plays:
+            value = standing_of(play.mover) - standing_of(play.opponent)
+            if best is None or value > best:
+                best_name, best = play.name, value
+        return best_name
+
+    # --- view ----------------------------------------------------------------------
+
+    def view(self, s: BackgammonState, seat: int) -> dict[str, Any]:
+        """The seed's per-ply information, from `seat`'s side (its own point numbers)."""
+        colour = colour_of(s.game, seat)
+        index = colour_index(colour)
+        own, other = (s.black, s.white)[index], (s.black, s.white)[1 - index]
+        your_turn = self.to_act(s) == (seat,)
+        return {
+            "game": s.game,
+            "you": colour,
+            "colour": colour,
+            "to_move": s.colour if s.roll is not None else None,
+            "your_turn": your_turn,
+            "ply": s.ply + 1,
+            "dice": list(s.dice),
+            "four_moves": len(s.dice) == 2 and s.dice[0] == s.dice[1],
+            "pips": {"you": pip_count(own), "opponent": pip_count(other)},
+            "bar": {"you": own[_BAR], "opponent": other[_BAR]},
+            "off": {"you": own[_OFF], "opponent": other[_OFF]},
+            "board": [
+                {"point": p, "you": own[p], "opponent": other[25 - p]} for p in range(24, 0, -1)
+            ],
+            "legal_plays": list(self._table(s).names) if your_turn else [],
+        }
