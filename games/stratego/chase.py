@@ -15,7 +15,8 @@ a square not adjacent to the threatening piece. A *chase* is an unbroken
 alternation of threats and evades. While a chase runs, the chaser may not
 make a threat that recreates a position (Zobrist key of piece placement) that
 already occurred after a threat of this chase, unless the threatening piece
-simply returns to the square it left on its previous turn; that two-move
+simply returns to the square it left on its previous turn (the owner's last
+move was that piece's, from the square it now returns to); that two-move
 oscillation is then bounded by the two-square rule. A battle, or a move that
 is neither the expected threat nor the expected evade, ends the chase; a
 threat that does not continue one starts a new one.
@@ -132,6 +133,7 @@ def next_chase(
     dropped beyond `CHASE_MEMORY`. A battle ends a chase: callers pass None then.
     """
     if chase is not None and chase.chaser != seat:
+        # On a grid a quiet move always leaves the threatener's side; checked as the seed says.
         if a in chase.targets and abs(b - chase.threatener) not in (1, 12):
             return Chase(chase.chaser, chase.threatener, (b,), chase.keys), 0
     elif chase is not None and targets:

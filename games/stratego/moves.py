@@ -1,10 +1,11 @@
 """Move generation and the effect of one move: the hot loop of every Stratego game.
 
 Per ply the work is incremental: the generator walks only the mover's movable
-pieces (kept sorted, so moves come out in legal order without sorting), the
-anti-chase laws look only at the few moves they could refuse, and the
-Zobrist key, the movable lists and the laws' memories are updated from the
-move, never recomputed.
+pieces along precomputed steps and rays, the anti-chase laws look only at the
+moves they could refuse (the streak piece's; the chaser's quiet moves), and
+the Zobrist key, the movable lists and the laws' memories are updated from
+the move, never recomputed. A move is the code `from << 8 | to`; cells number
+squares in (file, rank) order, so sorting codes gives SPEC's legal order.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def _rays(a: int) -> tuple[tuple[tuple[int, int], ...], ...]:
 
 
 # Per square, per direction, the (target, move code) pairs nearest first, stopping at the
-# border or a lake; STEP_TO is the first pair of each, what a non-Scout can reach.
+# border or a lake; _STEP_TO holds the first pair of each ray, what a non-Scout can reach.
 _RAYS: dict[int, tuple[tuple[tuple[int, int], ...], ...]] = {a: _rays(a) for a in SQUARES}
 _STEP_TO: dict[int, tuple[tuple[int, int], ...]] = {
     a: tuple(ray[0] for ray in rays if ray) for a, rays in _RAYS.items()
@@ -68,11 +69,7 @@ _STEP_TO: dict[int, tuple[tuple[int, int], ...]] = {
 
 
 def pseudo_moves(board: tuple[int, ...], squares: tuple[int, ...], seat: int) -> list[int]:
-    """Every move the pieces on `squares` of `seat` could make before the anti-chase laws.
-
-    Moves are codes `from << 8 | to`; since cells number squares in (file,
-    rank) order, sorting the codes puts them in SPEC's legal order.
-    """
+    """The moves of `seat`'s pieces on `squares` before the anti-chase laws, sorted."""
     open_ = _OPEN[seat]
     step_to = _STEP_TO
     out = [

@@ -7,10 +7,17 @@ worked out by hand in the comments.
 
 from __future__ import annotations
 
+import random
+from collections import Counter
+from dataclasses import dataclass, replace
+from itertools import pairwise
+
 import pytest
 
 from games import Illegal, Outcome
 from games.stratego import Stratego, StrategoState
+from games.stratego.board import MOVE_NAMES
+from games.stratego.moves import pseudo_moves
 
 G = Stratego()
 FILES = "abcdefghij"
@@ -56,6 +63,14 @@ def test_the_count_is_of_consecutive_turns_of_the_same_piece() -> None:
     assert "e5-e4" in G.legal_moves(s, 0)  # b2-b3 broke the run: this is e4|e5's second in a row
     s = play(s, "e5-e4", "a7-a6", "e4-e5", "j7-j6")
     assert "e5-e4" not in G.legal_moves(s, 0)
+
+
+def test_crossings_by_different_pieces_do_not_add_up() -> None:
+    s = position({"a1": "M", "e1": "D", "e2": "D", "e4": "F", "e5": "R", "j10": "Y", "a9": "X"})
+    # Three Red turns in a row cross e4|e5, each by another piece: the Sergeant's attack
+    # (both Sergeants die), then the Scout from e2, then the Scout from e1.
+    s = play(s, "e4-e5", "a9-a8", "e2-e6", "a8-a7", "e1-e5", "a7-a6")
+    assert "e5-e4" in G.legal_moves(s, 0)  # the e1 Scout's second crossing only
 
 
 def test_a_scout_crosses_every_boundary_it_passes() -> None:
@@ -183,3 +198,176 @@ def test_a_chase_longer_than_its_memory_keeps_the_last_32_and_counts_the_rest() 
     assert s.chase is not None and s.chase.keys == tuple(after_threat[k] for k in range(5, 37))
     # Threat 37 would recreate the position after threat 1, which the memory has dropped.
     assert "a2-a1" in G.legal_moves(s, 0)
+
+
+# --- the laws against a literal reference -------------------------------------------------
+
+
+@dataclass
+class RefChase:
+    """A chase as the reference sees it: squares by name, positions as whole placements."""
+
+    chaser: int
+    by: str
+    targets: list[str]
+    positions: list[tuple[int, ...]]
+
+
+class Reference:
+    """Both laws re-derived from the move history, literally, without the engine's memories.
+
+    Positions are compared as tuples of the whole board's pieces (no Zobrist
+    keys), boundaries as sets of square pairs (no bit masks), and the two-square
+    rule looks at the seat's last three moves themselves.
+    """
+
+    def __init__(self) -> None:
+        self.moves: dict[int, list[tuple[str, str, bool]]] = {0: [], 1: []}
+        self.chase: RefChase | None = None
+
+    def record(self, before: StrategoState, move: str, after: StrategoState) -> None:
+        seat, (a, b) = before.mover, move.split("-")
+        attack = piece(before, b) is not None
+        self.moves[seat].append((a, b, piece(after, b) == (seat, True)))
+        targets = [] if attack else threatened(after, seat, b)
+        chase = self.chase
+        if attack:
+            self.chase = None
+        elif chase is not None and chase.chaser != seat:
+            if a in chase.targets and not adjacent(b, chase.by):
+                self.chase = RefChase(chase.chaser, chase.by, [b], chase.positions)
+            else:
+                self.chase = RefChase(seat, b, targets, [placement(after)]) if targets else None
+        elif chase is not None and targets:
+            self.chase = RefChase(seat, b, targets, [*chase.positions, placement(after)])
+        else:
+            self.chase = RefChase(seat, b, targets, [placement(after)]) if targets else None
+
+    def refuses(self, s: StrategoState, move: str) -> bool:
+        seat, (a, b) = s.mover, move.split("-")
+        last = self.moves[seat][-3:]
+        same_piece = len(last) == 3 and all(m[2] for m in last) and last[2][1] == a
+        same_piece = same_piece and last[0][1] == last[1][0] and last[1][1] == last[2][0]
+        if same_piece:
+            closed = set.intersection(*(crossings(m[0], m[1]) for m in last))
+            if closed & crossings(a, b):
+                return True
+        chase = self.chase
+        if chase is None or chase.chaser != seat or piece(s, b) is not None:
+            return False
+        if self.moves[seat] and self.moves[seat][-1][:2] == (b, a):
+            return False  # the return to the square it left on its previous turn
+        board = list(s.board)
+        board[cell(b)], board[cell(a)] = board[cell(a)], 0
+        after = replace(s, board=tuple(board))
+        remembered = chase.positions[-32:]
+        return placement(after) in remembered and bool(threatened(after, seat, b))
+
+
+def piece(s: StrategoState, square: str) -> tuple[int, bool] | None:
+    """(owner, movable) of the piece on `square`, or None."""
+    v = s.board[cell(square)]
+    return None if v <= 0 else (v >> 4 & 1, (v & 15) not in (1, 12))
+
+
+def threatened(s: StrategoState, seat: int, square: str) -> list[str]:
+    return [n for n in neighbours(square) if piece(s, n) == (1 - seat, True)]
+
+
+def cell(square: str) -> int:
+    return (FILES.index(square[0]) + 1) * 12 + int(square[1:])
+
+
+def neighbours(square: str) -> list[str]:
+    f, r = FILES.index(square[0]), int(square[1:])
+    near = [(f - 1, r), (f, r - 1), (f, r + 1), (f + 1, r)]
+    return [f"{FILES[x]}{y}" for x, y in near if 0 <= x < 10 and 1 <= y <= 10]
+
+
+def adjacent(x: str, y: str) -> bool:
+    return y in neighbours(x)
+
+
+def crossings(a: str, b: str) -> set[frozenset[str]]:
+    """The boundaries (pairs of squares) a straight move from `a` to `b` passes."""
+    fa, ra, fb, rb = FILES.index(a[0]), int(a[1:]), FILES.index(b[0]), int(b[1:])
+    df, dr = (fb > fa) - (fb < fa), (rb > ra) - (rb < ra)
+    path = [(fa + i * df, ra + i * dr) for i in range(max(abs(fb - fa), abs(rb - ra)) + 1)]
+    names = [f"{FILES[f]}{r}" for f, r in path]
+    return {frozenset(pair) for pair in pairwise(names)}
+
+
+def placement(s: StrategoState) -> tuple[int, ...]:
+    return tuple(v & 31 if v > 0 else v for v in s.board)
+
+
+SPARSE = [
+    {"a1": "M", "j10": "Y", "e4": "L", "f7": "W", "b3": "K", "h8": "X"},
+    {"a1": "M", "j10": "Y", "c4": "J", "d7": "V", "e4": "D", "f7": "P", "b2": "K", "i9": "W"},
+    {"j1": "M", "a10": "Y", "e3": "L", "e8": "X", "a4": "F", "j7": "R", "b7": "W"},
+]
+# Blue bombs wall in the ring around the lake c5 d5 c6 d6, so a hunt there laps it.
+RING_WALLS = dict.fromkeys(
+    sorted({n for sq in RING for n in neighbours(sq)} - set(RING) - set(LAKES)), "N"
+)
+
+
+def find(s: StrategoState, seat: int, kind: int) -> str | None:
+    """The square of `seat`'s first piece of `kind` (the test's policy may peek)."""
+    for sq in (f"{f}{r}" for f in FILES for r in range(1, 11)):
+        v = s.board[cell(sq)]
+        if v > 0 and (v & 15) - 1 == kind and (v >> 4 & 1) == seat:
+            return sq
+    return None
+
+
+def hunt(s: StrategoState, legal: list[str], rng: random.Random) -> str:
+    """Red's Marshal hunts Blue's General; the General evades only when threatened."""
+    marshal, general = find(s, 0, 10), find(s, 1, 9)
+    quiet = [m for m in legal if s.board[cell(m.split("-")[1])] == 0]
+    if marshal is None or general is None or rng.random() < 0.1:
+        pick = quiet
+    elif s.mover == 0:
+        threats = [m for m in quiet if m.startswith(f"{marshal}-") and adjacent(m[3:], general)]
+        pick = threats or sorted(quiet, key=lambda m: distance(m.split("-")[1], general))[:1]
+    elif adjacent(marshal, general):
+        pick = [m for m in quiet if m.startswith(f"{general}-") and not adjacent(m[3:], marshal)]
+    else:
+        pick = [m for m in quiet if not m.startswith(f"{general}-")]
+    return rng.choice(pick or legal)
+
+
+def distance(x: str, y: str) -> int:
+    return abs(FILES.index(x[0]) - FILES.index(y[0])) + abs(int(x[1:]) - int(y[1:]))
+
+
+def test_both_laws_agree_with_the_literal_reference() -> None:
+    bites: Counter[str] = Counter()
+    for n in range(30):
+        rng = random.Random(n)
+        if n % 2:
+            s = position(SPARSE[n % len(SPARSE)], to_move=n % 2)
+        else:
+            at = rng.sample(RING, 2)
+            pieces = {at[0]: "L", at[1]: "W", "j1": "M", "i2": "F", "a10": "Y", "i9": "R"}
+            s = position({**RING_WALLS, **pieces})
+        ref = Reference()
+        for _ in range(300):
+            if n % 2 == 0:
+                s = replace(s, quiet=0)  # no no-battle draw: let the hunt lap the lake for long
+            if not G.to_act(s):
+                break
+            legal = G.legal_moves(s, s.mover)
+            pseudo = {MOVE_NAMES[m] for m in pseudo_moves(s.board, s.movable[s.mover], s.mover)}
+            expected = {m for m in pseudo if not ref.refuses(s, m)}
+            assert set(legal) == expected, f"game {n}, ply {s.ply}: {set(legal) ^ expected}"
+            for refused in pseudo - expected:
+                with pytest.raises(Illegal) as error:
+                    G.parse(s, s.mover, refused)
+                bites[str(error.value).split(" breaks the ")[1].split(":")[0]] += 1
+            move = hunt(s, list(legal), rng) if n % 2 == 0 else rng.choice(legal)
+            after = G.apply(s, {s.mover: move})
+            ref.record(s, move, after)
+            s = after
+    # Both laws did bite in these games (the refusals are named by law).
+    assert bites["two-square rule"] > 50 and bites["continuous-chase rule"] > 20, bites

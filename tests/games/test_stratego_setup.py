@@ -17,9 +17,11 @@ PIECES = sorted(SETUP)
 
 
 def own(view: dict[str, object], square: str) -> str:
+    """The code of the viewer's own piece on `square`."""
     pieces = view["pieces"]
     assert isinstance(pieces, list)
-    return next(p["code"] for p in pieces if p["square"] == square and p["seat"] == view["you"])
+    mine = [p for p in pieces if p["square"] == square and p["seat"] == view["you"]]
+    return str(mine[0]["code"])
 
 
 def test_setup_phase_asks_both_seats_and_lists_no_moves() -> None:
@@ -77,7 +79,8 @@ def test_red_sets_up_from_rank_1_and_blue_from_rank_10_both_a_to_j() -> None:
     blue_setup = SETUP[::-1]  # X first: so the two orientations cannot be confused
     s = G.apply(G.initial(3), {0: SETUP, 1: blue_setup})
     red, blue = G.view(s, 0), G.view(s, 1)
-    assert [own(red, sq) for sq in ("a1", "b1", "h1", "j1", "a2", "a4", "j4")] == list("FBS22" + "6X")
+    red_squares = ("a1", "b1", "h1", "j1", "a2", "a4", "j4")
+    assert [own(red, sq) for sq in red_squares] == list("FBS22" + "6X")
     assert [own(blue, sq) for sq in ("a10", "b10", "a9", "a7", "j7")] == list("X96" + "2F")
     assert red["home_ranks"] == [1, 2, 3, 4] and blue["home_ranks"] == [10, 9, 8, 7]
     assert all(p["code"] == "?" for p in red["pieces"] if p["seat"] == 1)

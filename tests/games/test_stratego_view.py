@@ -46,7 +46,7 @@ def random_game(seed: int, plies: int) -> StrategoState:
 
 
 def shuffle_hidden(s: StrategoState, owner: int, rng: random.Random) -> StrategoState:
-    """`s` with `owner`'s unrevealed pieces' ranks permuted, moved among moved, still among still."""
+    """`s` with `owner`'s unrevealed ranks permuted: moved among moved, still among still."""
     board = list(s.board)
     for moved in (0, MOVED):
         squares = [
