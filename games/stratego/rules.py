@@ -105,6 +105,7 @@ class Stratego(Game[StrategoState]):
     # --- turns and moves ----------------------------------------------------------
 
     def to_act(self, s: StrategoState) -> tuple[int, ...]:
+        """(0, 1) in the setup phase, then the mover alone, () once the game is over."""
         if s.phase == "setup":
             return _SEATS
         return () if self.outcome(s) is not None else (s.mover,)
@@ -158,10 +159,12 @@ class Stratego(Game[StrategoState]):
     # --- results ------------------------------------------------------------------
 
     def outcome(self, s: StrategoState) -> Outcome | None:
+        """`flag`, `no-moves`, `no-battle` or `ply-cap` once reached, else None."""
         if s.phase == "setup":
             return None
         if s.flag_taken_by is not None:
-            return Outcome.win(s.flag_taken_by, "flag")
+            scores = (1, -1) if s.flag_taken_by == 0 else (-1, 1)
+            return Outcome(scores, COMPLETE, "flag", f"{SIDES[s.flag_taken_by]} took the flag")
         if s.quiet >= NO_BATTLE_LIMIT:
             return Outcome.draw("no-battle")
         if s.ply >= PLY_CAP:

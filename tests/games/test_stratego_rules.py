@@ -157,7 +157,7 @@ def test_equal_ranks_both_die_and_higher_rank_wins() -> None:
 
 def test_capturing_the_flag_wins() -> None:
     s = play(position({"a1": "M", "e2": "D", "e9": "Y", "j10": "N"}), "e2-e9")
-    assert G.outcome(s) == Outcome((1, -1), "complete", "flag")
+    assert G.outcome(s) == Outcome((1, -1), "complete", "flag", "Red took the flag")
     assert G.to_act(s) == ()
     assert G.legal_moves(s, 1) == ()
     with pytest.raises(Illegal, match="game is over"):
@@ -244,3 +244,16 @@ def test_baseline_moves_forward_into_an_empty_square_else_plays_the_first_move()
     assert G.baseline(sideways, 0) == "a1-b1"
     with pytest.raises(Illegal):
         G.baseline(sideways, 1)
+
+
+def test_from_board_names_what_is_wrong() -> None:
+    empty = "".join("_" if f"{f}{r}" in LAKES else "A" for r in range(1, 11) for f in FILES)
+    with pytest.raises(ValueError, match="100 letters, rank 1 first; got 99"):
+        G.from_board(empty[:-1], 0)
+    with pytest.raises(ValueError, match=r"letter 1 \('Z'\) is not a Gravon letter"):
+        G.from_board("Z" + empty[1:], 0)
+    with pytest.raises(ValueError, match=r"letter 43 \('A'\) must be '_' exactly on the lakes"):
+        G.from_board(empty[:42] + "A" + empty[43:], 0)  # c5 is a lake
+    with pytest.raises(ValueError, match="to_move must be seat 0"):
+        G.from_board(empty, 2)
+    assert G.from_board("\n".join(empty[i : i + 10] for i in range(0, 100, 10)), 1).mover == 1
