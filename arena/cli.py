@@ -33,6 +33,30 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, help="output folder (default runs/<run.name>)")
     run.add_argument("--verbose", action="store_true", help="show every event on the console")
     run.add_argument("--no-progress", action="store_true", help="no live progress bar")
+    run.add_argument(
+        "--mock-llm",
+        action="store_true",
+        help="serve the mock LLM on 127.0.0.1:--mock-port for the length of the run",
+    )
+    run.add_argument("--mock-port", type=int, default=8765)
+    run.add_argument(
+        "--mock-faults", default="", help="fault rates for --mock-llm, as for `arena mock-llm`"
+    )
+
+    mock = sub.add_parser(
+        "mock-llm", help="a local server speaking the OpenAI, Anthropic and Gemini protocols"
+    )
+    mock.add_argument("--host", default="127.0.0.1")
+    mock.add_argument("--port", type=int, default=8765)
+    mock.add_argument("--latency-ms", type=int, default=0, help="added to every answer")
+    mock.add_argument(
+        "--faults",
+        default="",
+        help='seeded fault rates, e.g. "429=0.05,500=0.02,529=0.01,hang=0.01,slow=0.02,'
+        'garbage=0.02,truncated=0.02,prose=0.02,illegal=0.05"',
+    )
+    mock.add_argument("--slow-ms", type=int, default=2000, help="how late a `slow` answer comes")
+    mock.add_argument("--seed", type=int, default=0)
 
     verify = sub.add_parser("verify", help="re-derive replays and check every recorded field")
     verify.add_argument("paths", type=Path, nargs="+", help="replay files or run folders")
@@ -57,7 +81,13 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `arena` command; returns the exit status."""
     args = _parser().parse_args(argv)
-    handlers = {"run": _run, "verify": _verify, "games": _games, "prompt": _prompt}
+    handlers = {
+        "run": _run,
+        "verify": _verify,
+        "games": _games,
+        "prompt": _prompt,
+        "mock-llm": _mock_llm,
+    }
     if args.command is None:
         _parser().print_help()
         return 0
@@ -79,9 +109,9 @@ def _run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
     configure_logging(plan.out / "events.jsonl", console=True, verbose=args.verbose)
     try:
-        result = _play_with_progress(
-            plan, console, show=not args.no_progress and console.is_terminal
-        )
+        mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
+        show = not args.no_progress and console.is_terminal
+        result = _play_with_progress(plan, console, show=show, mock=mock)
     finally:
         close_logging()
     stdout = Console()
@@ -90,7 +120,9 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if result.failed else 0
 
 
-def _play_with_progress(plan: RunPlan, console: Console, *, show: bool) -> RunResult:
+def _play_with_progress(
+    plan: RunPlan, console: Console, *, show: bool, mock: tuple[int, str] | None = None
+) -> RunResult:
     total = plan.episode_count()
     fallbacks = 0
     columns = (
@@ -109,7 +141,17 @@ def _play_with_progress(plan: RunPlan, console: Console, *, show: bool) -> RunRe
                 fallbacks += sum(sum(f.values()) for f in summary.fallbacks)
             progress.update(task, completed=done, fallbacks=fallbacks)
 
-        return anyio.run(lambda: execute(plan, on_episode=on_episode))
+        async def play() -> RunResult:
+            if mock is None:
+                return await execute(plan, on_episode=on_episode)
+            from arena.mock_llm import build_app, serving
+
+            port, faults = mock
+            async with serving(build_app(faults=faults), port=port) as url:
+                console.print(f"mock LLM serving on {url} (faults: {faults or 'none'})")
+                return await execute(plan, on_episode=on_episode)
+
+        return anyio.run(play)
 
 
 def _table(title: str, rows: list[Row]) -> Table:
@@ -162,6 +204,22 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"arena verify: FAILED: {exc}", file=sys.stderr)
         return 1
     print(f"arena verify: {checked} replay(s) re-derived, all fields match")
+    return 0
+
+
+def _mock_llm(args: argparse.Namespace) -> int:
+    from arena.mock_llm import main_mock_llm, parse_faults
+
+    try:
+        parse_faults(args.faults)
+    except ValueError as exc:
+        print(f"arena mock-llm: --faults: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"mock LLM on http://{args.host}:{args.port} (OpenAI: /v1/chat/completions, "
+        f"Anthropic: /v1/messages, Gemini: /v1beta/models/M:generateContent); Ctrl-C stops it"
+    )
+    main_mock_llm(args.host, args.port, args.latency_ms, args.faults, args.slow_ms, args.seed)
     return 0
 
 

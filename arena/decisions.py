@@ -37,6 +37,8 @@ __all__ = [
 log = structlog.get_logger("arena.decisions")
 
 REPLY_CUT = 2000
+SEAT_LEAD_S = 0.02
+"""How much earlier than the arena's own cut-off a seat is told its deadline."""
 """Fallback records keep at most this much of each raw reply."""
 
 
@@ -52,6 +54,8 @@ class Attempt:
     """None when the attempt gave a move the game accepted."""
     error: str = ""
     answer: Answer | None = None
+    failure: SeatFailure | None = None
+    """The seat's own failure (a provider error), with its status and transport attempts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,10 +115,16 @@ async def _attempt(
     answer: Answer | None = None
     with anyio.move_on_after(deadline - started):
         try:
-            answer = await req.player.ask(question, deadline=deadline)  # type: ignore[union-attr]
+            # The seat is told a slightly earlier deadline, so that its own timeout (which
+            # carries its record of transport attempts) comes before this scope cuts it off.
+            seat_deadline = max(started, deadline - SEAT_LEAD_S)
+            answer = await req.player.ask(question, deadline=seat_deadline)  # type: ignore[union-attr]
         except SeatFailure as failure:
             latency = anyio.current_time() - started
-            return Attempt(n, prompt, latency, None, failure.cause, failure.detail), None, None
+            record = Attempt(
+                n, prompt, latency, None, failure.cause, failure.detail, failure=failure
+            )
+            return record, None, None
     latency = anyio.current_time() - started
     if answer is None:
         return (

@@ -20,7 +20,14 @@ import structlog
 
 import games
 from arena.config import Deadlines
-from arena.decisions import REPLY_CUT, Decision, DecisionRequest, decide_batch, switched_off
+from arena.decisions import (
+    REPLY_CUT,
+    Attempt,
+    Decision,
+    DecisionRequest,
+    decide_batch,
+    switched_off,
+)
 from arena.prompts import PromptTemplate, SeatContext, render
 from arena.replay import (
     AttemptRecord,
@@ -153,7 +160,7 @@ class _GameLoop:
                 latency_s=round(a.latency_s, 6),
                 cause=a.cause,
                 error=a.error,
-                **_answer_fields(a.answer),
+                **_answer_fields(a),
             )
             for a in d.attempts
         ]
@@ -183,7 +190,9 @@ class _GameLoop:
                     "latency_s": round(a.latency_s, 6),
                     "cause": a.cause,
                     "error": a.error,
-                    "status": a.answer.status if a.answer else None,
+                    "status": a.answer.status
+                    if a.answer
+                    else (a.failure.status if a.failure else None),
                     "reply": a.reply[:REPLY_CUT] if a.reply is not None else None,
                 }
                 for a in d.attempts
@@ -205,9 +214,11 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _answer_fields(answer: Any) -> dict[str, Any]:
+def _answer_fields(attempt: Attempt) -> dict[str, Any]:
+    answer = attempt.answer
     if answer is None:
-        return {}
+        failure = attempt.failure
+        return {"status": failure.status, "retries": failure.retries} if failure else {}
     return {
         "provider": answer.provider,
         "model": answer.model,

@@ -33,11 +33,11 @@ def provider_spec(policy: LlmPolicy) -> providers.ProviderSpec:
     )
 
 
-def _cause(error: providers.ProviderError, first_request: bool) -> str:
+def _cause(error: providers.ProviderError, connected: bool) -> str:
     if isinstance(error, providers.Timeout):
         return "timeout"
     if isinstance(error, providers.TransportError):
-        return "not_connected" if error.connect_refused and first_request else "transport"
+        return "transport" if connected or not error.connect_refused else "not_connected"
     if isinstance(error, providers.RateLimited):
         return "rate_limited"
     if isinstance(error, providers.HTTPStatusError):
@@ -46,12 +46,17 @@ def _cause(error: providers.ProviderError, first_request: bool) -> str:
 
 
 class LlmSeat:
-    """One seat of one game, asking one model; remembers whether it ever got through."""
+    """One seat of one game, asking one model; remembers whether it ever got through.
+
+    SPEC 2.5: until the provider has answered once in this game, a refused
+    connection is `not_connected` (the seat is asked again at its next
+    decision); after that, connection errors are `transport`.
+    """
 
     def __init__(self, client: providers.Provider, policy: LlmPolicy) -> None:
         self._client = client
         self._policy = policy
-        self._requests = 0
+        self._connected = False
 
     async def ask(self, question: Question, *, deadline: float) -> Answer:
         """Ask the model; provider failures become `SeatFailure` with their cause."""
@@ -61,13 +66,16 @@ class LlmSeat:
             temperature=self._policy.temperature,
             json_object=self._policy.json_mode,
         )
-        first = self._requests == 0
-        self._requests += 1
         try:
             completion = await self._client.complete(request, deadline=deadline)
         except providers.ProviderError as error:
+            answered = isinstance(error, providers.HTTPStatusError | providers.InvalidResponse)
+            self._connected = self._connected or answered
             status = getattr(error, "status", None)
-            raise SeatFailure(_cause(error, first), str(error), status=status) from error
+            retries = [_attempt_json(a) for a in error.attempts]
+            cause = _cause(error, self._connected)
+            raise SeatFailure(cause, str(error), status=status, retries=retries) from error
+        self._connected = True
         return self._answer(completion)
 
     def _answer(self, completion: providers.Completion) -> Answer:

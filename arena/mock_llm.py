@@ -147,10 +147,38 @@ def invent(lines: PromptLines, rng: random.Random, *, illegal: bool = False) -> 
     if lines.reply_key == "orders":
         return _orders(lines, rng, illegal=illegal)
     if illegal:
-        return ILLEGAL_MOVE if ILLEGAL_MOVE not in lines.legal else ILLEGAL_MOVE * 2
+        return _refused_like(lines.legal, rng)
     if lines.legal:
         return rng.choice(lines.legal)
     return f"{rng.choice('abcdefgh')}{rng.randint(1, 8)}"
+
+
+def _refused_like(legal: tuple[str, ...], rng: random.Random) -> str:
+    """A move shaped like the listed ones but not among them, so a game reads it and refuses it.
+
+    Each listed move is varied one character at a time, using only characters
+    seen at that position in listed moves of the same length (`b2-c3` may become
+    `b2-e3`). Where no variation is unlisted (every file of an empty
+    connect-four board is legal) it falls back to a token no game reads.
+    """
+    listed = set(legal)
+    seen: dict[tuple[int, int], set[str]] = {}
+    for move in legal:
+        for i, char in enumerate(move):
+            if char.isalnum():
+                seen.setdefault((len(move), i), set()).add(char)
+    candidates = sorted(
+        {
+            move[:i] + other + move[i + 1 :]
+            for move in legal
+            for i, char in enumerate(move)
+            for other in seen.get((len(move), i), ())
+            if other != char and move[:i] + other + move[i + 1 :] not in listed
+        }
+    )
+    if candidates:
+        return rng.choice(candidates)
+    return ILLEGAL_MOVE if ILLEGAL_MOVE not in listed else ILLEGAL_MOVE * 2
 
 
 def _orders(lines: PromptLines, rng: random.Random, *, illegal: bool) -> list[dict[str, Any]]:

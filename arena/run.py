@@ -135,9 +135,10 @@ def plan_run(config: Config, out: Path | None = None) -> RunPlan:
     templates: dict[tuple[str, str], PromptTemplate] = {}
     for name, spec in config.policies.items():
         if isinstance(spec, LlmPolicy):
-            raise ConfigError(
-                f"policies.{name}: kind = 'llm' seats are not available in this build"
-            )
+            try:
+                provider_spec(spec)
+            except ValueError as exc:
+                raise ConfigError(f"policies.{name}: {exc}") from exc
         for family in families:
             try:
                 templates[(name, family)] = load_template(spec.template_for(family))

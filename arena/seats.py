@@ -76,13 +76,23 @@ class Answer:
 class SeatFailure(Exception):
     """A text seat gave no usable reply; `cause` is one of `CAUSES`."""
 
-    def __init__(self, cause: str, detail: str, *, status: int | None = None) -> None:
+    def __init__(
+        self,
+        cause: str,
+        detail: str,
+        *,
+        status: int | None = None,
+        retries: list[dict[str, Any]] | None = None,
+    ) -> None:
         if cause not in CAUSES:
             raise ValueError(f"unknown fallback cause {cause!r} (known: {', '.join(CAUSES)})")
         super().__init__(detail)
         self.cause = cause
         self.detail = detail
         self.status = status
+        """The HTTP status of the last response, if one came."""
+        self.retries = retries or []
+        """The provider's transport attempts before it gave up, as `Answer.retries`."""
 
 
 class TextSeat(Protocol):
