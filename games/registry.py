@@ -16,6 +16,7 @@ _GAMES: dict[str, str] = {
     "connect-four": "games.connect_four:ConnectFour",
     "hex": "games.hex:Hex",
     "quoridor": "games.quoridor:Quoridor",
+    "stratego": "games.stratego:Stratego",
 }
 
 ROTATION: tuple[str, ...] = ("connect-four", "breakthrough", "hex", "quoridor")

@@ -309,7 +309,17 @@ async def test_illegal_is_well_formed_but_not_in_the_list(
     set_faults("illegal=1")
     text, _ = reply_of(protocol, (await post(protocol, mock[1])).json())
     move = json.loads(text)["move"]
-    assert move == "z9" and move not in LEGAL
+    # Shaped like the listed moves (a letter a-d then a digit 1-4), yet not among them.
+    assert re.fullmatch(r"[a-d][1-4]", move) and move not in LEGAL
+
+
+def test_illegal_falls_back_to_an_unreadable_token_when_every_variation_is_legal() -> None:
+    import random
+
+    from arena.mock_llm import PromptLines, invent
+
+    every_file = PromptLines(legal=tuple("abcdefg"))
+    assert invent(every_file, random.Random(1), illegal=True) == "z9"
 
 
 async def test_stats_count_requests_and_injected_faults(
