@@ -1,11 +1,24 @@
-"""Backgammon with verifiable dice, the AI CUP rules (rules in `rules.py`, dice in `dice.py`)."""
+"""Backgammon with verifiable dice, the AI CUP rules (rules in `rules.py`, dice in `dice.py`).
+
+`Backgammon` is the engine behind the common `games` API; `dice` derives
+every roll from the card seed; `verify` re-derives a finished card from its
+records; `render.board_text` draws a view for prompts.
+"""
 
 from __future__ import annotations
 
 from games.backgammon.board import COLOURS, OPENING, pip_count, standing_of
-from games.backgammon.dice import Roll, commitment, derived_card_seed, game_seed, roll_for_ply
+from games.backgammon.dice import (
+    Roll,
+    commitment,
+    derived_card_seed,
+    game_seed,
+    opener,
+    roll_for_ply,
+)
 from games.backgammon.notation import NONE
 from games.backgammon.rules import PLY_CAP, Backgammon, BackgammonState, colour_of, seat_of
+from games.backgammon.verify import PlyRecord, VerifyFailure, ply_record, verify_card
 
 __all__ = [
     "COLOURS",
@@ -14,13 +27,18 @@ __all__ = [
     "PLY_CAP",
     "Backgammon",
     "BackgammonState",
+    "PlyRecord",
     "Roll",
+    "VerifyFailure",
     "colour_of",
     "commitment",
     "derived_card_seed",
     "game_seed",
+    "opener",
     "pip_count",
+    "ply_record",
     "roll_for_ply",
     "seat_of",
     "standing_of",
+    "verify_card",
 ]

@@ -108,7 +108,9 @@ def sides_from_board(board: Mapping[str, Any]) -> tuple[Side, Side]:
     points = _counts(board, "points", 24)
     bar = _counts(board, "bar", 2)
     black = side_from_points({p: max(points[p - 1], 0) for p in range(1, 25)}, bar[0], "BLACK")
-    white = side_from_points({25 - p: max(-points[p - 1], 0) for p in range(1, 25)}, bar[1], "WHITE")
+    white = side_from_points(
+        {25 - p: max(-points[p - 1], 0) for p in range(1, 25)}, bar[1], "WHITE"
+    )
     if list(_counts(board, "off", 2)) != [black[_OFF], white[_OFF]]:
         raise ValueError(f"board['off'] is {board['off']!r}: it must be 15 minus the rest")
     return black, white

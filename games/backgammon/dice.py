@@ -115,5 +115,7 @@ def opener(opening: Roll) -> int:
     """The colour that plays first after the opening roll: 0 (BLACK) or 1 (WHITE), the higher die."""
     black, white = opening.dice
     if black == white:
-        raise ValueError(f"opening dice {opening.dice} are equal: an opening roll is never a double")
+        raise ValueError(
+            f"opening dice {opening.dice} are equal: an opening roll is never a double"
+        )
     return 0 if black > white else 1

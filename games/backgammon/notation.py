@@ -156,8 +156,20 @@ def _equal_moves(steps: Sequence[Step]) -> list[_Move]:
 
 def name_steps(steps: Sequence[Step]) -> tuple[str, OrderKey]:
     """The canonical name of the play made of `steps`, and its place in the legal list."""
-    # More than two steps are always doubles.
-    moves = _two_moves(steps) if len(steps) <= 2 else _equal_moves(steps)
+    if len(steps) > 2:  # always doubles
+        return _described(_equal_moves(steps))
+    moves = _two_moves(steps)
+    if len(moves) == 1:  # the common shapes are spelled out: naming is the hot path
+        (a, b, hit, stops) = move = moves[0]
+        return _written(move, 1), ((a, b), -len(stops), (hit,), (stops,))
+    first, second = moves
+    (a, b, hit_b, stops_b), (c, d, hit_d, stops_d) = moves
+    name = _written(first, 2) if first == second else f"{_written(first, 1)} {_written(second, 1)}"
+    return name, ((a, b, c, d), -len(stops_b) - len(stops_d), (hit_b, hit_d), (stops_b, stops_d))
+
+
+def _described(moves: list[_Move]) -> tuple[str, OrderKey]:
+    """The name and list order of joined moves (sorted as written), grouping repeats."""
     parts: list[str] = []
     previous, count = moves[0], 0
     for move in moves:
@@ -251,4 +263,7 @@ def read_play(text: str) -> tuple[WrittenMove, ...] | None:
         raise Unreadable("the move is empty: write a play such as '13/7 8/7', or NONE")
     if _SEPARATORS.sub("", tidy) in _NONE_WORDS:
         return None
-    return tuple(_read_token(token) for token in _SEPARATORS.split(tidy) if token)
+    moves = tuple(_read_token(token) for token in _SEPARATORS.split(tidy) if token)
+    if not moves:
+        raise Unreadable(f"{text!r} holds no move: write a play such as '13/7 8/7', or NONE")
+    return moves

@@ -1,6 +1,6 @@
 """Backgammon's legal plays: generation, the legal list, and matching a written play.
 
-Source: SPEC.md section 7. A side is a tuple of 26 counts in that side's own
+Source: SPEC.md section 7. A side is 26 counts (as bytes) in that side's own
 numbering: index 0 is off, 1-24 the points, 25 the bar. The opponent's point
 p is the mover's point 25 - p, so the opponent's count on the mover's point t
 is `opp[25 - t]`.
@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
+from typing import NamedTuple
 
 from games.backgammon.notation import (
     BAR,
@@ -47,14 +48,17 @@ Bytes rather than a tuple: they hash and slice in C, and a position's key is
 just the two sides joined."""
 
 
-@dataclass(frozen=True, slots=True)
-class Play:
-    """One legal play: its canonical name and both sides after it (mover first)."""
+class Play(NamedTuple):
+    """One legal play: its place in the list, its canonical name and both sides after it.
 
+    A named tuple rather than a dataclass: the engine makes one per legal play,
+    and tuples are made (and sorted, place first) in C.
+    """
+
+    order: OrderKey
     name: str
     mover: Side
     opponent: Side
-    order: OrderKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +98,16 @@ class _Search:
         if key not in self.found:
             self.found[key] = tuple(steps)
 
-    def full(self, dice: tuple[int, ...]) -> dict[bytes, tuple[Step, ...]]:
-        """The table of plays using every die, dropping plays found so far that used fewer."""
-        rank = (len(dice), sum(dice))
+    def keep(
+        self, mover: list[int], opponent: list[int], steps: list[Step], rank: tuple[int, int]
+    ) -> None:
+        """Keep a position reached with every die (`rank`), dropping plays that used fewer."""
         if self.best != rank:
             self.best = rank
             self.found = {}
-        return self.found
+        key = bytes(mover) + bytes(opponent)
+        if key not in self.found:
+            self.found[key] = tuple(steps)
 
 
 def _walk(
@@ -122,6 +129,7 @@ def _walk(
     depth = len(steps)
     die = dice[depth]
     last = depth + 1 == len(dice)
+    rank = (len(dice), sum(dice))
     doubles = dice[0] == dice[-1]
     moved = False
     sources = (BAR,) if me[BAR] else range(min(top, 24), 0, -1)
@@ -140,10 +148,7 @@ def _walk(
                 opp[BAR] += 1
             steps.append((src, dst, blockers))
             if last:
-                found = search.full(dice)
-                key = bytes(me) + bytes(opp)
-                if key not in found:
-                    found[key] = tuple(steps)
+                search.keep(me, opp, steps, rank)
             else:
                 entered = 1 if src > 6 >= dst else 0
                 _walk(me, opp, dice, src if doubles else BAR, outside - entered, steps, search)
@@ -160,10 +165,7 @@ def _walk(
             me[OFF] += 1
             steps.append((src, OFF, 0))
             if last:
-                found = search.full(dice)
-                key = bytes(me) + bytes(opp)
-                if key not in found:
-                    found[key] = tuple(steps)
+                search.keep(me, opp, steps, rank)
             else:
                 _walk(me, opp, dice, src if doubles else BAR, outside, steps, search)
             steps.pop()
@@ -175,15 +177,17 @@ def _walk(
 
 
 def _no_play(mover: Side, opponent: Side) -> PlayTable:
-    return PlayTable.of([Play(NONE, mover, opponent, ((), 0, (), ()))])
+    return PlayTable.of([Play(((), 0, (), ()), NONE, mover, opponent)])
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=64)
 def legal_plays(mover: Side, opponent: Side, dice: tuple[int, int]) -> PlayTable:
     """Every legal play of `mover` with `dice` against `opponent`, sorted as SPEC fixes.
 
-    Cached: the arena asks for the list, then applies one of its plays, so a
-    position is searched once.
+    Cached for a few recent positions: the arena asks for the list, reads a
+    reply, then applies the play, so a position is searched once. The cache is
+    kept small on purpose: thousands of cached tables slow every garbage
+    collection down more than the hits save.
     """
     search = _Search()
     outside = sum(mover[7:])
@@ -195,8 +199,8 @@ def legal_plays(mover: Side, opponent: Side, dice: tuple[int, int]) -> PlayTable
     plays = []
     for key, steps in search.found.items():
         name, order_key = name_steps(steps)
-        plays.append(Play(name, key[:26], key[26:], order_key))
-    plays.sort(key=lambda play: play.order, reverse=True)
+        plays.append(Play(order_key, name, key[:26], key[26:]))
+    plays.sort(reverse=True)  # by place alone: no two plays share one
     return PlayTable.of(plays)
 
 
@@ -209,15 +213,18 @@ def _hits(before: Side, after: Side) -> frozenset[int]:
 
 
 def _moved(mover: Side, written: tuple[WrittenMove, ...]) -> Side:
+    """The mover's side after the written moves (in any order), or Illegal if it cannot be."""
     counts = list(mover)
     for move in written:
         counts[move.points[0]] -= move.count
         counts[move.points[-1]] += move.count
-        if counts[move.points[0]] < 0:
-            raise Illegal(
-                f"the play moves {move.count} checker(s) from {POINT_NAMES[move.points[0]]}, "
-                f"where you have {mover[move.points[0]]}: pick a play from the legal list"
-            )
+    short = [p for p in range(26) if counts[p] < 0]
+    if short:
+        point = short[0]
+        raise Illegal(
+            f"the play moves more checkers from {POINT_NAMES[point]} than the "
+            f"{mover[point]} you have there: pick a play from the legal list"
+        )
     return bytes(counts)
 
 
@@ -229,7 +236,8 @@ def find_play(
     Checkers' resulting places decide first; if they leave the hits open (a
     checker could have passed through a blot or not), the points the reply
     named settle it: every named landing point holding a blot, and every
-    starred point, was hit.
+    starred point, was hit. The play hitting exactly those wins, else the only
+    play hitting at least those.
     """
     after = _moved(mover, written)
     candidates = [play for play in table.plays if play.mover == after]
@@ -240,9 +248,12 @@ def find_play(
     named = {p for move in written for p in move.points[1:] if p != OFF}
     claimed = {p for p in named if opponent[25 - p] == 1}
     claimed |= {p for move in written for p in move.starred}
-    for fits in (frozenset.__eq__, frozenset.__ge__):
-        chosen = [c for c in candidates if fits(_hits(opponent, c.opponent), claimed)]
-        if len(chosen) == 1:
-            return chosen[0]
+    hits = [(_hits(opponent, play.opponent), play) for play in candidates]
+    exact = [play for hit, play in hits if hit == claimed]
+    if len(exact) == 1:
+        return exact[0]
+    covering = [play for hit, play in hits if hit >= claimed]
+    if len(covering) == 1:
+        return covering[0]
     options = " or ".join(play.name for play in candidates)
     raise Illegal(f"the play could mean {options}: name the points where it hits")

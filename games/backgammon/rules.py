@@ -15,8 +15,8 @@ the roll of the ply to play (None once the game is over), plies played (the
 opening roll belongs to ply 1; a `NONE` ply counts), the game index and seed.
 
 Results: the side that bears off all 15 checkers wins, +1 / -1; the ending is
-`single` (the loser has borne off), `gammon` (it has not) or `backgammon` (it
-also still has a checker on the bar or in the winner's home board), worth
+`single` (the loser has borne off a checker), `gammon` (none) or `backgammon`
+(none, and a checker still on the bar or in the winner's home board), worth
 1, 2 or 3 points, recorded in `Outcome.detail` for display only. At 1,000
 plies the game is a `no-contest` without scores; there is no wall-clock
 adjudication.
@@ -178,8 +178,8 @@ class Backgammon(Game[BackgammonState]):
         return (seat_of(s.game, s.colour),)
 
     def outcome(self, s: BackgammonState) -> Outcome | None:
-        for winner, loser in ((0, s.white), (1, s.black)):
-            if (s.black, s.white)[winner][_OFF] == CHECKERS:
+        for winner, (side, loser) in enumerate(((s.black, s.white), (s.white, s.black))):
+            if side[_OFF] == CHECKERS:
                 ending = _ending(loser)
                 scores = (1, -1) if seat_of(s.game, COLOURS[winner]) == 0 else (-1, 1)
                 return Outcome(scores, COMPLETE, _ENDINGS[ending], f"points={ending + 1}")
@@ -268,7 +268,13 @@ class Backgammon(Game[BackgammonState]):
     # --- view ----------------------------------------------------------------------
 
     def view(self, s: BackgammonState, seat: int) -> dict[str, Any]:
-        """The seed's per-ply information, from `seat`'s side (its own point numbers)."""
+        """The seed's per-ply information, from `seat`'s side (its own point numbers).
+
+        `ply` is the ply being decided (1: the play after the opening roll);
+        `board` runs from the seat's 24 down to its 1; `legal_plays` is the
+        full list while it is the seat's turn, else empty. The program seats'
+        remaining node budget is the arena's to add.
+        """
         colour = colour_of(s.game, seat)
         index = colour_index(colour)
         own, other = (s.black, s.white)[index], (s.black, s.white)[1 - index]

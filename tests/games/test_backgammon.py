@@ -192,6 +192,7 @@ def test_reader_accepts_the_seed_variants(text: str) -> None:
         ((3, 3), "8/5 (2), 6/3 (2)", "8/5(2) 6/3(2)"),
         ((3, 2), "13/11/8", "13/8"),
         ((3, 2), "13/10 10/8", "13/8"),
+        ((3, 2), "5/3 8/5", "8/3"),  # moves may come in any order
         ((6, 1), "13/7 8/7", "13/7 8/7"),
         ((6, 1), "8/7, 13/7", "13/7 8/7"),
     ],
@@ -227,7 +228,9 @@ def test_reader_uses_named_points_to_tell_hits_apart() -> None:
     assert g.parse(quiet, 0, "13/7/5") == "13/7*/5"
 
 
-@pytest.mark.parametrize("text", ["", "hello", "13-7 8-7", "13/7 e4", "play 8/5", "13/26"])
+@pytest.mark.parametrize(
+    "text", ["", " , ", "hello", "13-7 8-7", "13/7 e4", "play 8/5", "13/26", "off/6", "8/bar"]
+)
 def test_reader_refuses_what_is_not_a_play(text: str) -> None:
     with pytest.raises(Unreadable):
         g.parse(opening((3, 1)), 0, text)
@@ -267,12 +270,8 @@ def test_single_gammon_and_backgammon() -> None:
     assert _bear_off_last({6: 3}) == Outcome((1, -1), "complete", "single", "points=1")
     assert _bear_off_last({12: 15}) == Outcome((1, -1), "complete", "gammon", "points=2")
     # A WHITE checker in BLACK's home board (WHITE's 20 is BLACK's 5), or on the bar.
-    assert _bear_off_last({12: 14, 20: 1}) == Outcome(
-        (1, -1), "complete", "backgammon", "points=3"
-    )
-    assert _bear_off_last({12: 14}, bar=1) == Outcome(
-        (1, -1), "complete", "backgammon", "points=3"
-    )
+    assert _bear_off_last({12: 14, 20: 1}) == Outcome((1, -1), "complete", "backgammon", "points=3")
+    assert _bear_off_last({12: 14}, bar=1) == Outcome((1, -1), "complete", "backgammon", "points=3")
 
 
 def test_in_game_2_black_is_seat_1() -> None:
@@ -383,6 +382,15 @@ def test_board_text_draws_the_movers_side() -> None:
         "       12  11  10   9   8   7 |   6   5   4   3   2   1",
     ]
     assert "Pips: X 167, O 167." in text and text.endswith("Dice: 3-1")
+
+
+def test_public_names_are_documented() -> None:
+    import games.backgammon as package
+
+    for name in package.__all__:
+        value = getattr(package, name)
+        if callable(value):
+            assert value.__doc__, name
 
 
 def test_position_refuses_impossible_boards() -> None:

@@ -94,7 +94,12 @@ def _forms(me: Board, opp: Board, steps: list[tuple[int, int]]) -> set[tuple[Any
 
 def _order(moves: tuple[Any, ...]) -> tuple[Any, ...]:
     pairs = tuple(p for m in moves for p in m[:2])
-    return (pairs, -sum(len(m[3]) for m in moves), tuple(m[2] for m in moves), tuple(m[3] for m in moves))
+    return (
+        pairs,
+        -sum(len(m[3]) for m in moves),
+        tuple(m[2] for m in moves),
+        tuple(m[3] for m in moves),
+    )
 
 
 def _name(moves: tuple[Any, ...]) -> str:
@@ -237,6 +242,8 @@ def test_none_exactly_when_no_single_step_is_possible(
 ) -> None:
     rng = random.Random(seed)
     me, opp = random_position(rng, mode, spots=rng.randint(1, 6))
-    stuck = not any(_can_step(list(me), list(opp), src, die) for die in roll for src in range(1, 26))
+    stuck = not any(
+        _can_step(list(me), list(opp), src, die) for die in roll for src in range(1, 26)
+    )
     names = [name for name, _, _ in _engine(me, opp, roll)]
     assert (names == ["NONE"]) == stuck
