@@ -49,8 +49,6 @@ log = structlog.get_logger("arena.episode")
 SeatFactory = Callable[[str, int, int, int], ScriptedSeat | TextSeat]
 """(policy name, match seed, game index, seat) -> the seat that policy plays through."""
 
-REPLY_KEYS = {"battle": "orders"}
-
 
 @dataclass(frozen=True, slots=True)
 class EpisodeSetup:
@@ -109,7 +107,7 @@ class _GameLoop:
                         legal,
                         standings,
                         self.notes[seat],
-                        REPLY_KEYS.get(game.name, "move"),
+                        game.reply_key(state),
                     )
                 )
             return render(template, context[0], feedback)
@@ -121,7 +119,7 @@ class _GameLoop:
             self.players[seat],
             prompt,
             self.setup.deadlines,
-            key=REPLY_KEYS.get(game.name, "move"),
+            key=game.reply_key(state),
             legal=legal,
             move_help=lambda: games.move_help(game.name, game.view(state, seat)),
         )
@@ -136,9 +134,9 @@ class _GameLoop:
                 self.notes[d.seat] = d.notes
             if d.source == "fallback":
                 self.record.fallbacks.append(self._fallback_record(d, ply))
-        if game.enumerable:
-            self.history.append(" ".join(str(move_json(d.move)) for d in decisions.values()))
-        else:  # structured moves (orders) are too long to repeat; the view shows their effect
+        if len(decisions) == 1:
+            self.history.append(str(move_json(next(iter(decisions.values())).move)))
+        else:  # simultaneous moves (setups, orders) are not repeated: one may be hidden
             self.history.append(f"turn {ply}")
         standings = [game.standing(self.state, 0), game.standing(self.state, 1)]
         self.record.plies.append(

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import games
 from arena.config import ConfigError, load_config
-from arena.episode import REPLY_KEYS
 from arena.prompts import SeatContext, load_template, render
 from arena.schedule import aliases, resolve_entry
 
@@ -68,6 +67,6 @@ def preview(
         rules.legal_moves(state, seat),
         (rules.standing(state, 0), rules.standing(state, 1)),
         "",
-        REPLY_KEYS.get(name, "move"),
+        rules.reply_key(state),
     )
     return render(template, context)

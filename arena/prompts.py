@@ -42,6 +42,7 @@ PLACEHOLDERS = frozenset(
         "notes",
         "reply_format",
         "reply_key",
+        "move_help",
         "ply",
         "game_index",
     }
@@ -168,6 +169,7 @@ def render(template: PromptTemplate, ctx: SeatContext, feedback: str | None = No
         "notes": ctx.notes or "(none)",
         "reply_format": _reply_format(ctx.reply_key),
         "reply_key": ctx.reply_key,
+        "move_help": games.move_help(ctx.game, ctx.view),
         "ply": str(len(ctx.history) + 1),
     }
     text = f"{first_line(ctx)}\n{template.template.substitute(values)}"

@@ -159,6 +159,11 @@ class Game(ABC, Generic[S]):
     def view(self, s: S, seat: int) -> dict[str, Any]:
         """What `seat` may know of `s`, JSON-able."""
 
+    def reply_key(self, s: S) -> str:
+        """The key under which a reply carries its move in state `s` (SPEC 2.2):
+        `move`, the battle's `orders`, Stratego's `setup` in its setup phase."""
+        return "move"
+
     def integrity(self, s: S) -> dict[str, Any]:
         """Game-specific data a replay records after each ply so a verifier can
         re-derive it (the battle's hash chain); empty for most games."""

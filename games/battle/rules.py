@@ -239,6 +239,10 @@ class Battle(Game[BattleState]):
         score = _WIN * ((margin > 0) - (margin < 0)) + margin
         return Outcome((score, -score), reason, ending, detail=f"survivors {red}-{blue}")
 
+    def reply_key(self, s: BattleState) -> str:
+        """Commanders reply with `orders`."""
+        return "orders"
+
     def integrity(self, s: BattleState) -> dict[str, Any]:
         """The gameHash links of the ticks the last apply ran, and MAgent's rewards so far."""
         return {

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LEGEND", "board_text"]
+__all__ = ["LEGEND", "board_text", "move_help"]
 
 _FILES = "abcdefghij"
 LEGEND = (
@@ -59,3 +59,16 @@ def _cell(piece: dict[str, Any], you: int) -> str:
     if code != "?":
         return f"[{code}]"
     return " ! " if piece["moved"] else " ? "
+
+
+def move_help(view: dict[str, Any]) -> str:
+    """How to write a reply in this phase: the setup format, or the move notation."""
+    if view.get("phase") == "setup":
+        ranks = view.get("home_ranks")
+        return (
+            "Write your setup as 40 piece codes: your home ranks from your own back rank forward, "
+            f"each rank from file a to file j (your home ranks: {ranks}). Separators are ignored.\n"
+            "Pieces: F Flag x1, B Bomb x6, S Spy x1, 2 Scout x8, 3 Miner x5, 4 Sergeant x4, "
+            "5 Lieutenant x4, 6 Captain x4, 7 Major x3, 8 Colonel x2, 9 General x1, X Marshal x1."
+        )
+    return "A move is <from>-<to>, e.g. e4-e5; a Scout may move several squares in a line, e.g. e2-e6."

@@ -59,7 +59,7 @@ from games.stratego.moves import (
 )
 from games.stratego.setup import parse_board, place, random_setup, read_setup
 from games.stratego.state import StrategoState
-from games.stratego.view import SIDES, seat_view
+from games.stratego.view import SIDES, battle_json, seat_view
 
 __all__ = ["Stratego"]
 
@@ -103,6 +103,19 @@ class Stratego(Game[StrategoState]):
         return random_setup(seed, seat, game)
 
     # --- turns and moves ----------------------------------------------------------
+
+    def integrity(self, s: StrategoState) -> dict[str, Any]:
+        """The battle the last move fought, if any (a reveal), and the chase memory's overflow."""
+        data: dict[str, Any] = {}
+        if s.battles and s.battles[-1].ply == s.ply and s.phase == "play":
+            data["battle"] = battle_json(s.battles[-1])
+        if s.chase_overflow:
+            data["chase_overflow"] = s.chase_overflow
+        return data
+
+    def reply_key(self, s: StrategoState) -> str:
+        """`setup` in the setup phase, else `move`."""
+        return "setup" if s.phase == "setup" else "move"
 
     def to_act(self, s: StrategoState) -> tuple[int, ...]:
         """(0, 1) in the setup phase, then the mover alone, () once the game is over."""

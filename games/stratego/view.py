@@ -53,7 +53,7 @@ def seat_view(s: StrategoState, seat: int, to_act: tuple[int, ...]) -> dict[str,
         "lakes": sorted(square_name(sq) for sq in LAKES),
         "captured": {"you": lost[seat], "enemy": lost[1 - seat]},
         "enemy_left": _left(lost[1 - seat]) if s.phase == "play" else {},
-        "battles": [_battle(b) for b in s.battles[-RECENT_BATTLES:]],
+        "battles": [battle_json(b) for b in s.battles[-RECENT_BATTLES:]],
         "last_move": MOVE_NAMES[s.last_move] if s.last_move >= 0 else None,
         "no_battle_plies": s.quiet,
         "no_battle_limit": NO_BATTLE_LIMIT,
@@ -88,7 +88,8 @@ def _left(lost: list[str]) -> dict[str, int]:
     return {code: n - gone[code] for code, n in COUNTS.items()}
 
 
-def _battle(b: Battle) -> dict[str, Any]:
+def battle_json(b: Battle) -> dict[str, Any]:
+    """A fought battle as JSON: both ranks are public once it is fought."""
     return {
         "ply": b.ply,
         "by": b.seat,
