@@ -109,9 +109,11 @@ class GameTable(_Strict):
     retry_s: float | None = Field(default=None, gt=0)
     decision_s: float | None = Field(default=None, gt=0)
     episode_wall_s: float | None = Field(default=None, gt=0)
+    dice: Literal["verifiable", "derived"] | None = None
+    """Backgammon only: where card seeds come from (SPEC 7)."""
 
     def engine_params(self) -> dict[str, Any]:
-        """The keys that are neither deadlines nor the wall clock."""
+        """The keys that are neither deadlines, the wall clock nor the dice mode."""
         return dict(self.model_extra or {})
 
 

@@ -19,6 +19,7 @@ import anyio
 import structlog
 
 import games
+from arena.cards import CardDealer
 from arena.config import Deadlines
 from arena.decisions import (
     REPLY_CUT,
@@ -66,6 +67,8 @@ class EpisodeSetup:
     authors: dict[str, str | None]
     wall_covers_episode: bool = False
     """The battle's stop covers both games of the episode; other games' each game."""
+    cards: CardDealer | None = None
+    """Backgammon: draws, commits and reveals each card's dice seed."""
     switch_off_turns: int | None = None
     """Switch the seats off once this many full decisions no longer fit before the stop."""
 
@@ -73,18 +76,22 @@ class EpisodeSetup:
 class _GameLoop:
     """The state of one game in play: seats, notes, history and the record."""
 
-    def __init__(self, setup: EpisodeSetup, episode: Episode, index: int) -> None:
+    def __init__(
+        self, setup: EpisodeSetup, episode: Episode, index: int, chance: int | str
+    ) -> None:
         self.setup = setup
         self.episode = episode
         self.index = index
         seed = episode.match.seed
-        self.state = setup.game.initial(seed, game=index)
+        self.state = setup.game.initial(chance, game=index)
         self.policies = episode.seats(index)
         self.aliases = aliases(setup.game.name, seed, index)
         self.players = [setup.seat_for(self.policies[seat], seed, index, seat) for seat in (0, 1)]
         self.notes = ["", ""]
         self.history: list[str] = []
-        self.record = GameRecord(index=index, aliases=list(self.aliases))
+        self.record = GameRecord(
+            index=index, aliases=list(self.aliases), integrity=setup.game.integrity(self.state)
+        )
 
     def request(self, seat: int) -> DecisionRequest:
         game, state = self.setup.game, self.state
@@ -232,10 +239,10 @@ def _answer_fields(attempt: Attempt) -> dict[str, Any]:
 
 
 async def _play_game(
-    setup: EpisodeSetup, episode: Episode, index: int, stop_at: float
+    setup: EpisodeSetup, episode: Episode, index: int, stop_at: float, chance: int | str
 ) -> GameRecord:
     """One game, stopped by the wall clock at `stop_at` (anyio's clock) if it runs that long."""
-    loop = _GameLoop(setup, episode, index)
+    loop = _GameLoop(setup, episode, index, chance)
     game = setup.game
     started = time.monotonic()
     with (
@@ -273,15 +280,31 @@ def _switched_off(setup: EpisodeSetup, stop_at: float) -> bool:
 
 async def play_episode(setup: EpisodeSetup, episode: Episode) -> Replay:
     """Play every game of `episode` and return its replay."""
-    match = episode.match
+    with structlog.contextvars.bound_contextvars(episode=episode.id, game=episode.match.game):
+        if setup.cards is None:
+            records = await _play_games(setup, episode, episode.match.seed)
+            return _replay(setup, episode, records, {})
+        with setup.cards.card(episode.id, episode.match.k) as card:
+            log.info("card_committed", commitment=card.commitment, dice=card.dice)
+            records = await _play_games(setup, episode, card.seed)
+        return _replay(setup, episode, records, card.revealed())
+
+
+async def _play_games(setup: EpisodeSetup, episode: Episode, chance: int | str) -> list[GameRecord]:
+    limit = setup.wall_s if setup.wall_s is not None else math.inf
+    stop_at = anyio.current_time() + limit
     records = []
-    with structlog.contextvars.bound_contextvars(episode=episode.id, game=match.game):
-        limit = setup.wall_s if setup.wall_s is not None else math.inf
-        stop_at = anyio.current_time() + limit
-        for index in episode.game_indices:
-            if not setup.wall_covers_episode:
-                stop_at = anyio.current_time() + limit
-            records.append(await _play_game(setup, episode, index, stop_at))
+    for index in episode.game_indices:
+        if not setup.wall_covers_episode:
+            stop_at = anyio.current_time() + limit
+        records.append(await _play_game(setup, episode, index, stop_at, chance))
+    return records
+
+
+def _replay(
+    setup: EpisodeSetup, episode: Episode, records: list[GameRecord], integrity: dict[str, Any]
+) -> Replay:
+    match = episode.match
     return Replay(
         run=setup.run,
         episode=episode.id,
@@ -305,4 +328,5 @@ async def play_episode(setup: EpisodeSetup, episode: Episode) -> Replay:
             policies={str(i): list(episode.seats(i)) for i in episode.game_indices},
             authors={name: setup.authors.get(name) for name in (match.first, match.second)},
         ),
+        integrity=integrity,
     )

@@ -138,6 +138,8 @@ class Replay(_Model):
     """Template SHA-256 -> its path under `prompts/`."""
     games: list[GameRecord]
     spectator: Spectator
+    integrity: dict[str, Any] = Field(default_factory=dict)
+    """Episode-wide integrity data: a backgammon card's commitment and revealed seed."""
 
 
 def move_json(move: Any) -> Any:

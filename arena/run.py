@@ -24,6 +24,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 import games
 import providers
+from arena.cards import CardDealer
 from arena.config import (
     Config,
     ConfigError,
@@ -108,6 +109,11 @@ class RunPlan:
             )
         return LlmSeat(pool.client(provider_spec(spec)), spec)
 
+    def _dealer(self) -> CardDealer:
+        table = self.config.game.get("backgammon")
+        dice = table.dice if table is not None and table.dice is not None else "verifiable"
+        return CardDealer(self.out, dice, self.master_seed)
+
     def setup_for(self, game_name: str, pool: providers.Providers | None = None) -> EpisodeSetup:
         """Everything an episode of `game_name` needs."""
         config = self.config
@@ -124,6 +130,7 @@ class RunPlan:
             seat_for=functools.partial(self.seat_for, pool=pool),
             wall_covers_episode=game_name == "battle",
             switch_off_turns=2 if game_name == "battle" else None,
+            cards=self._dealer() if game_name == "backgammon" else None,
             authors={name: spec.author for name, spec in config.policies.items()},
         )
 

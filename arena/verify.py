@@ -41,11 +41,12 @@ def verify_file(path: Path) -> Replay:
         replay = load_replay(path)
     except (ValueError, OSError) as exc:
         raise VerifyError(f"{path}: cannot be read as a replay: {exc}") from exc
-    verify_replay(replay, where=str(path))
+    ledger = path.parent.parent / "ledger.jsonl" if path.parent.name == "replays" else None
+    verify_replay(replay, where=str(path), ledger=ledger)
     return replay
 
 
-def verify_replay(replay: Replay, *, where: str = "replay") -> None:
+def verify_replay(replay: Replay, *, where: str = "replay", ledger: Path | None = None) -> None:
     """Re-derive every game of the replay."""
     seed = int(replay.match["seed"])
     expected_game = resolve_entry(str(replay.match["entry"]), seed)
@@ -58,16 +59,36 @@ def verify_replay(replay: Replay, *, where: str = "replay") -> None:
         raise VerifyError(
             f"{where}: recorded under rules_version {replay.rules_version}, this engine is {game.rules_version}"
         )
+    if replay.game == "backgammon":
+        _verify_card(replay, where, ledger)
+    chance = replay.integrity.get("card_seed", seed)
     for record in replay.games:
-        _verify_game(game, seed, record, f"{where} game {record.index}")
+        _verify_game(game, seed, chance, record, f"{where} game {record.index}")
 
 
-def _verify_game(game: games.Game[Any], seed: int, record: GameRecord, where: str) -> None:
+def _verify_card(replay: Replay, where: str, ledger: Path | None) -> None:
+    from arena.cards import verify_card_replay
+
+    failure = verify_card_replay(replay, ledger)
+    if failure is not None:
+        at = f" game {failure.game} ply {failure.ply}" if failure.game is not None else ""
+        raise VerifyError(
+            f"{where}{at}: verification step {failure.step} failed: {failure.message}"
+        )
+
+
+def _verify_game(
+    game: games.Game[Any], seed: int, chance: int | str, record: GameRecord, where: str
+) -> None:
     expected_aliases = list(aliases(game.name, seed, record.index))
     if record.aliases != expected_aliases:
         raise VerifyError(f"{where}: aliases {record.aliases} differ from {expected_aliases}")
     fallbacks = {(f.ply, f.seat): f for f in record.fallbacks}
-    state = game.initial(seed, game=record.index)
+    state = game.initial(chance, game=record.index)
+    if game.integrity(state) != record.integrity:
+        raise VerifyError(
+            f"{where}: the game's starting integrity data differ from the re-derivation"
+        )
     for ply in record.plies:
         at = f"{where} ply {ply.ply}"
         seats = game.to_act(state)

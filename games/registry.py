@@ -11,6 +11,7 @@ __all__ = ["ROTATION", "board_text", "load", "move_help", "names", "resolve_rota
 
 # name -> "module:Class"; modules import lazily so `arena --help` stays fast.
 _GAMES: dict[str, str] = {
+    "backgammon": "games.backgammon:Backgammon",
     "battle": "games.battle:Battle",
     "breakthrough": "games.breakthrough:Breakthrough",
     "connect-four": "games.connect_four:ConnectFour",

@@ -166,6 +166,15 @@ class Backgammon(Game[BackgammonState]):
             raise ValueError(f"dice {dice!r} are not two numbers 1-6")
         return replace(s, roll=Roll(s.ply + 1, 0, (dice[0], dice[1])))
 
+    def integrity(self, s: BackgammonState) -> dict[str, Any]:
+        """The board and the roll drawn for the next ply, so a verifier can run the seed's
+        steps 3 and 4 (dice from the seed; board_before + dice + play = board_after)."""
+        roll = s.roll
+        return {
+            "board": self.board(s),
+            "roll": [roll.ply, roll.nonce, *roll.dice] if roll is not None else None,
+        }
+
     def board(self, s: BackgammonState) -> dict[str, Any]:
         """The board in absolute points and the colour to move, as a replay records it."""
         return {**board_json(s.black, s.white), "to_move": s.colour}
