@@ -1,0 +1,36 @@
+"""The viewer: a static site next to a run, `RUN/view/`, readable from file:// offline.
+
+`build_site(run)` writes `view/index.html` (the league: standings, ratings,
+head to head, fallbacks, the games) and `view/games/<replay>.html` (one page
+per replay, every ply re-derived with the engine). `serve(run, port)` serves
+it on 127.0.0.1 and redraws it as a run in progress writes replays.
+`main_view` is the `arena view RUN [--serve] [--port 8000]` command.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from arena.viewer import server
+from arena.viewer.frames import replay_data
+from arena.viewer.server import serve
+from arena.viewer.site import build_site
+
+__all__ = ["build_site", "main_view", "replay_data", "serve"]
+
+
+def main_view(run: Path, serve: bool, port: int) -> int:
+    """`arena view`: build the site of `run` (and serve it with `serve`); the exit status."""
+    if not (run / "replays").is_dir():
+        print(
+            f"arena view: {run} has no replays folder; pass a run folder such as runs/quickstart",
+            file=sys.stderr,
+        )
+        return 2
+    if serve:
+        server.serve(run, port)
+        return 0
+    out = build_site(run)
+    print(f"arena view: open {(out / 'index.html').resolve().as_uri()}")
+    return 0

@@ -1,0 +1,122 @@
+"""The league page's data: standings, ratings, head to head, fallbacks and the games.
+
+`summary.json` is the source when the run has written it. While a run is in
+progress it has not: the same tables are then derived from the replays
+written so far, with `arena.standings`, so a served league page fills in as
+games finish.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from arena.replay import Replay
+from arena.standings import by_game, standings, summarise
+
+__all__ = ["h2h_from_games", "league_data"]
+
+
+def league_data(run: Path, replays: dict[str, Replay], pages: set[str]) -> dict[str, Any]:
+    """Everything the league page shows; `replays` by file stem, `pages` the stems with a page."""
+    summary = _read_json(run / "summary.json")
+    in_progress = summary is None
+    if summary is None:
+        summary = _summary_from_replays(run, replays)
+    games_list = summary.get("games", [])
+    episode_pages = {r.episode: stem for stem, r in replays.items() if stem in pages}
+    overall = summary.get("standings", {}).get("overall", [])
+    return {
+        "kind": "league",
+        "run": summary.get("run", run.name),
+        "seed": summary.get("seed"),
+        "in_progress": in_progress,
+        "episodes": summary.get("episodes", len(replays)),
+        "failed": summary.get("failed", []),
+        "standings": summary.get("standings", {}),
+        "ratings": summary.get("ratings"),
+        "h2h": summary.get("h2h") or h2h_from_games(games_list),
+        "h2h_source": "summary" if summary.get("h2h") else "games",
+        "fallbacks": _fallback_table(overall),
+        "games": [_game_row(g, episode_pages, replays) for g in games_list],
+    }
+
+
+def h2h_from_games(games_list: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """`"first|second": [w, d, l, nc]` of first against second, from the finished games."""
+    table: dict[str, list[int]] = {}
+    for g in games_list:
+        first, second = g["policies"]
+        scores = g["scores"]
+        for me, other, seat in ((first, second, 0), (second, first, 1)):
+            row = table.setdefault(f"{me}|{other}", [0, 0, 0, 0])
+            if scores is None:
+                row[3] += 1
+            else:
+                mine, theirs = scores[seat], scores[1 - seat]
+                row[0 if mine > theirs else 1 if mine == theirs else 2] += 1
+    return table
+
+
+def _fallback_table(overall: list[dict[str, Any]]) -> dict[str, Any]:
+    """Fallbacks by cause (columns) and policy (rows), from the overall standings."""
+    causes: Counter[str] = Counter()
+    for row in overall:
+        causes.update(row.get("fallbacks", {}))
+    return {
+        "causes": sorted(causes, key=lambda c: (-causes[c], c)),
+        "rows": [
+            {
+                "policy": row["policy"],
+                "decisions": row.get("decisions", 0),
+                "rate": row.get("fallback_rate", 0.0),
+                "by_cause": row.get("fallbacks", {}),
+            }
+            for row in overall
+        ],
+    }
+
+
+def _game_row(
+    g: dict[str, Any], episode_pages: dict[str, str], replays: dict[str, Replay]
+) -> dict[str, Any]:
+    stem = episode_pages.get(g["episode"])
+    replay = replays.get(stem) if stem is not None else None
+    fallbacks = g.get("fallbacks", [{}, {}])
+    return {
+        **g,
+        "fallback_count": sum(sum(seat.values()) for seat in fallbacks),
+        "seed": replay.match.get("seed") if replay is not None else None,
+        "page": None if stem is None else f"games/{stem}.html#game={g['game_index']}",
+    }
+
+
+def _summary_from_replays(run: Path, replays: dict[str, Replay]) -> dict[str, Any]:
+    """What summary.json would say about the replays written so far."""
+    finished = [s for r in replays.values() for s in summarise(r)]
+    finished.sort(key=lambda g: (g.match_index, g.game_index))
+    config = _read_json(run / "config.resolved.json") or {}
+    policies = list(config.get("policies", {})) or sorted({p for g in finished for p in g.policies})
+    return {
+        "run": config.get("run", {}).get("name", run.name),
+        "seed": config.get("run", {}).get("seed"),
+        "episodes": len(replays),
+        "standings": {
+            "overall": [r.to_json() for r in standings(finished, policies)],
+            **{
+                name: [r.to_json() for r in standings(group, policies, game=name)]
+                for name, group in by_game(finished).items()
+            },
+        },
+        "games": [g.to_json() for g in finished],
+    }
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,136 @@
+"""Writing the static site: `RUN/view/index.html` and one page per replay.
+
+Pages work from `file://` with no network: Chromium refuses a file:// page's
+fetch() of its neighbours, so each page carries its data inline in a
+`<script type="application/json" id="page-data">` block, and the script and
+style sheet are plain files under `view/static/` (script and link tags load
+from file:// fine). A `Site` remembers which replays it has drawn, so the
+server can redraw only what changed while a run goes on.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shutil
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any
+
+import structlog
+
+from arena.replay import Replay, load_replay, write_atomic
+from arena.viewer.boards import DRAWERS
+from arena.viewer.frames import replay_data
+from arena.viewer.league import league_data
+
+__all__ = ["ASSETS", "Site", "build_site", "embed_json"]
+
+ASSETS = ("viewer.css", "league.js", "replay.js")
+"""Files copied from the package's `static/` folder into `view/static/`."""
+
+log = structlog.get_logger("arena.viewer")
+
+
+def embed_json(data: Any) -> str:
+    """JSON that is safe inside a <script> element: no `<` can close it early."""
+    return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+
+
+def _static_text(name: str) -> str:
+    return resources.files("arena.viewer").joinpath("static", name).read_text(encoding="utf-8")
+
+
+@dataclass
+class Site:
+    """The view folder of one run, kept up to date with its replays."""
+
+    run: Path
+    live: bool = False
+    """Served over HTTP: the league page then reloads itself when `live.json` changes."""
+    seen: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Replay file stem -> (mtime_ns, size) when its page was written."""
+    replays: dict[str, Replay] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+    """Replay file stem -> why it has no page."""
+    stamp: int = 0
+
+    @property
+    def out(self) -> Path:
+        """Where the site is written."""
+        return self.run / "view"
+
+    def update(self) -> list[str]:
+        """Draw the pages of new or changed replays, then the league page; the stems drawn."""
+        if not self.run.is_dir():
+            raise FileNotFoundError(f"{self.run} is not a run folder (expected RUN/replays/*.json)")
+        self._copy_assets()
+        drawn = []
+        for path in sorted((self.run / "replays").glob("*.json")):
+            stat = path.stat()
+            key = (stat.st_mtime_ns, stat.st_size)
+            if self.seen.get(path.stem) == key:
+                continue
+            self.seen[path.stem] = key
+            drawn.append(path.stem)
+            self._draw_replay(path)
+        if drawn or self.stamp == 0:
+            self.stamp += 1
+            self._draw_league()
+        return drawn
+
+    def _copy_assets(self) -> None:
+        target = self.out / "static"
+        target.mkdir(parents=True, exist_ok=True)
+        for name in ASSETS:
+            text = _static_text(name)
+            path = target / name
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                write_atomic(path, text)
+
+    def _draw_replay(self, path: Path) -> None:
+        try:
+            replay = load_replay(path)
+        except (OSError, ValueError) as exc:
+            self.problems[path.stem] = f"cannot be read as a replay: {exc}"
+            return
+        self.replays[path.stem] = replay
+        if replay.game not in DRAWERS:
+            self.problems[path.stem] = f"the viewer cannot draw {replay.game!r} yet"
+            return
+        try:
+            data = replay_data(replay)
+        except (ValueError, KeyError) as exc:  # a move the engine refuses: verify tells more
+            self.problems[path.stem] = f"cannot be re-derived ({exc}); run `arena verify` on it"
+            log.warning("replay_not_drawn", replay=str(path), error=str(exc))
+            return
+        self.problems.pop(path.stem, None)
+        title = f"{replay.game} · {replay.episode}"
+        _write_page(self.out / "games" / f"{path.stem}.html", title, "../", "replay.js", data)
+
+    def _draw_league(self) -> None:
+        pages = {stem for stem in self.replays if stem not in self.problems}
+        data = league_data(self.run, self.replays, pages)
+        data["problems"] = self.problems
+        data["live"] = self.live
+        if self.live:
+            write_atomic(self.out / "live.json", json.dumps({"stamp": self.stamp}))
+        _write_page(self.out / "index.html", f"{data['run']} · league", "", "league.js", data)
+
+
+def _write_page(path: Path, title: str, root: str, script: str, data: dict[str, Any]) -> None:
+    page = Template(_static_text("page.html")).substitute(
+        title=html.escape(title), root=root, script=script, data=embed_json(data)
+    )
+    write_atomic(path, page)
+
+
+def build_site(run: Path) -> Path:
+    """Write the static site of run folder `run` into `run/view/`; return that folder."""
+    site = Site(run)
+    if (site.out / "games").is_dir():
+        shutil.rmtree(site.out / "games")  # pages of replays that are gone must go too
+    site.update()
+    return site.out

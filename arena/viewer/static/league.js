@@ -1,0 +1,198 @@
+/* cog-arena league page: standings, ratings, head to head, fallbacks and the games list.
+ *
+ * The data sits in <script id="page-data"> (written by arena.viewer.site).
+ * Served live (`arena view RUN --serve`), the page polls live.json on its own
+ * origin and reloads when a new replay has been drawn.
+ */
+(function () {
+  "use strict";
+
+  const DATA = JSON.parse(document.getElementById("page-data").textContent);
+  const NS = "http://www.w3.org/2000/svg";
+
+  function h(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : String(child));
+    }
+    return node;
+  }
+
+  function s(tag, attrs, text) {
+    const node = document.createElementNS(NS, tag);
+    for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+    if (text !== undefined) node.textContent = String(text);
+    return node;
+  }
+
+  const signed = (x) => (x > 0 ? "+" : "") + x.toFixed(3);
+
+  function standingsTable(title, rows, id) {
+    const head = ["games", "W", "D", "L", "NC", "mean", "fallbacks", "latency"];
+    return h("div", { class: "card" }, h("h3", {}, title),
+      h("table", { id, "data-table": title },
+        h("tr", {}, h("th", { class: "name" }, "policy"), head.map((c) => h("th", {}, c))),
+        rows.map((r) => h("tr", { "data-policy": r.policy },
+          h("td", { class: "name" }, r.policy), h("td", {}, r.games), h("td", {}, r.wins), h("td", {}, r.draws),
+          h("td", {}, r.losses), h("td", {}, r.no_contest), h("td", {}, signed(r.mean_score)),
+          h("td", {}, `${Object.values(r.fallbacks || {}).reduce((a, b) => a + b, 0)} (${(100 * r.fallback_rate).toFixed(1)}%)`),
+          h("td", {}, `${(r.mean_latency_s * 1000).toFixed(0)} ms`)))));
+  }
+
+  function ratingsBlock(ratings) {
+    const elo = ratings.elo || {}, bt = ratings.bt || {};
+    const names = Array.from(new Set([...Object.keys(elo), ...Object.keys(bt)]));
+    names.sort((a, b) => ((bt[b] || {}).rating ?? elo[b] ?? 0) - ((bt[a] || {}).rating ?? elo[a] ?? 0));
+    const table = h("table", { id: "ratings" },
+      h("tr", {}, h("th", { class: "name" }, "policy"), h("th", {}, "Elo"), h("th", {}, "Bradley-Terry"), h("th", {}, "95% interval")),
+      names.map((p) => h("tr", { "data-policy": p }, h("td", { class: "name" }, p),
+        h("td", {}, elo[p] !== undefined ? elo[p].toFixed(1) : "–"),
+        h("td", {}, bt[p] ? bt[p].rating.toFixed(1) : "–"),
+        h("td", {}, bt[p] ? `${bt[p].low.toFixed(1)} – ${bt[p].high.toFixed(1)}` : "–"))));
+    return h("div", { class: "tables" }, h("div", { class: "card" }, table), h("div", { class: "card" }, intervalPlot(names, elo, bt)));
+  }
+
+  // Bradley-Terry intervals as horizontal bars on the Elo scale, Elo as a diamond beside them.
+  function intervalPlot(names, elo, bt) {
+    const width = 520, row = 24, left = 130, right = 20, top = 10;
+    const height = top + names.length * row + 30;
+    const values = names.flatMap((p) => [elo[p], bt[p] && bt[p].low, bt[p] && bt[p].high, bt[p] && bt[p].rating]).filter((v) => v !== undefined && v !== null);
+    let lo = Math.min(...values), hi = Math.max(...values);
+    if (!(hi > lo)) { lo -= 50; hi += 50; }
+    const pad = (hi - lo) * 0.08; lo -= pad; hi += pad;
+    const x = (v) => left + ((v - lo) / (hi - lo)) * (width - left - right);
+    const svg = s("svg", { width, height, viewBox: `0 0 ${width} ${height}`, class: "intervals", id: "rating-intervals", role: "img", "aria-label": "ratings with 95% intervals" });
+    const raw = (hi - lo) / 5, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 5, 10].map((m) => m * mag).find((v) => v >= raw);
+    for (let t = Math.ceil(lo / step) * step; t <= hi; t += step) {
+      svg.append(s("line", { x1: x(t), x2: x(t), y1: top, y2: height - 22, stroke: "#e3e0d6" }));
+      svg.append(s("text", { x: x(t), y: height - 8, "text-anchor": "middle" }, Math.round(t)));
+    }
+    names.forEach((p, i) => {
+      const y = top + i * row + row / 2;
+      svg.append(s("text", { x: left - 8, y: y + 4, "text-anchor": "end" }, p));
+      const b = bt[p];
+      if (b) {
+        svg.append(s("line", { x1: x(b.low), x2: x(b.high), y1: y, y2: y, stroke: "#2f6fd6", "stroke-width": 3, "data-policy": p, class: "bt-interval" }));
+        svg.append(s("circle", { cx: x(b.rating), cy: y, r: 4.5, fill: "#1d1f24" }));
+      }
+      if (elo[p] !== undefined) {
+        const ex = x(elo[p]);
+        svg.append(s("path", { d: `M${ex},${y - 6} l5,6 l-5,6 l-5,-6 z`, fill: "#c58b00", class: "elo-mark" }));
+      }
+    });
+    const wrap = h("div", {}, svg, h("div", { class: "meta" }, "● Bradley-Terry with its 95% bootstrap interval (blue) · ◆ Elo · both on the Elo scale"));
+    return wrap;
+  }
+
+  function policiesOf(data) {
+    const names = (data.standings.overall || []).map((r) => r.policy);
+    for (const key of Object.keys(data.h2h || {})) for (const p of key.split("|")) if (!names.includes(p)) names.push(p);
+    return names;
+  }
+
+  function h2hMatrix(data) {
+    const names = policiesOf(data);
+    const table = h("table", { id: "h2h" }, h("tr", {}, h("th", { class: "name" }, "row vs column: W-D-L (NC)"), names.map((p) => h("th", {}, p))));
+    for (const a of names) {
+      table.append(h("tr", { "data-policy": a }, h("td", { class: "name" }, a), names.map((b) => {
+        const cell = a === b ? null : data.h2h[`${a}|${b}`];
+        return h("td", { "data-pair": `${a}|${b}` }, cell ? `${cell[0]}-${cell[1]}-${cell[2]}${cell[3] ? ` (${cell[3]})` : ""}` : a === b ? "·" : "–");
+      })));
+    }
+    return h("div", { class: "card" }, table, h("div", { class: "meta" }, data.h2h_source === "summary" ? "from summary.json" : "derived from the games list (same-author games included)"));
+  }
+
+  function fallbackTable(fb) {
+    return h("div", { class: "card" }, h("table", { id: "fallbacks" },
+      h("tr", {}, h("th", { class: "name" }, "policy"), h("th", {}, "decisions"), h("th", {}, "rate"), fb.causes.map((c) => h("th", {}, c))),
+      fb.rows.map((r) => h("tr", { "data-policy": r.policy }, h("td", { class: "name" }, r.policy), h("td", {}, r.decisions),
+        h("td", {}, `${(100 * r.rate).toFixed(1)}%`), fb.causes.map((c) => h("td", { "data-cause": c }, r.by_cause[c] || 0))))),
+      fb.causes.length ? null : h("div", { class: "meta" }, "no fallbacks in this run"));
+  }
+
+  function gamesBlock(list) {
+    const unique = (f) => Array.from(new Set(list.flatMap(f))).sort();
+    const select = (id, label, values) => h("label", {}, label,
+      h("select", { id, onchange: apply }, h("option", { value: "" }, "all"), values.map((v) => h("option", { value: v }, v))));
+    const count = h("span", { class: "meta", id: "games-count" });
+    const withFallbacks = h("input", { type: "checkbox", id: "filter-fallbacks", onchange: apply });
+    const filters = h("div", { class: "filters" },
+      select("filter-game", "game", unique((g) => [g.game])),
+      select("filter-policy", "policy", unique((g) => g.policies)),
+      select("filter-ending", "ending", unique((g) => [g.ending])),
+      h("label", {}, withFallbacks, "has fallbacks"), count);
+    const table = h("table", { id: "games" },
+      h("tr", {}, ["match", "game", "#", "seat 0", "seat 1", "scores", "ending", "reason", "plies", "fallbacks", "seed", ""].map((c) => h("th", { class: c.startsWith("seat") ? "name" : "" }, c))));
+    for (const g of list) {
+      table.append(h("tr", {
+        class: "game-row", "data-game": g.game, "data-policies": g.policies.join("|"), "data-ending": g.ending,
+        "data-fallbacks": g.fallback_count, "data-episode": g.episode,
+      },
+        h("td", {}, g.match_index), h("td", {}, g.game), h("td", {}, g.game_index),
+        h("td", { class: "name" }, g.policies[0]), h("td", { class: "name" }, g.policies[1]),
+        h("td", {}, g.scores ? g.scores.join(" : ") : "NC"), h("td", {}, g.ending), h("td", {}, g.reason), h("td", {}, g.plies),
+        h("td", { class: g.fallback_count ? "fb" : "" }, g.fallback_count), h("td", {}, g.seed ?? ""),
+        h("td", {}, g.page ? h("a", { href: g.page, class: "replay-link" }, "replay") : "no page")));
+    }
+    function apply() {
+      const game = document.getElementById("filter-game").value;
+      const policy = document.getElementById("filter-policy").value;
+      const ending = document.getElementById("filter-ending").value;
+      let shown = 0;
+      for (const row of table.querySelectorAll("tr.game-row")) {
+        const ok = (!game || row.dataset.game === game) &&
+          (!policy || row.dataset.policies.split("|").includes(policy)) &&
+          (!ending || row.dataset.ending === ending) &&
+          (!withFallbacks.checked || Number(row.dataset.fallbacks) > 0);
+        row.hidden = !ok;
+        shown += ok ? 1 : 0;
+      }
+      count.textContent = `${shown} of ${list.length} games`;
+      count.dataset.shown = String(shown);
+    }
+    setTimeout(apply, 0);
+    return h("div", { class: "card" }, filters, table);
+  }
+
+  function build() {
+    const app = document.getElementById("app");
+    app.textContent = "";
+    app.append(h("h1", {}, `League · ${DATA.run}`),
+      h("div", { class: "meta" }, h("span", {}, `seed ${DATA.seed ?? "?"}`), h("span", {}, `${DATA.episodes} episodes`),
+        h("span", {}, `${DATA.games.length} games`), DATA.in_progress ? h("span", {}, h("span", { class: "pill live", id: "in-progress" }, "in progress: standings from the replays so far")) : null));
+    const st = DATA.standings || {};
+    app.append(h("h2", {}, "Standings"), h("div", { class: "tables" },
+      st.overall ? standingsTable("overall (+1 / 0 / -1 per game)", st.overall, "standings-overall") : null,
+      Object.entries(st).filter(([k]) => k !== "overall").map(([name, rows]) => standingsTable(`${name} (mean game score)`, rows, `standings-${name}`))));
+    if (DATA.ratings) app.append(h("h2", {}, "Ratings"), ratingsBlock(DATA.ratings));
+    app.append(h("h2", {}, "Head to head"), h2hMatrix(DATA));
+    app.append(h("h2", {}, "Fallbacks by cause and policy"), fallbackTable(DATA.fallbacks));
+    const problems = Object.entries(DATA.problems || {});
+    if (DATA.failed.length || problems.length) {
+      app.append(h("h2", {}, "Problems"), h("ul", { class: "problems" },
+        DATA.failed.map((f) => h("li", {}, `episode ${f.episode} failed: ${f.error}`)),
+        problems.map(([stem, why]) => h("li", {}, `${stem}: ${why}`))));
+    }
+    app.append(h("h2", {}, "Games"), gamesBlock(DATA.games));
+  }
+
+  function watch() {
+    let stamp = null;
+    setInterval(() => {
+      fetch("live.json", { cache: "no-store" }).then((r) => r.json()).then((live) => {
+        if (stamp !== null && live.stamp !== stamp) location.reload();
+        stamp = live.stamp;
+      }).catch(() => {});
+    }, 2000);
+  }
+
+  build();
+  if (DATA.live && location.protocol.startsWith("http")) watch();
+})();
