@@ -9,8 +9,8 @@ what the ply changed.
 
 Adding a game to the viewer: write a drawer here, register it in
 `DRAWERS` under the game's name, and add a renderer of the same name to
-`static/replay.js` (`RENDERERS`). Backgammon is the next one: its engine
-exists, but it is not registered in `games.names()` yet (see `DRAWERS`).
+`static/replay.js` (`RENDERERS`). Backgammon's drawer lives in its own
+module, `backgammon`, with the search for the single-die steps of a play.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 import games
+from arena.viewer.backgammon import BackgammonDrawer
 from games.battle import BattleState, squad_prefix
 from games.battle.frames import turn_frames
 
@@ -183,9 +184,7 @@ DRAWERS: dict[str, Drawer] = {
     "quoridor": QuoridorDrawer(),
     "battle": BattleDrawer(),
     "stratego": StrategoDrawer(),
-    # "backgammon": the extension point. Its drawer would give, per ply, the 24
-    # points in absolute numbering (BLACK's), the bar, the borne-off checkers
-    # and the dice, plus each checker step of the play with the die it used.
+    "backgammon": BackgammonDrawer(),
 }
 """Game name -> its drawer; a game missing here has no replay page (its replays are listed)."""
 

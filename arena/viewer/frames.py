@@ -26,6 +26,8 @@ def replay_data(replay: Replay) -> dict[str, Any]:
     """The data of one replay page: the episode, and per game its plies and frames."""
     game = games.load(replay.game, **replay.params)
     seed = replay.match["seed"]
+    # backgammon's dice come from the card seed, revealed in the replay once the card ended
+    chance = replay.integrity.get("card_seed", seed)
     return {
         "kind": "replay",
         "run": replay.run,
@@ -35,8 +37,9 @@ def replay_data(replay: Replay) -> dict[str, Any]:
         "params": replay.params,
         "match": replay.match,
         "seed": seed,
+        "card_seed": replay.integrity.get("card_seed"),
         "deadlines": replay.deadlines,
-        "games": [game_data(game, seed, record, replay) for record in replay.games],
+        "games": [game_data(game, chance, record, replay) for record in replay.games],
     }
 
 

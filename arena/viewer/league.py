@@ -27,7 +27,8 @@ def league_data(run: Path, replays: dict[str, Replay], pages: set[str]) -> dict[
         summary = _summary_from_replays(run, replays)
     games_list = summary.get("games", [])
     episode_pages = {r.episode: stem for stem, r in replays.items() if stem in pages}
-    overall = summary.get("standings", {}).get("overall", [])
+    tables = {name: [_row(r) for r in rows] for name, rows in summary.get("standings", {}).items()}
+    overall = tables.get("overall", [])
     return {
         "kind": "league",
         "run": summary.get("run", run.name),
@@ -35,7 +36,7 @@ def league_data(run: Path, replays: dict[str, Replay], pages: set[str]) -> dict[
         "in_progress": in_progress,
         "episodes": summary.get("episodes", len(replays)),
         "failed": summary.get("failed", []),
-        "standings": summary.get("standings", {}),
+        "standings": tables,
         "ratings": summary.get("ratings"),
         "h2h": summary.get("h2h") or h2h_from_games(games_list),
         "h2h_source": "summary" if summary.get("h2h") else "games",
@@ -79,14 +80,36 @@ def _fallback_table(overall: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _row(row: dict[str, Any]) -> dict[str, Any]:
+    """A standings row with its latency in one field, whichever summary wrote it.
+
+    summary.json has carried the mean latency in seconds and, later, the
+    median and 95th percentile in milliseconds; the page shows what is there.
+    """
+    out = dict(row)
+    if "latency_p50_ms" in row:
+        out["latency_ms"] = row["latency_p50_ms"]
+    elif "mean_latency_s" in row:
+        out["latency_ms"] = row["mean_latency_s"] * 1000
+    return out
+
+
+def _seat_fallbacks(g: dict[str, Any]) -> list[dict[str, int]]:
+    """Fallback causes per seat of a summary's game row (`seats[i].fallbacks` or `fallbacks[i]`)."""
+    if "seats" in g:
+        return [seat.get("fallbacks", {}) for seat in g["seats"]]
+    return list(g.get("fallbacks", [{}, {}]))
+
+
 def _game_row(
     g: dict[str, Any], episode_pages: dict[str, str], replays: dict[str, Replay]
 ) -> dict[str, Any]:
     stem = episode_pages.get(g["episode"])
     replay = replays.get(stem) if stem is not None else None
-    fallbacks = g.get("fallbacks", [{}, {}])
+    fallbacks = _seat_fallbacks(g)
     return {
-        **g,
+        **{k: v for k, v in g.items() if k != "seats"},
+        "fallbacks": fallbacks,
         "fallback_count": sum(sum(seat.values()) for seat in fallbacks),
         "seed": replay.match.get("seed") if replay is not None else None,
         "page": None if stem is None else f"games/{stem}.html#game={g['game_index']}",

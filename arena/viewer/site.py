@@ -115,9 +115,9 @@ class Site:
         data = league_data(self.run, self.replays, pages)
         data["problems"] = self.problems
         data["live"] = self.live
-        if self.live:
-            write_atomic(self.out / "live.json", json.dumps({"stamp": self.stamp}))
         _write_page(self.out / "index.html", f"{data['run']} · league", "", "league.js", data)
+        if self.live:  # after the page: a reload prompted by the stamp finds the new page
+            write_atomic(self.out / "live.json", json.dumps({"stamp": self.stamp}))
 
 
 def _write_page(path: Path, title: str, root: str, script: str, data: dict[str, Any]) -> None:

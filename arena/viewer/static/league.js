@@ -34,7 +34,11 @@
   const signed = (x) => (x > 0 ? "+" : "") + x.toFixed(3);
 
   function standingsTable(title, rows, id) {
-    const head = ["games", "W", "D", "L", "NC", "mean", "fallbacks", "latency"];
+    const p95 = rows.some((r) => r.latency_p95_ms !== undefined);
+    const money = rows.some((r) => r.tokens_in || r.tokens_out || r.cost_usd);
+    const head = ["games", "W", "D", "L", "NC", "mean", "fallbacks", p95 ? "latency p50" : "latency", p95 ? "p95" : null,
+      money ? "tokens in / out" : null, money ? "cost" : null].filter(Boolean);
+    const ms = (v) => (v === undefined ? "–" : `${Number(v).toFixed(0)} ms`);
     return h("div", { class: "card" }, h("h3", {}, title),
       h("table", { id, "data-table": title },
         h("tr", {}, h("th", { class: "name" }, "policy"), head.map((c) => h("th", {}, c))),
@@ -42,7 +46,9 @@
           h("td", { class: "name" }, r.policy), h("td", {}, r.games), h("td", {}, r.wins), h("td", {}, r.draws),
           h("td", {}, r.losses), h("td", {}, r.no_contest), h("td", {}, signed(r.mean_score)),
           h("td", {}, `${Object.values(r.fallbacks || {}).reduce((a, b) => a + b, 0)} (${(100 * r.fallback_rate).toFixed(1)}%)`),
-          h("td", {}, `${(r.mean_latency_s * 1000).toFixed(0)} ms`)))));
+          h("td", {}, ms(r.latency_ms)), p95 ? h("td", {}, ms(r.latency_p95_ms)) : null,
+          money ? h("td", {}, `${r.tokens_in || 0} / ${r.tokens_out || 0}`) : null,
+          money ? h("td", {}, `$${(r.cost_usd || 0).toFixed(4)}`) : null))));
   }
 
   function ratingsBlock(ratings) {

@@ -13,7 +13,9 @@
   const DATA = JSON.parse(document.getElementById("page-data").textContent);
   const NS = "http://www.w3.org/2000/svg";
   const SEAT_COLOURS = ["#d23c3c", "#2f6fd6"];
-  const PLAY_MS = { battle: 90, default: 700 };
+  const PLAY_MS = { battle: 90, backgammon: 550, default: 700 };
+  // games whose plies have sub-positions: the battle's ticks, backgammon's checker steps
+  const SUBSTEPS = { battle: "tick", backgammon: "step" };
 
   // -- small DOM helpers ---------------------------------------------------------
 
@@ -54,7 +56,14 @@
   function lastPly() { return current().plies.length; }
   function ticksOf(ply) {
     const frame = current().frames[ply];
-    return frame && frame.ticks ? frame.ticks.length : 1;
+    if (!frame) return 1;
+    if (frame.ticks) return frame.ticks.length;
+    return frame.steps && frame.steps.length ? frame.steps.length : 1;
+  }
+
+  function seatColour(seat) {
+    const own = current().static.seat_colours;
+    return own ? own[seat] : SEAT_COLOURS[seat];
   }
 
   function setPosition(game, ply, tick) {
@@ -84,11 +93,11 @@
     clearInterval(view.timer);
     if (view.playing) {
       if (view.ply >= lastPly() && view.tick >= ticksOf(view.ply) - 1) setPosition(view.game, 0);
-      const battle = DATA.game === "battle";
+      const sub = DATA.game in SUBSTEPS;
       view.timer = setInterval(() => {
-        const moved = battle ? stepTick(1) : view.ply < lastPly() && (step(1), true);
+        const moved = sub ? stepTick(1) : view.ply < lastPly() && (step(1), true);
         if (!moved) togglePlay(false);
-      }, battle ? PLAY_MS.battle : PLAY_MS.default);
+      }, PLAY_MS[DATA.game] || PLAY_MS.default);
     }
     renderControls();
   }
@@ -98,7 +107,9 @@
     const index = Number(params.get("game") || DATA.games[0].index);
     const game = Math.max(0, DATA.games.findIndex((g) => g.index === index));
     const ply = params.has("ply") ? Number(params.get("ply")) : 0;
-    const tick = params.has("tick") ? Number(params.get("tick")) - firstTick(game, ply) : undefined;
+    let tick;
+    if (params.has("tick")) tick = Number(params.get("tick")) - firstTick(game, ply);
+    if (params.has("step")) tick = Number(params.get("step")) - 1;
     return { game, ply, tick };
   }
 
@@ -113,6 +124,7 @@
     if (DATA.game === "battle" && view.tick < ticksOf(view.ply) - 1) {
       hash += `&tick=${firstTick(view.game, view.ply) + view.tick}`;
     }
+    if (DATA.game === "backgammon" && view.tick < ticksOf(view.ply) - 1) hash += `&step=${view.tick + 1}`;
     if (location.hash !== hash) history.replaceState(null, "", hash);
   }
 
@@ -131,6 +143,7 @@
       h("div", { class: "meta", id: "meta" },
         h("span", {}, "game ", h("b", { id: "resolved-game" }, DATA.game), m.entry && m.entry !== DATA.game ? ` (entry ${m.entry})` : ""),
         h("span", {}, "seed ", h("b", { id: "seed" }, DATA.seed)),
+        DATA.card_seed ? h("span", {}, "card seed ", h("code", { id: "card-seed" }, DATA.card_seed)) : null,
         h("span", {}, `match ${m.id || "?"}`),
         h("span", {}, `rules v${DATA.rules_version}`),
         params ? h("span", {}, params) : null),
@@ -178,13 +191,14 @@
       button("next", "›", "next (→)", () => { togglePlay(false); step(1); }),
       button("last", "»", "last (End)", () => { togglePlay(false); setPosition(view.game, lastPly()); }),
       ui.where, ui.slider);
-    if (DATA.game === "battle") {
-      ui.tickSlider = h("input", { type: "range", id: "tick-slider", min: 0, value: 0, "aria-label": "tick",
+    const sub = SUBSTEPS[DATA.game];
+    if (sub) {
+      ui.tickSlider = h("input", { type: "range", id: "tick-slider", min: 0, value: 0, "aria-label": sub,
         oninput: (e) => { togglePlay(false); setPosition(view.game, view.ply, Number(e.target.value)); } });
       ui.controls.append(
-        button("prev-tick", "−1", "previous tick (,)", () => { togglePlay(false); stepTick(-1); }),
-        button("next-tick", "+1", "next tick (.)", () => { togglePlay(false); stepTick(1); }),
-        h("span", { class: "meta" }, "ticks of this turn"), ui.tickSlider);
+        button("prev-tick", "−1", `previous ${sub} (,)`, () => { togglePlay(false); stepTick(-1); }),
+        button("next-tick", "+1", `next ${sub} (.)`, () => { togglePlay(false); stepTick(1); }),
+        h("span", { class: "meta" }, sub === "tick" ? "ticks of this turn" : "checker steps of this play"), ui.tickSlider);
     }
   }
 
@@ -231,6 +245,7 @@
 
   function seatName(g, seat) {
     const sides = g.static.sides;
+    if (g.static.colours) return g.static.colours[seat];
     return sides ? sides[String(seat)] : DATA.game === "battle" ? (g.static.letters[seat] === "A" ? "Alpha" : "Bravo") : `seat ${seat}`;
   }
 
@@ -244,7 +259,7 @@
       box.dataset.seat = String(seat);
       const policy = spectator() && g.policies[seat] ? h("span", { class: "policy", "data-policy": g.policies[seat] }, `(${g.policies[seat]})`) : null;
       box.append(
-        h("span", { class: "swatch", style: `background:${SEAT_COLOURS[seat]}` }),
+        h("span", { class: "swatch", style: `background:${seatColour(seat)}` }),
         h("span", { class: "alias" }, g.aliases[seat]), policy,
         h("span", { class: "extra" }, `seat ${seat} · ${sideLabel(g, seat)}`, playerExtra(g, frame, seat)));
       const say = lastSay(g, seat);
@@ -281,8 +296,8 @@
   }
 
   function shownStandings(g) {
-    // mid-turn in the battle the position is between two recorded standings: show the earlier
-    const midTurn = DATA.game === "battle" && view.tick < ticksOf(view.ply) - 1 && view.ply > 0;
+    // mid-turn (a battle tick, a checker step) the position is between two recorded standings
+    const midTurn = DATA.game in SUBSTEPS && view.tick < ticksOf(view.ply) - 1 && view.ply > 0;
     const ply = midTurn ? view.ply - 1 : view.ply;
     return { ply, values: g.standings[ply] };
   }
@@ -294,14 +309,15 @@
     const red = Math.round(share(a, b) * height);
     const bar = svgRoot(width, height, "eval bar");
     bar.append(
-      s("rect", { x: 0, y: 0, width, height, fill: SEAT_COLOURS[1], "data-seat": 1 }),
-      s("rect", { x: 0, y: height - red, width, height: red, fill: SEAT_COLOURS[0], "data-seat": 0, id: "eval-red" }),
-      s("line", { x1: 0, x2: width, y1: height / 2, y2: height / 2, stroke: "#fff", "stroke-dasharray": "3 3" }));
+      s("rect", { x: 0, y: 0, width, height, fill: seatColour(1), "data-seat": 1 }),
+      s("rect", { x: 0, y: height - red, width, height: red, fill: seatColour(0), "data-seat": 0, id: "eval-red" }),
+      s("line", { x1: 0, x2: width, y1: height / 2, y2: height / 2, stroke: "#888", "stroke-dasharray": "3 3" }),
+      s("rect", { x: 0.5, y: 0.5, width: width - 1, height: height - 1, fill: "none", stroke: "#0004" }));
     ui.eval.textContent = "";
     ui.eval.append(bar, h("figcaption", { id: "eval-caption" },
       h("b", {}, "HEURISTIC"), h("br"), "standing", h("br"),
-      h("span", { style: `color:${SEAT_COLOURS[0]}`, "data-standing": 0 }, a), " : ",
-      h("span", { style: `color:${SEAT_COLOURS[1]}`, "data-standing": 1 }, b), h("br"),
+      h("span", { "data-standing": 0 }, a), " : ", h("span", { "data-standing": 1 }, b), h("br"),
+      `(${g.aliases[0]} : ${g.aliases[1]})`, h("br"),
       ply === 0 ? "start" : `after ply ${ply}`));
     ui.eval.title = "The repository's own heuristic standing (SPEC), not an engine evaluation.";
   }
@@ -317,7 +333,7 @@
       s("line", { x1: 0, x2: width, y1: height / 2, y2: height / 2, stroke: "#ddd" }),
       s("polyline", { points, fill: "none", stroke: "#444", "stroke-width": 1.5 }),
       s("line", { x1: x(view.ply), x2: x(view.ply), y1: 0, y2: height, stroke: "#c58b00", "stroke-width": 2 }),
-      s("text", { x: 6, y: 13, "font-size": 10, fill: "#666" }, "HEURISTIC standing, red's share (top = red)"));
+      s("text", { x: 6, y: 13, "font-size": 10, fill: "#666" }, `HEURISTIC standing over the game: ${current().aliases[0]}'s share (up = ${current().aliases[0]})`));
     graph.addEventListener("click", (e) => {
       const box = graph.getBoundingClientRect();
       togglePlay(false);
@@ -335,6 +351,14 @@
     ui.slider.max = String(n);
     ui.slider.value = String(view.ply);
     let where = `ply ${view.ply} / ${n}`;
+    if (SUBSTEPS[DATA.game]) {
+      ui.tickSlider.max = String(ticksOf(view.ply) - 1);
+      ui.tickSlider.value = String(view.tick);
+    }
+    if (DATA.game === "backgammon") {
+      const steps = current().frames[view.ply].steps.length;
+      where = `ply ${view.ply} / ${n}${steps ? ` · step ${view.tick + 1} / ${steps}` : ""}`;
+    }
     if (DATA.game === "battle") {
       const frame = current().frames[view.ply];
       const tick = frame.first_tick + view.tick;
@@ -404,7 +428,7 @@
     for (const d of p.decisions) {
       const reply = hiddenFromViewer(d) ? null : lastReply(d);
       const dec = h("div", { class: "dec", "data-seat": d.seat },
-        h("span", { class: "dot", style: `background:${SEAT_COLOURS[d.seat]}` }),
+        h("span", { class: "dot", style: `background:${seatColour(d.seat)}` }),
         h("span", {}, d.alias),
         h("span", { class: "mv", title: moveText(d) }, moveText(d)),
         h("span", { class: `badge source-${d.source}`, "data-source": d.source }, d.source));
@@ -428,7 +452,7 @@
     for (const d of p.decisions) {
       const hidden = hiddenFromViewer(d);
       const box = h("div", { class: "decision", "data-seat": d.seat },
-        h("div", {}, h("span", { class: "dot", style: `background:${SEAT_COLOURS[d.seat]}` }), " ",
+        h("div", {}, h("span", { class: "dot", style: `background:${seatColour(d.seat)}` }), " ",
           h("b", {}, d.alias), ` · ${d.source} · ${(d.latency_s * 1000).toFixed(1)} ms`),
         h("pre", {}, moveText(d)));
       if (d.fallback) {
@@ -667,6 +691,95 @@
     return root;
   }
 
+  // -- backgammon ------------------------------------------------------------------------
+
+  const CHECKER = { BLACK: "#26282c", WHITE: "#f4efe2" };
+
+  function backgammon(st, frame, g) {
+    const steps = frame.steps, k = Math.min(view.tick, Math.max(steps.length - 1, 0));
+    const shown = steps.length ? steps[k] : frame;
+    const pw = 40, bar = 44, tray = 50, x0 = 30, top = 26, height = 420, tri = 170, r = 17;
+    const width = x0 + 12 * pw + bar + tray + 10;
+    const root = svgRoot(width, top + height + 30, "backgammon board");
+    const colX = (c) => x0 + c * pw + (c >= 6 ? bar : 0);
+    // BLACK's view: 13-24 along the top left to right, 12-1 along the bottom, home (1-6) bottom right
+    const place = (p) => (p >= 13 ? { c: p - 13, up: true } : { c: 12 - p, up: false });
+    root.append(s("rect", { x: x0 - 6, y: top, width: 12 * pw + bar + 12, height, fill: "#2f5d3a", rx: 6 }));
+    root.append(s("rect", { x: colX(6) - bar, y: top, width: bar, height, fill: "#4a3322" }));
+    const trayX = colX(11) + pw + 14;
+    root.append(s("rect", { x: trayX, y: top, width: tray - 8, height, fill: "#4a3322", rx: 4 }));
+    const moved = steps.length ? steps[k] : null;
+    for (let p = 1; p <= 24; p++) {
+      const { c, up } = place(p), x = colX(c), count = shown.points[p - 1];
+      const base = up ? top : top + height, tip = up ? top + tri : top + height - tri;
+      const mark = moved && (moved.from === String(p) ? "from" : moved.to === String(p) ? "to" : null);
+      root.append(s("polygon", { points: `${x},${base} ${x + pw},${base} ${x + pw / 2},${tip}`,
+        fill: mark === "to" ? "#f2c14e" : mark === "from" ? "#b8d9c0" : c % 2 ? "#c9b07a" : "#8c2f24",
+        "data-point": p, "data-count": Math.abs(count), "data-piece": count > 0 ? "B" : count < 0 ? "W" : null }));
+      root.append(s("text", { x: x + pw / 2, y: up ? top - 8 : top + height + 18, "text-anchor": "middle", "font-size": 12, fill: "#555", class: "coord" }, p));
+      const n = Math.abs(count), colour = count > 0 ? "BLACK" : "WHITE";
+      for (let i = 0; i < Math.min(n, 5); i++) {
+        const cy = up ? top + r + 1 + i * 2 * r : top + height - r - 1 - i * 2 * r;
+        root.append(s("circle", { cx: x + pw / 2, cy, r: r - 1, fill: CHECKER[colour], stroke: colour === "BLACK" ? "#000" : "#9a927e", "data-checker": p }));
+      }
+      if (n > 5) root.append(s("text", { x: x + pw / 2, y: up ? top + 9 * r + 6 : top + height - 9 * r + 6, "text-anchor": "middle", "font-size": 15, "font-weight": 700, fill: colour === "BLACK" ? "#fff" : "#000" }, n));
+    }
+    // the bar (BLACK enters from the top half, WHITE's checkers wait at the bottom) and the trays
+    const barX = colX(6) - bar / 2;
+    [["BLACK", 0, top + height / 2 - 2 * r], ["WHITE", 1, top + height / 2 + 2 * r]].forEach(([colour, i, cy]) => {
+      const n = shown.bar[i];
+      const hl = moved && moved.from === "bar" && frame.mover === colour;
+      const group = s("g", { "data-point": "bar", "data-piece": i ? "W" : "B", "data-count": n });
+      if (n) {
+        group.append(s("circle", { cx: barX, cy, r: r - 1, fill: CHECKER[colour], stroke: hl ? "#f2c14e" : "#777", "stroke-width": hl ? 4 : 1 }));
+        group.append(s("text", { x: barX, y: cy + 5, "text-anchor": "middle", "font-size": 13, "font-weight": 700, fill: i ? "#000" : "#fff" }, n));
+      }
+      root.append(group);
+    });
+    [["WHITE", 1, top + 8], ["BLACK", 0, top + height - 8 - 15 * 7]].forEach(([colour, i, y]) => {
+      const n = shown.off[i];
+      const hl = moved && moved.to === "off" && frame.mover === colour;
+      const group = s("g", { "data-point": "off", "data-piece": i ? "W" : "B", "data-count": n });
+      for (let j = 0; j < n; j++) group.append(s("rect", { x: trayX + 5, y: y + j * 7, width: tray - 18, height: 6, rx: 2, fill: CHECKER[colour], stroke: hl && j === n - 1 ? "#f2c14e" : "#555" }));
+      root.append(group);
+    });
+    root.append(s("text", { x: trayX + (tray - 8) / 2, y: top + height + 18, "text-anchor": "middle", "font-size": 11, fill: "#555" }, "off"));
+    root.append(s("text", { x: barX, y: top + height + 18, "text-anchor": "middle", "font-size": 11, fill: "#555" }, "bar"));
+    drawDice(root, frame, k, x0 + 3 * pw - 20, top + height / 2 - 16);
+    const alias = (colour) => g.aliases[st.colours.indexOf(colour)];
+    let caption;
+    if (frame.opening) caption = `opening roll: BLACK ${frame.dice[0]}, WHITE ${frame.dice[1]}`;
+    else {
+      const play = g.plies[view.ply - 1].decisions[0].move;
+      caption = `${alias(frame.mover)} plays ${play} (${frame.mover}'s own numbering) with ${frame.dice.join("-")}`;
+      if (moved) caption += ` · step ${k + 1} of ${steps.length}: ${moved.from}/${moved.to}${moved.hit ? "*" : ""} with the ${moved.die}`;
+      else caption += " · no checker can move";
+    }
+    ui.caption.textContent = `${caption} · pips BLACK ${frame.pips[0]}, WHITE ${frame.pips[1]} · points in BLACK's numbering`;
+    return root;
+  }
+
+  // The dice of the ply: the one the shown step uses is outlined, those already used are dimmed.
+  function drawDice(root, frame, k, x, y) {
+    const dice = frame.dice.length === 2 && frame.dice[0] === frame.dice[1] && !frame.opening ? [...frame.dice, ...frame.dice] : frame.dice;
+    const used = dice.map(() => false);
+    let current = -1;
+    frame.steps.forEach((st, i) => {
+      const j = dice.findIndex((d, idx) => d === st.die && !used[idx]);
+      if (j < 0 || i > k) return;
+      used[j] = true;
+      if (i === k) current = j;
+    });
+    const pips = { 1: [[0, 0]], 2: [[-1, -1], [1, 1]], 3: [[-1, -1], [0, 0], [1, 1]], 4: [[-1, -1], [1, -1], [-1, 1], [1, 1]], 5: [[-1, -1], [1, -1], [0, 0], [-1, 1], [1, 1]], 6: [[-1, -1], [1, -1], [-1, 0], [1, 0], [-1, 1], [1, 1]] };
+    dice.forEach((d, i) => {
+      const dx = x + i * 38, colour = frame.opening ? (i === 0 ? "BLACK" : "WHITE") : frame.mover;
+      const group = s("g", { class: "die", "data-die": d, "data-used": used[i] && i !== current ? "1" : "0", "data-current": i === current ? "1" : "0", opacity: used[i] && i !== current ? 0.4 : 1 });
+      group.append(s("rect", { x: dx, y, width: 32, height: 32, rx: 6, fill: colour === "BLACK" ? "#26282c" : "#f4efe2", stroke: i === current ? "#f2c14e" : "#000", "stroke-width": i === current ? 4 : 1 }));
+      for (const [px, py] of pips[d]) group.append(s("circle", { cx: dx + 16 + px * 8, cy: y + 16 + py * 8, r: 3, fill: colour === "BLACK" ? "#fff" : "#000" }));
+      root.append(group);
+    });
+  }
+
   const RENDERERS = {
     "connect-four": connectFour,
     hex,
@@ -674,7 +787,7 @@
     quoridor,
     stratego,
     battle,
-    // backgammon: the extension point (see arena/viewer/boards.py, DRAWERS)
+    backgammon,
   };
 
   build();
