@@ -26,7 +26,7 @@ from typing import Any
 
 from games.backgammon import PlyRecord, VerifyFailure, commitment, derived_card_seed, verify_card
 
-__all__ = ["Card", "CardDealer", "append_line", "verify_card_replay"]
+__all__ = ["Card", "CardDealer", "append_line", "reveal_interrupted", "verify_card_replay"]
 
 LEDGER = "ledger.jsonl"
 SECRETS = "card-secrets.jsonl"
@@ -76,13 +76,8 @@ class CardDealer:
         self.master = master
 
     def _attempt(self, card_id: str) -> int:
-        if not self.ledger.exists():
-            return 1
-        commits = 0
-        for line in self.ledger.read_text(encoding="utf-8").splitlines():
-            event = json.loads(line)
-            commits += event.get("event") == "commit" and event.get("card") == card_id
-        return commits + 1
+        events = _read_lines(self.ledger)
+        return 1 + sum(1 for e in events if e.get("event") == "commit" and e.get("card") == card_id)
 
     @contextmanager
     def card(self, card_id: str, k: int) -> Iterator[Card]:
@@ -112,6 +107,39 @@ class CardDealer:
                 "event": "reveal", "card": card_id, "attempt": attempt, "seed": seed,
                 "status": status, "time": time.time(),
             })  # fmt: skip
+
+
+def _read_lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    # A kill can cut the last line short; a whole line is never lost, a torn one is ignored.
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def reveal_interrupted(out: Path) -> list[str]:
+    """Reveal, as cancelled, every card the ledger committed but never revealed (a killed run).
+
+    SPEC 7: such a card is cancelled and its seed revealed; the arena plays a
+    new card, with a new seed, in its place. Returns the cards revealed.
+    """
+    events = _read_lines(out / LEDGER)
+    revealed = {(e["card"], e["attempt"]) for e in events if e.get("event") == "reveal"}
+    open_cards = [(e["card"], e["attempt"]) for e in events if e.get("event") == "commit"]
+    open_cards = [c for c in open_cards if c not in revealed]
+    seeds = {(s["card"], s["attempt"]): s["seed"] for s in _read_lines(out / SECRETS)}
+    for card, attempt in open_cards:
+        append_line(out / LEDGER, {
+            "event": "reveal", "card": card, "attempt": attempt, "seed": seeds.get((card, attempt)),
+            "status": "cancelled", "reason": "the run stopped mid-card", "time": time.time(),
+        })  # fmt: skip
+    return [card for card, _ in open_cards]
 
 
 def _records(replay: Any) -> list[PlyRecord]:
@@ -148,8 +176,7 @@ def verify_card_replay(replay: Any, ledger: Path | None = None) -> VerifyFailure
 def _ledger_commitment(ledger: Path, card: object, attempt: object) -> str | None:
     """The card's commitment, provided the ledger committed it before revealing it."""
     committed: str | None = None
-    for line in ledger.read_text(encoding="utf-8").splitlines():
-        event = json.loads(line)
+    for event in _read_lines(ledger):
         if event.get("card") != card or event.get("attempt") != attempt:
             continue
         if event.get("event") == "commit":

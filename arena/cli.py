@@ -10,13 +10,13 @@ from pathlib import Path
 import anyio
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 import games
 from arena.config import ConfigError, load_config
+from arena.league import league_tables
 from arena.logs import close_logging, configure_logging
+from arena.report import standings_tables
 from arena.run import RunPlan, RunResult, execute, plan_run
-from arena.standings import GameSummary, Row, by_game, standings
 
 __all__ = ["main"]
 
@@ -33,6 +33,20 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, help="output folder (default runs/<run.name>)")
     run.add_argument("--verbose", action="store_true", help="show every event on the console")
     run.add_argument("--no-progress", action="store_true", help="no live progress bar")
+    run.add_argument(
+        "--force-new", action="store_true", help="start the run over, removing its old results"
+    )
+    run.add_argument(
+        "--resume-anyway",
+        action="store_true",
+        help="resume even though the config changed since the run began",
+    )
+    run.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        help="seconds the games in flight get to finish after Ctrl-C (a second Ctrl-C stops at once)",
+    )
     run.add_argument(
         "--mock-llm",
         action="store_true",
@@ -63,6 +77,22 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("games", help="list the games and their rules versions")
 
+    report = sub.add_parser(
+        "report", help="standings, head to head, fallback records or games of a run"
+    )
+    report.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
+    report.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    report.add_argument(
+        "--what", choices=("standings", "h2h", "fallbacks", "games"), default="standings"
+    )
+
+    view = sub.add_parser("view", help="write (and optionally serve) the league and replay pages")
+    view.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
+    view.add_argument(
+        "--serve", action="store_true", help="serve on 127.0.0.1 and refresh as games finish"
+    )
+    view.add_argument("--port", type=int, default=8000)
+
     prompt = sub.add_parser("prompt", help="print the exact prompt a seat would get")
     prompt.add_argument("--game", required=True, help="a game name, or rotate")
     prompt.add_argument("--seed", type=int, required=True)
@@ -86,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "verify": _verify,
         "games": _games,
         "prompt": _prompt,
+        "report": _report,
+        "view": _view,
         "mock-llm": _mock_llm,
     }
     if args.command is None:
@@ -102,8 +134,9 @@ def _run(args: argparse.Namespace) -> int:
     from arena.prompts import PromptError
 
     config = load_config(args.config)
+    resume = "new" if args.force_new else "anyway" if args.resume_anyway else "refuse"
     try:
-        plan = plan_run(config, args.out)
+        plan = plan_run(config, args.out, resume=resume)
     except PromptError as exc:
         raise ConfigError(str(exc)) from exc
     console = Console(stderr=True)
@@ -111,84 +144,71 @@ def _run(args: argparse.Namespace) -> int:
     try:
         mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
         show = not args.no_progress and console.is_terminal
-        result = _play_with_progress(plan, console, show=show, mock=mock)
+        result = _play_with_progress(plan, console, show=show, mock=mock, grace_s=args.grace)
     finally:
         close_logging()
     stdout = Console()
-    _print_standings(plan, result, stdout if stdout.is_terminal else Console(width=120))
-    print(f"replays, events and summary.json are in {plan.out}")
+    out = stdout if stdout.is_terminal else Console(width=140)
+    for table in standings_tables(league_tables(result.games, plan.config, plan.master_seed)):
+        out.print(table)
+    if result.failed:
+        out.print(
+            f"[red]{len(result.failed)} episode(s) failed; see {plan.out / 'events.jsonl'}[/red]"
+        )
+    print(
+        f"{result.played} episode(s) played now, {result.skipped} finished earlier; "
+        f"replays, league.db, events and summary.json are in {plan.out}"
+    )
+    if result.interrupted:
+        print(f"stopped early: run the same command again to resume {plan.out}", file=sys.stderr)
+        return 130
     return 1 if result.failed else 0
 
 
 def _play_with_progress(
-    plan: RunPlan, console: Console, *, show: bool, mock: tuple[int, str] | None = None
+    plan: RunPlan, console: Console, *, show: bool, mock: tuple[int, str] | None, grace_s: float
 ) -> RunResult:
-    total = plan.episode_count()
-    fallbacks = 0
     columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("fallbacks {task.fields[fallbacks]}"),
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("in flight {task.fields[in_flight]} | fallbacks {task.fields[fallbacks]}"),
         TimeRemainingColumn(),
-    )
+    )  # fmt: skip
     with Progress(*columns, console=console, disable=not show) as progress:
-        task = progress.add_task(plan.config.run.name, total=total, fallbacks=0)
+        task = progress.add_task(
+            plan.config.run.name, total=plan.episode_count(), in_flight=0, fallbacks=0
+        )
 
-        def on_episode(summary: GameSummary | None, done: int) -> None:
-            nonlocal fallbacks
-            if summary is not None:
-                fallbacks += sum(sum(f.values()) for f in summary.fallbacks)
-            progress.update(task, completed=done, fallbacks=fallbacks)
+        def on_episode(result: RunResult) -> None:
+            progress.update(
+                task, completed=result.played + result.skipped + len(result.failed),
+                in_flight=result.in_flight, fallbacks=result.fallbacks,
+            )  # fmt: skip
 
         async def play() -> RunResult:
+            options = {"on_episode": on_episode, "grace_s": grace_s, "handle_signals": True}
             if mock is None:
-                return await execute(plan, on_episode=on_episode)
+                return await execute(plan, **options)  # type: ignore[arg-type]
             from arena.mock_llm import build_app, serving
 
             port, faults = mock
             async with serving(build_app(faults=faults), port=port) as url:
                 console.print(f"mock LLM serving on {url} (faults: {faults or 'none'})")
-                return await execute(plan, on_episode=on_episode)
+                return await execute(plan, **options)  # type: ignore[arg-type]
 
         return anyio.run(play)
 
 
-def _table(title: str, rows: list[Row]) -> Table:
-    table = Table(title=title)
-    width = max((len(r.policy) for r in rows), default=6)
-    table.add_column("policy", no_wrap=True, min_width=width)
-    for column in ("games", "W", "D", "L", "NC", "mean", "fallbacks", "latency"):
-        table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("fallbacks by cause", overflow="fold")
-    for r in rows:
-        causes = "\n".join(f"{c} {n}" for c, n in sorted(r.fallbacks.items())) or "-"
-        table.add_row(
-            r.policy,
-            str(r.games),
-            str(r.wins),
-            str(r.draws),
-            str(r.losses),
-            str(r.no_contest),
-            f"{r.mean_score:+.3f}",
-            f"{sum(r.fallbacks.values())} ({r.fallback_rate:.1%})",
-            f"{r.mean_latency_s * 1000:.0f} ms",
-            causes,
-        )
-    return table
+def _report(args: argparse.Namespace) -> int:
+    from arena.report import load_league, render
+
+    render(load_league(args.run), args.what, args.format, Console(width=160))
+    return 0
 
 
-def _print_standings(plan: RunPlan, result: RunResult, console: Console) -> None:
-    grouped = by_game(result.games)
-    for name, group in grouped.items():
-        console.print(
-            _table(f"{name} (mean game score)", standings(group, plan.policies, game=name))
-        )
-    if len(grouped) > 1:
-        overall = standings(result.games, plan.policies)
-        console.print(_table("overall (+1 win, 0 draw, -1 loss per game)", overall))
-    if result.failed:
-        console.print(f"[red]{len(result.failed)} episode(s) failed; see events.jsonl[/red]")
+def _view(args: argparse.Namespace) -> int:
+    from arena.viewer import main_view
+
+    return main_view(args.run, args.serve, args.port)
 
 
 def _verify(args: argparse.Namespace) -> int:

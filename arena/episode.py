@@ -314,6 +314,8 @@ def _replay(
             "entry": match.entry,
             "k": match.k,
             "seed": match.seed,
+            "first": match.first,
+            "second": match.second,
         },
         game=match.game,
         rules_version=setup.game.rules_version,

@@ -100,7 +100,7 @@ async def test_refused_connection_is_not_connected_then_transport(tmp_path: Path
     data["run"]["matches"] = 1
     data["policies"] = {k: v for k, v in data["policies"].items() if k in ("tactician", "openai")}
     result = await execute(plan_run(parse_config(data), tmp_path))
-    causes = {c for g in result.games for seat in g.fallbacks for c in seat}
+    causes = {c for g in result.games for seat in g.seats for c in seat.fallbacks}
     assert causes == {"not_connected"}
 
 

@@ -100,7 +100,7 @@ def test_results_are_zero_sum_and_every_replay_verifies(tmp_path: Path) -> None:
     assert len(result.games) == 4 * 3 * 2
     for game in result.games:
         assert game.scores is not None and sum(game.scores) == 0
-    causes = {cause for g in result.games for seat in g.fallbacks for cause in seat}
+    causes = {cause for g in result.games for seat in g.seats for cause in seat.fallbacks}
     assert {"empty", "unreadable", "illegal", "provider_error"} <= causes
     for path in sorted((tmp_path / "out" / "replays").glob("*.json")):
         verify_file(path)
