@@ -218,7 +218,8 @@
   });
   window.addEventListener("hashchange", () => {
     const at = readHash();
-    if (at.game !== view.game || at.ply !== view.ply) setPosition(at.game, at.ply, at.tick);
+    togglePlay(false);
+    setPosition(at.game, at.ply, at.tick);
   });
 
   // -- drawing one position ----------------------------------------------------------
