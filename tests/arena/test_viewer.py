@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import re
 import shutil
+import tempfile
 import threading
 import time
 import urllib.request
@@ -65,9 +67,9 @@ def make_run(out: Path, name: str, games_: list[str], *, battle: bool = False) -
 
 @cache
 def _cached_run(kind: str) -> tuple[Path, list[Replay]]:
-    import tempfile
-
+    """One tiny run per kind for the whole session (the browser tests share them); removed at exit."""
     root = Path(tempfile.mkdtemp(prefix=f"cog-view-{kind}-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     if kind == "board":
         make_run(root, "board", BOARD_GAMES)
     elif kind == "battle":

@@ -225,6 +225,12 @@ def test_battle_page_plays_the_ticks_the_engine_re_derives(sites: Sites, tab: Ta
     assert f"tick={back.tick}" in tab.page.url
     assert tab.pieces() == soldiers(back.x, back.y, back.hp)
     assert "HEURISTIC" in tab.page.inner_text("#evalbar figcaption")
+    tab.page.click("#first")
+    tab.page.click("#play")  # plays tick by tick into the first turn, then pauses on a click
+    tab.page.wait_for_function("+document.querySelector('#where').dataset.tick >= 3", timeout=5000)
+    tab.page.click("#play")
+    assert tab.ply() == 1 and "ply=1" in tab.page.url
+    tab.page.goto(sites.url("battle", replay.episode, "#game=2&ply=2"))
     tab.shoot("battle")
     tab.assert_clean()
 
