@@ -9,6 +9,7 @@ key, model), the unit a provider rate-limits. Everything is closed when the
 
 from __future__ import annotations
 
+import ssl
 from types import TracebackType
 from typing import Self
 
@@ -16,7 +17,7 @@ import anyio
 import httpx
 
 from providers import anthropic, gemini, openai
-from providers.client import HTTPProvider
+from providers.client import HTTPProvider, Lanes
 from providers.retry import RetryPolicy
 from providers.spec import ProviderSpec, WireProtocolName
 from providers.wire import WireProtocol
@@ -52,10 +53,11 @@ class Providers:
     ) -> None:
         self._retry = retry or RetryPolicy()
         self._transport = transport
-        self._http: dict[_Endpoint, httpx.AsyncClient] = {}
+        self._http: dict[_Endpoint, Lanes] = {}
         self._slots: dict[_SlotKey, anyio.CapacityLimiter] = {}
         self._clients: dict[ProviderSpec, HTTPProvider] = {}
         self._open = False
+        self._ssl: ssl.SSLContext | None = None
 
     async def __aenter__(self) -> Self:
         self._open = True
@@ -68,12 +70,12 @@ class Providers:
         tb: TracebackType | None,
     ) -> None:
         self._open = False
-        http, self._http = list(self._http.values()), {}
+        lanes, self._http = list(self._http.values()), {}
         self._slots.clear()
         self._clients.clear()
         with anyio.move_on_after(_CLOSE_S, shield=True):
-            for client in http:
-                await client.aclose()
+            for lane in lanes:
+                await lane.aclose()
 
     def client(self, spec: ProviderSpec) -> HTTPProvider:
         """The provider for `spec`; the same one for equal specs."""
@@ -93,14 +95,19 @@ class Providers:
             self._clients[spec] = provider
         return provider
 
-    def _endpoint(self, spec: ProviderSpec) -> httpx.AsyncClient:
+    def _endpoint(self, spec: ProviderSpec) -> Lanes:
         key = (spec.protocol, spec.base_url)
         if key not in self._http:
-            # No pool cap of httpx's own: the slot limiters are the only gate, so
-            # a wait for a connection is always a wait the deadline accounts for.
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=_KEEPALIVE)
-            self._http[key] = httpx.AsyncClient(limits=limits, transport=self._transport)
+            self._http[key] = Lanes(self._new_client)
         return self._http[key]
+
+    def _new_client(self) -> httpx.AsyncClient:
+        # No pool cap of httpx's own: the slot limiters are the only gate, so
+        # a wait for a connection is always a wait the deadline accounts for.
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=_KEEPALIVE)
+        if self._ssl is None:  # loading the CA bundle costs ~20 ms: once per pool, not per lane
+            self._ssl = httpx.create_ssl_context()
+        return httpx.AsyncClient(limits=limits, transport=self._transport, verify=self._ssl)
 
     def _slot(self, spec: ProviderSpec) -> anyio.CapacityLimiter:
         # The first spec seen for a (protocol, base_url, key, model) sets its size.

@@ -1,0 +1,152 @@
+"""LLM throughput: N games in flight against the mock LLM server with a fixed latency.
+
+    python -m bench.throughput [--in-flight 64] [--latency-ms 200] [--runs 3]
+
+The mock server runs in its own process (`arena mock-llm`) on this machine;
+the arena plays connect-four between two OpenAI-protocol policies with
+`concurrency` = N and `max_connections` >= N. Printed per run and as medians:
+decisions per second while every slot is busy (the first 60% of the run,
+before the schedule runs dry), against the ideal N / L; and the arena
+process's CPU time per decision (prompt, request, parse, apply, record, log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+from arena.config import parse_config
+from arena.logs import close_logging, configure_logging
+from arena.run import execute, plan_run
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _start_server(latency_ms: int) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "arena.cli",
+        "mock-llm",
+        "--port",
+        str(port),
+        "--latency-ms",
+        str(latency_ms),
+    ]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(f"{url}/stats", timeout=0.5)
+            return server, url
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    server.kill()
+    raise RuntimeError("the mock LLM server did not start within 20 s")
+
+
+def _config(url: str, in_flight: int, episodes: int) -> dict[str, Any]:
+    llm = {
+        "kind": "llm",
+        "provider": "openai",
+        "model": "m",
+        "base_url": f"{url}/v1",
+        "max_connections": 2 * in_flight,
+    }
+    return {
+        "run": {"name": "throughput", "seed": 1, "games": ["connect-four"], "matches": episodes // 2,
+                "concurrency": in_flight, "record_prompts": True},
+        "deadlines": {"first_reply_s": 10, "retry_s": 5, "decision_s": 15},
+        "policies": {"llm-a": llm, "llm-b": dict(llm)},
+    }  # fmt: skip
+
+
+def _steady_rate(events: Path) -> tuple[int, float]:
+    """Decisions per second over the first 60% of the run, while every slot is busy."""
+    stamps = []
+    for line in events.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") == "reply_received" and event.get("cause") is None:
+            stamps.append(datetime.fromisoformat(event["timestamp"]).timestamp())
+    start, end = min(stamps), max(stamps)
+    window_end = start + 0.6 * (end - start)
+    inside = sum(1 for s in stamps if s <= window_end)
+    return len(stamps), inside / (window_end - start)
+
+
+def one_run(url: str, in_flight: int, episodes: int) -> tuple[int, float, float]:
+    with tempfile.TemporaryDirectory() as temp:
+        out = Path(temp) / "run"
+        plan = plan_run(parse_config(_config(url, in_flight, episodes)), out)
+        configure_logging(out / "events.jsonl", console=False)
+        cpu = time.process_time()
+        try:
+            anyio.run(execute, plan)
+        finally:
+            close_logging()
+        cpu = time.process_time() - cpu
+        decisions, rate = _steady_rate(out / "events.jsonl")
+    return decisions, rate, cpu / decisions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--in-flight", type=int, default=64)
+    parser.add_argument("--latency-ms", type=int, default=200)
+    parser.add_argument(
+        "--episodes", type=int, default=320, help="episodes per run (>= 4x in-flight)"
+    )
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    ideal = args.in_flight / (args.latency_ms / 1000)
+    server, url = _start_server(args.latency_ms)
+    table = Table(
+        title=f"{args.in_flight} games in flight, mock LLM latency {args.latency_ms} ms, ideal {ideal:.0f}/s"
+    )
+    for column in ("run", "decisions", "decisions/s", "of ideal", "arena CPU per decision"):
+        table.add_column(column, justify="right")
+    rates, cpus = [], []
+    try:
+        for r in range(args.runs):
+            decisions, rate, cpu = one_run(url, args.in_flight, args.episodes)
+            rates.append(rate)
+            cpus.append(cpu)
+            table.add_row(
+                str(r + 1),
+                f"{decisions:,}",
+                f"{rate:.0f}",
+                f"{rate / ideal:.0%}",
+                f"{cpu * 1000:.2f} ms",
+            )
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    rate, cpu = statistics.median(rates), statistics.median(cpus)
+    table.add_row("median", "", f"{rate:.0f}", f"{rate / ideal:.0%}", f"{cpu * 1000:.2f} ms")
+    Console(width=110).print(table)
+
+
+if __name__ == "__main__":
+    main()
