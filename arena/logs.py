@@ -4,7 +4,8 @@ Events are snake_case past-tense facts with fields (`decision_requested`,
 `reply_received`, `fallback_recorded`, `game_finished`, ...). Context (run,
 episode, game, seat) is bound with `structlog.contextvars` per task, so every
 event carries where it happened. The console shows what an operator watches
-(finished games, warnings); the JSON file keeps everything at info and above.
+(the run starting and ending, warnings, failures; every event with
+`--verbose`); the JSON file keeps everything at info and above.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import structlog
 
 __all__ = ["close_logging", "configure_logging"]
 
-_CONSOLE_EVENTS = frozenset({"run_started", "run_finished", "game_finished", "episode_failed"})
+_CONSOLE_EVENTS = frozenset({"run_started", "run_finished", "episode_failed"})
 
 
 class _EventSink:
