@@ -24,11 +24,12 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 __all__ = [
     "COMPLETE",
     "DEADLINE",
+    "CachedTurnGame",
     "Game",
     "Illegal",
     "MoveError",
@@ -275,3 +276,53 @@ class TurnGame(Game[S]):
     def _check_turn(self, s: S, seat: int) -> None:
         if self.to_act(s) != (seat,):
             raise Illegal(f"it is not seat {seat}'s turn")
+
+
+class _CachedTurns(Protocol):
+    @property
+    def ply(self) -> int: ...
+    @property
+    def to_act(self) -> tuple[int, ...]: ...
+    @property
+    def result(self) -> Outcome | None: ...
+    @property
+    def legal(self) -> tuple[str, ...]: ...
+
+
+C = TypeVar("C", bound=_CachedTurns)
+
+
+class CachedTurnGame(TurnGame[C]):
+    """A TurnGame whose states carry `to_act`, `result` and `legal`, worked out once when
+    the move that made them was applied: every question about turns and the end is then a
+    field read, which is what lets a Python engine run thousands of playouts a second.
+    (Such a game has no ply cap: its cached `result` is the whole truth.)"""
+
+    def to_act(self, s: C) -> tuple[int, ...]:
+        return s.to_act
+
+    def outcome(self, s: C) -> Outcome | None:
+        return s.result
+
+    def legal_moves(self, s: C, seat: int) -> tuple[str, ...]:
+        to_act = s.to_act
+        return s.legal if to_act and to_act[0] == seat else ()
+
+    def _mover(self, s: C) -> int:
+        return s.ply & 1
+
+    def _result(self, s: C) -> Outcome | None:
+        return s.result
+
+    def _legal(self, s: C) -> tuple[str, ...]:
+        return s.legal if s.to_act else ()
+
+    def _single_move(self, s: C, moves: Mapping[int, Any]) -> tuple[int, Any]:
+        """The one seat to move and its move; Illegal if the game is over or others moved."""
+        to_act = s.to_act
+        if not to_act:
+            raise Illegal(f"the game is over ({s.result}): no move can be applied")
+        seat = to_act[0]
+        if len(moves) != 1 or seat not in moves:
+            raise Illegal(f"expected exactly one move, by seat {seat}; got seats {list(moves)}")
+        return seat, moves[seat]

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
-from games.core import Illegal, Outcome, TurnGame, Unreadable, normalise_token
+from games.core import CachedTurnGame, Illegal, Outcome, Unreadable, normalise_token
 
 __all__ = ["FILES", "RANKS", "WEIGHTS", "WINDOW_CELLS", "ConnectFour", "ConnectFourState"]
 
@@ -164,7 +164,7 @@ def _boards(s: ConnectFourState, seat: int) -> tuple[int, int]:
 _INITIAL = ConnectFourState(0, 0, 0, tuple(FILES), _SEAT_0, None)
 
 
-class ConnectFour(TurnGame[ConnectFourState]):
+class ConnectFour(CachedTurnGame[ConnectFourState]):
     """Connect-four: seat 0 red, seat 1 blue; first to four in a line wins."""
 
     name: ClassVar[str] = "connect-four"
@@ -175,26 +175,8 @@ class ConnectFour(TurnGame[ConnectFourState]):
         """The empty board; there is no chance, so `seed` and `game` change nothing."""
         return _INITIAL
 
-    # -- the framework's questions, answered from the cached fields ------------
-
-    def to_act(self, s: ConnectFourState) -> tuple[int, ...]:
-        return s.to_act
-
-    def outcome(self, s: ConnectFourState) -> Outcome | None:
-        return s.result
-
-    def legal_moves(self, s: ConnectFourState, seat: int) -> tuple[str, ...]:
-        to_act = s.to_act
-        return s.legal if to_act and to_act[0] == seat else ()
-
     def apply(self, s: ConnectFourState, moves: Mapping[int, Any]) -> ConnectFourState:
-        to_act = s.to_act
-        if not to_act:
-            raise Illegal(f"the game is over ({s.result}): no move can be applied")
-        seat = to_act[0]
-        if len(moves) != 1 or seat not in moves:
-            raise Illegal(f"expected exactly one move, by seat {seat}; got seats {list(moves)}")
-        move = moves[seat]
+        seat, move = self._single_move(s, moves)
         file = _FILE_OF.get(move) if isinstance(move, str) else None
         if file is None or (s.red | s.blue) & _TOP[file]:
             raise Illegal(
@@ -203,15 +185,6 @@ class ConnectFour(TurnGame[ConnectFourState]):
         return _drop(s, file, move)
 
     # -- TurnGame's rule functions ----------------------------------------------
-
-    def _mover(self, s: ConnectFourState) -> int:
-        return s.ply & 1
-
-    def _result(self, s: ConnectFourState) -> Outcome | None:
-        return s.result
-
-    def _legal(self, s: ConnectFourState) -> tuple[str, ...]:
-        return s.legal if s.to_act else ()
 
     def _play(self, s: ConnectFourState, move: str) -> ConnectFourState:
         return _drop(s, _FILE_OF[move], move)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
-from games.core import Illegal, Outcome, TurnGame, Unreadable, normalise_token
+from games.core import CachedTurnGame, Illegal, Outcome, Unreadable, normalise_token
 
 __all__ = [
     "FILES",
@@ -230,7 +230,7 @@ def _cost_by_cell(levels: list[int]) -> dict[int, int]:
 # -- the game -------------------------------------------------------------------
 
 
-class Hex(TurnGame[HexState]):
+class Hex(CachedTurnGame[HexState]):
     """Hex 7 x 7: seat 0 red joins files a-g, seat 1 blue ranks 1-7; no swap, no draw."""
 
     name: ClassVar[str] = "hex"
@@ -241,41 +241,14 @@ class Hex(TurnGame[HexState]):
         """The empty board; there is no chance, so `seed` and `game` change nothing."""
         return _INITIAL
 
-    # -- the framework's questions, answered from the cached fields ------------
-
-    def to_act(self, s: HexState) -> tuple[int, ...]:
-        return s.to_act
-
-    def outcome(self, s: HexState) -> Outcome | None:
-        return s.result
-
-    def legal_moves(self, s: HexState, seat: int) -> tuple[str, ...]:
-        to_act = s.to_act
-        return s.legal if to_act and to_act[0] == seat else ()
-
     def apply(self, s: HexState, moves: Mapping[int, Any]) -> HexState:
-        to_act = s.to_act
-        if not to_act:
-            raise Illegal(f"the game is over ({s.result}): no move can be applied")
-        seat = to_act[0]
-        if len(moves) != 1 or seat not in moves:
-            raise Illegal(f"expected exactly one move, by seat {seat}; got seats {list(moves)}")
-        move = moves[seat]
+        seat, move = self._single_move(s, moves)
         cell = _CELL.get(move) if isinstance(move, str) else None
         if cell is None or (s.red | s.blue) & cell[0]:
             raise Illegal(f"{move!r} is not a legal move of seat {seat} here: name an empty cell")
         return _place(s, move)
 
     # -- TurnGame's rule functions ----------------------------------------------
-
-    def _mover(self, s: HexState) -> int:
-        return s.ply & 1
-
-    def _result(self, s: HexState) -> Outcome | None:
-        return s.result
-
-    def _legal(self, s: HexState) -> tuple[str, ...]:
-        return s.legal if s.to_act else ()
 
     def _play(self, s: HexState, move: str) -> HexState:
         return _place(s, move)
