@@ -1,0 +1,61 @@
+"""Program seats: one Python file per player, run in a sandboxed child process.
+
+A program exposes `create(ctx)`, whose result has `choose_move(view) -> str`
+(Stratego programs also `choose_setup(view) -> str`); `docs/program-seats.md`
+is the newcomer's page. The story, one module each:
+
+    policy    what a program may import and use; the sandbox's limits
+    static    registration: the static check and the SHA-256 (`register`)
+    child     the runtime inside the child: confinement, the guard, the loop
+    sandbox   the child process: start, JSON lines, a kill that always reaps
+    helpers   the engine behind `ctx.legal_moves`, `ctx.apply`, ...: nodes
+    worlds    Stratego's sampled worlds, so helpers never leak hidden ranks
+    seat      `ProgramSeat.choose`: one move, its nodes, forfeits
+    check     `check_program`: the static check and two identical games
+
+Errors::
+
+    ProgramRefused     registration or the check refuses the program
+    ProgramForfeit     the program loses the game: cause illegal, crash,
+                       exception, timeout or over_budget
+"""
+
+from __future__ import annotations
+
+from arena.programs.check import CheckGame, CheckReport, PlyRecord, check_program
+from arena.programs.policy import (
+    ALLOWED_MODULES,
+    DEFAULT_NODE_BUDGET,
+    PROGRAM_GAMES,
+    SandboxLimits,
+    timeout_for,
+)
+from arena.programs.seat import (
+    FORFEIT_CAUSES,
+    OVER_BUDGET_FORFEIT,
+    ProgramForfeit,
+    ProgramMove,
+    ProgramSeat,
+)
+from arena.programs.static import ProgramInfo, ProgramRefused, check_source, register
+
+__all__ = [
+    "ALLOWED_MODULES",
+    "DEFAULT_NODE_BUDGET",
+    "FORFEIT_CAUSES",
+    "OVER_BUDGET_FORFEIT",
+    "PROGRAM_GAMES",
+    "CheckGame",
+    "CheckReport",
+    "PlyRecord",
+    "ProgramForfeit",
+    "ProgramInfo",
+    "ProgramMove",
+    "ProgramRefused",
+    "ProgramSeat",
+    "SandboxLimits",
+    "check_program",
+    "check_source",
+    "register",
+    "timeout_for",
+]

@@ -1,0 +1,189 @@
+"""`arena program check`: the static check, then the same game played twice.
+
+SPEC 10: registration plays the program twice on the same seed, each time in
+a fresh child against the game's baseline; any difference in the records
+(every move and every node count) refuses it, naming the first difference.
+A forfeit in either game refuses it too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+import games
+from arena.programs.policy import DEFAULT_NODE_BUDGET, PROGRAM_GAMES, SandboxLimits, timeout_for
+from arena.programs.seat import ProgramForfeit, ProgramSeat
+from arena.programs.static import ProgramRefused, register
+
+__all__ = ["CheckGame", "CheckReport", "PlyRecord", "check_program"]
+
+PROGRAM_SEAT = 0
+
+
+@dataclass(frozen=True, slots=True)
+class PlyRecord:
+    """One decision of a check game: who, what, and the program's nodes."""
+
+    index: int
+    seat: int
+    move: str
+    nodes: int | None
+    """None for the baseline's moves."""
+    over_budget: bool = False
+
+    def describe(self) -> str:
+        """`seat 0 played 'd1' with 312 nodes`."""
+        nodes = "" if self.nodes is None else f" with {self.nodes} nodes"
+        over = " (over budget)" if self.over_budget else ""
+        return f"seat {self.seat} played {self.move!r}{nodes}{over}"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckGame:
+    """One of the two check games."""
+
+    records: tuple[PlyRecord, ...]
+    outcome: dict[str, Any] | None
+    forfeit: str | None
+    """`cause: detail` if the program forfeited."""
+    seconds: float
+    sandbox: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """What `check_program` found; `passed` is False when the program is refused."""
+
+    path: str
+    game: str
+    sha256: str
+    seed: int
+    node_budget: int
+    problems: tuple[str, ...]
+    games: tuple[CheckGame, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        """True when the static check and the two games found nothing."""
+        return not self.problems
+
+    def summary(self) -> str:
+        """Plain text for the CLI."""
+        lines = [
+            f"program {self.path}  sha256 {self.sha256 or '-'}",
+            f"game {self.game}  seed {self.seed}  node budget {self.node_budget}",
+        ]
+        for number, played in enumerate(self.games, 1):
+            program_moves = [r for r in played.records if r.nodes is not None]
+            nodes = sum(r.nodes or 0 for r in program_moves)
+            outcome = played.outcome or {}
+            ending = f"forfeit ({played.forfeit})" if played.forfeit else outcome.get("ending")
+            scores = outcome.get("scores") if not played.forfeit else None
+            result = f", program scores {scores[PROGRAM_SEAT]:+d}" if scores else ""
+            lines.append(
+                f"game {number}: {len(played.records)} decisions, {len(program_moves)} by the "
+                f"program, {nodes} nodes, {played.seconds:.1f} s, ending {ending}{result}"
+            )
+        if self.games and self.games[0].sandbox:
+            box = self.games[0].sandbox
+            lines.append(f"sandbox: network {box.get('network')}, uid {box.get('uid')}")
+        lines.append("PASSED" if self.passed else "REFUSED")
+        lines.extend(f"  {problem}" for problem in self.problems)
+        return "\n".join(lines)
+
+
+def _first_difference(a: CheckGame, b: CheckGame) -> str | None:
+    for one, two in zip(a.records, b.records, strict=False):
+        if one != two:
+            return (
+                f"the two runs differ at decision {one.index}: run 1 {one.describe()}, "
+                f"run 2 {two.describe()} (programs must be deterministic: use ctx.rng, "
+                "never id(), object hashes or the order of sets of objects)"
+            )
+    if len(a.records) != len(b.records):
+        return f"the two runs differ in length: {len(a.records)} and {len(b.records)} decisions"
+    if a.outcome != b.outcome:
+        return f"the two runs end differently: {a.outcome} and {b.outcome}"
+    return None
+
+
+async def _play(
+    game: games.Game[Any],
+    seat: ProgramSeat,
+    seed: int | str,
+    timeout_s: float,
+) -> CheckGame:
+    """One game, the program in seat 0 against the game's baseline in seat 1."""
+    records: list[PlyRecord] = []
+    state = game.initial(seed, game=1)
+    start = anyio.current_time()
+    forfeit = None
+    while (to_act := game.to_act(state)) and forfeit is None:
+        moves: dict[int, Any] = {}
+        for who in to_act:
+            if who == PROGRAM_SEAT:
+                try:
+                    played = await seat.choose(game, state, who, timeout_s=timeout_s)
+                except ProgramForfeit as exc:
+                    forfeit = f"{exc.cause}: {exc.detail}"
+                    break
+                moves[who] = played.move
+                record = PlyRecord(len(records), who, played.move, played.nodes, played.over_budget)
+            else:
+                moves[who] = game.baseline(state, who)
+                record = PlyRecord(len(records), who, str(moves[who]), None)
+            records.append(record)
+        if forfeit is None:
+            state = game.apply(state, moves)
+    outcome = game.outcome(state)
+    return CheckGame(
+        tuple(records),
+        None if outcome is None else outcome.to_json(),
+        forfeit,
+        anyio.current_time() - start,
+        seat.sandbox,
+    )
+
+
+async def check_program(
+    path: str | Path,
+    game_name: str,
+    *,
+    seed: int = 1,
+    node_budget: int = DEFAULT_NODE_BUDGET,
+    timeout_s: float | None = None,
+    limits: SandboxLimits | None = None,
+) -> CheckReport:
+    """Statically check the program at `path`, then play it twice on `seed` against
+    `game_name`'s baseline in fresh children; any difference refuses it."""
+    if game_name not in PROGRAM_GAMES:
+        raise ValueError(
+            f"program seats do not play {game_name!r} (they play: {', '.join(PROGRAM_GAMES)})"
+        )
+    report = CheckReport(str(path), game_name, "", seed, node_budget, ())
+    try:
+        info = register(path)
+    except ProgramRefused as exc:
+        return replace(report, problems=tuple(exc.problems))
+    report = replace(report, sha256=info.sha256)
+    game = games.load(game_name)
+    if game_name == "stratego" and not info.plays_setup:
+        return replace(report, problems=("a Stratego program needs choose_setup(view)",))
+    game_seed: int | str = seed
+    if game_name == "backgammon":
+        from games.backgammon import derived_card_seed
+
+        game_seed = derived_card_seed(seed, 1, 1)
+    runs: list[CheckGame] = []
+    for _ in range(2):
+        async with ProgramSeat(info, seed=seed, node_budget=node_budget, limits=limits) as seat:
+            runs.append(await _play(game, seat, game_seed, timeout_s or timeout_for(game_name)))
+    problems = [f"run {n} forfeited: {run.forfeit}" for n, run in enumerate(runs, 1) if run.forfeit]
+    difference = _first_difference(runs[0], runs[1])
+    if difference is not None:
+        problems.insert(0, difference)
+    return replace(report, problems=tuple(problems), games=tuple(runs))

@@ -1,0 +1,167 @@
+"""The engine behind a program's helper calls: the parent holds the states, the
+program holds integer handles, and every answered call is one node.
+
+Helpers must not tell a program what its view does not. Two games need care:
+
+- backgammon: a state made by `apply` has no roll yet (the real next roll comes
+  from the card's secret seed); the program chooses one with `with_dice`
+  before asking for plays, so it explores chance, never the future dice.
+- stratego: the helpers run on a *sampled world* (`worlds.sample_world`), the
+  opponent's unrevealed pieces shuffled among its unrevealed squares by a
+  seeded draw, never on the true board.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import games
+from arena.programs.worlds import sample_world
+
+__all__ = ["COMMON_HELPERS", "EngineHelpers", "HelperRefused", "helper_names"]
+
+COMMON_HELPERS = ("legal_moves", "apply", "standing", "outcome", "to_act")
+_EXTRA_HELPERS = {"backgammon": ("pip_count", "with_dice")}
+
+
+class HelperRefused(Exception):
+    """A helper call the arena answers with an error (it still counts as a node)."""
+
+
+def helper_names(game_name: str) -> tuple[str, ...]:
+    """The helpers a program of `game_name` may call."""
+    return COMMON_HELPERS + _EXTRA_HELPERS.get(game_name, ())
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    state: Any
+    rolled: bool
+    """False for a backgammon state whose roll the program has not chosen yet."""
+
+
+class EngineHelpers:
+    """One move's helper table: the handles a program made during that move.
+
+    Handles are numbered from `first_handle` and never reused within a game,
+    so a handle kept from an earlier move is refused, not mistaken.
+    """
+
+    def __init__(
+        self, game: games.Game[Any], state: Any, seat: int, *, first_handle: int, world_seed: int
+    ) -> None:
+        self.game = game
+        self.seat = seat
+        self.nodes = 0
+        self._names = frozenset(helper_names(game.name))
+        self._table: dict[int, _Node] = {}
+        self._next = first_handle
+        root = sample_world(state, seat, world_seed) if game.name == "stratego" else state
+        self.root = self._store(_Node(root, rolled=True))
+        self._calls: dict[str, Callable[[list[Any]], Any]] = {
+            "legal_moves": self._legal_moves,
+            "apply": self._apply,
+            "standing": self._standing,
+            "outcome": self._outcome,
+            "to_act": self._to_act,
+            "pip_count": self._pip_count,
+            "with_dice": self._with_dice,
+        }
+
+    @property
+    def next_handle(self) -> int:
+        """The first handle the next move may use."""
+        return self._next
+
+    def call(self, fn: object, args: object) -> Any:
+        """Answer one helper call (one node); raise HelperRefused saying why not."""
+        self.nodes += 1
+        if not isinstance(fn, str) or fn not in self._names:
+            raise HelperRefused(f"unknown helper {fn!r} (known: {', '.join(sorted(self._names))})")
+        if not isinstance(args, list):
+            raise HelperRefused(f"{fn}: arguments must come as a list")
+        try:
+            return self._calls[fn](args)
+        except games.MoveError as exc:
+            raise HelperRefused(f"{fn}: {exc}") from None
+        except (TypeError, ValueError, IndexError) as exc:
+            raise HelperRefused(f"{fn}: {exc}") from None
+
+    # --- handles ----------------------------------------------------------------------
+
+    def _store(self, node: _Node) -> int:
+        handle = self._next
+        self._next += 1
+        self._table[handle] = node
+        return handle
+
+    def _node(self, args: list[Any], count: int) -> _Node:
+        if len(args) != count:
+            raise HelperRefused(f"expected {count} arguments, got {len(args)}")
+        handle = args[0]
+        node = self._table.get(handle) if type(handle) is int else None
+        if node is None:
+            raise HelperRefused(
+                f"unknown state handle {handle!r}: handles are valid during the move that made them"
+            )
+        return node
+
+    def _mover(self, node: _Node) -> int | None:
+        seats = self.game.to_act(node.state)
+        if not seats:
+            return None
+        if not node.rolled:
+            raise HelperRefused("this state has no roll yet: choose one with ctx.with_dice")
+        if len(seats) != 1:
+            raise HelperRefused("both seats act at once here (the setup): no helper applies")
+        return seats[0]
+
+    # --- the helpers --------------------------------------------------------------------
+
+    def _legal_moves(self, args: list[Any]) -> list[str]:
+        node = self._node(args, 1)
+        mover = self._mover(node)
+        return [] if mover is None else list(self.game.legal_moves(node.state, mover))
+
+    def _apply(self, args: list[Any]) -> int:
+        node = self._node(args, 2)
+        mover = self._mover(node)
+        if mover is None:
+            raise HelperRefused("the game is over: no move can be applied")
+        move = args[1]
+        if not isinstance(move, str):
+            raise HelperRefused(f"a move is text, got {type(move).__name__}")
+        state = self.game.apply(node.state, {mover: move})
+        return self._store(_Node(state, rolled=self.game.name != "backgammon"))
+
+    def _standing(self, args: list[Any]) -> int:
+        node = self._node(args, 2)
+        seat = args[1]
+        if seat not in (0, 1) or type(seat) is not int:
+            raise HelperRefused(f"seat {seat!r} is not 0 or 1")
+        return int(self.game.standing(node.state, seat))
+
+    def _outcome(self, args: list[Any]) -> dict[str, Any] | None:
+        outcome = self.game.outcome(self._node(args, 1).state)
+        return None if outcome is None else outcome.to_json()
+
+    def _to_act(self, args: list[Any]) -> list[int]:
+        return list(self.game.to_act(self._node(args, 1).state))
+
+    def _pip_count(self, args: list[Any]) -> int:
+        from games.backgammon import pip_count
+
+        node = self._node(args, 2)
+        colour = args[1]
+        if colour not in ("BLACK", "WHITE"):
+            raise HelperRefused(f"colour {colour!r} is not 'BLACK' or 'WHITE'")
+        return pip_count(node.state.black if colour == "BLACK" else node.state.white)
+
+    def _with_dice(self, args: list[Any]) -> int:
+        node = self._node(args, 3)
+        dice = (args[1], args[2])
+        if not all(type(d) is int and 1 <= d <= 6 for d in dice):
+            raise HelperRefused(f"dice {list(dice)!r} are not two numbers 1-6")
+        return self._store(_Node(self.game.with_dice(node.state, dice), rolled=True))  # type: ignore[attr-defined]
