@@ -26,7 +26,15 @@ from typing import Any
 
 from games.backgammon import PlyRecord, VerifyFailure, commitment, derived_card_seed, verify_card
 
-__all__ = ["Card", "CardDealer", "append_line", "reveal_interrupted", "verify_card_replay"]
+__all__ = [
+    "LEDGER",
+    "Card",
+    "CardDealer",
+    "append_line",
+    "read_lines",
+    "reveal_interrupted",
+    "verify_card_replay",
+]
 
 LEDGER = "ledger.jsonl"
 SECRETS = "card-secrets.jsonl"
@@ -76,7 +84,7 @@ class CardDealer:
         self.master = master
 
     def _attempt(self, card_id: str) -> int:
-        events = _read_lines(self.ledger)
+        events = read_lines(self.ledger)
         return 1 + sum(1 for e in events if e.get("event") == "commit" and e.get("card") == card_id)
 
     @contextmanager
@@ -109,7 +117,8 @@ class CardDealer:
             })  # fmt: skip
 
 
-def _read_lines(path: Path) -> list[dict[str, Any]]:
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON lines of an append-only file; a line a kill cut short is skipped."""
     if not path.exists():
         return []
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -129,11 +138,11 @@ def reveal_interrupted(out: Path) -> list[str]:
     SPEC 7: such a card is cancelled and its seed revealed; the arena plays a
     new card, with a new seed, in its place. Returns the cards revealed.
     """
-    events = _read_lines(out / LEDGER)
+    events = read_lines(out / LEDGER)
     revealed = {(e["card"], e["attempt"]) for e in events if e.get("event") == "reveal"}
     open_cards = [(e["card"], e["attempt"]) for e in events if e.get("event") == "commit"]
     open_cards = [c for c in open_cards if c not in revealed]
-    seeds = {(s["card"], s["attempt"]): s["seed"] for s in _read_lines(out / SECRETS)}
+    seeds = {(s["card"], s["attempt"]): s["seed"] for s in read_lines(out / SECRETS)}
     for card, attempt in open_cards:
         append_line(out / LEDGER, {
             "event": "reveal", "card": card, "attempt": attempt, "seed": seeds.get((card, attempt)),
@@ -176,7 +185,7 @@ def verify_card_replay(replay: Any, ledger: Path | None = None) -> VerifyFailure
 def _ledger_commitment(ledger: Path, card: object, attempt: object) -> str | None:
     """The card's commitment, provided the ledger committed it before revealing it."""
     committed: str | None = None
-    for event in _read_lines(ledger):
+    for event in read_lines(ledger):
         if event.get("card") != card or event.get("attempt") != attempt:
             continue
         if event.get("event") == "commit":

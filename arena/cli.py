@@ -86,6 +86,16 @@ def _parser() -> argparse.ArgumentParser:
         "--what", choices=("standings", "h2h", "fallbacks", "games"), default="standings"
     )
 
+    program = sub.add_parser("program", help="program seats: check a player program")
+    program_sub = program.add_subparsers(dest="program_command", metavar="COMMAND", required=True)
+    check = program_sub.add_parser(
+        "check", help="static check, then two games against the baseline"
+    )
+    check.add_argument("path", type=Path, help="a player program, e.g. players/greedy.py")
+    check.add_argument("--game", required=True, help="a game programs play, e.g. connect-four")
+    check.add_argument("--seed", type=int, default=1)
+    check.add_argument("--node-budget", type=int, default=20_000)
+
     view = sub.add_parser("view", help="write (and optionally serve) the league and replay pages")
     view.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
     view.add_argument(
@@ -117,6 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "games": _games,
         "prompt": _prompt,
         "report": _report,
+        "program": _program,
         "view": _view,
         "mock-llm": _mock_llm,
     }
@@ -203,6 +214,22 @@ def _report(args: argparse.Namespace) -> int:
 
     render(load_league(args.run), args.what, args.format, Console(width=160))
     return 0
+
+
+def _program(args: argparse.Namespace) -> int:
+    from arena.programs import ProgramRefused, check_program
+
+    try:
+        report = anyio.run(
+            lambda: check_program(
+                args.path, args.game, seed=args.seed, node_budget=args.node_budget
+            )
+        )
+    except (ProgramRefused, ValueError) as exc:
+        print(f"arena program check: {exc}", file=sys.stderr)
+        return 1
+    print(report.summary())
+    return 0 if report.passed else 1
 
 
 def _view(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ __all__ = [
     "LlmPolicy",
     "MockPolicy",
     "PolicyConfig",
+    "ProgramPolicy",
     "RunTable",
     "ScriptedPolicy",
     "load_config",
@@ -187,7 +188,18 @@ class LlmPolicy(_PolicyBase):
     """USD per million tokens: input_per_mtok, output_per_mtok, cached_input_per_mtok."""
 
 
-PolicyConfig = Annotated[ScriptedPolicy | MockPolicy | LlmPolicy, Field(discriminator="kind")]
+class ProgramPolicy(_PolicyBase):
+    """A sandboxed Python player (SPEC 10, docs/program-seats.md)."""
+
+    kind: Literal["program"]
+    path: Path
+    timeout_s: float | None = Field(default=None, gt=0)
+    """Hard timeout per move; a move past it forfeits the game (default 30 s, backgammon 60 s)."""
+
+
+PolicyConfig = Annotated[
+    ScriptedPolicy | MockPolicy | LlmPolicy | ProgramPolicy, Field(discriminator="kind")
+]
 
 
 class Config(_Strict):
@@ -257,7 +269,7 @@ def _describe(error: ValidationError) -> str:
         elif item["type"] == "missing":
             message = "is required: add it"
         elif item["type"] == "union_tag_invalid":
-            message = f"{message} (kind is one of scripted, mock, llm)"
+            message = f"{message} (kind is one of scripted, mock, llm, program)"
         lines.append(f"  {where}: {message}")
     return "\n".join(lines)
 
@@ -282,11 +294,28 @@ def _check_semantics(config: Config, source: str) -> None:
             )
         if isinstance(policy, ScriptedPolicy):
             _check_baseline(config, name, policy, source)
+        if isinstance(policy, ProgramPolicy):
+            _check_program(config, name, policy, source)
     for name, table in config.game.items():
         try:
             games.load(name, **table.engine_params())
         except ValueError as exc:
             raise ConfigError(f"{source}: [game.{name}]: {exc}") from exc
+
+
+def _check_program(config: Config, name: str, policy: ProgramPolicy, source: str) -> None:
+    from arena.programs import PROGRAM_GAMES, ProgramRefused, register
+
+    unplayable = sorted(set(config.run.games) - set(PROGRAM_GAMES) - {"rotate"})
+    if unplayable:
+        raise ConfigError(
+            f"{source}: policies.{name} is a program, and programs do not play {unplayable} "
+            f"(they play {', '.join(PROGRAM_GAMES)}): remove it or the game"
+        )
+    try:
+        register(policy.path)
+    except ProgramRefused as exc:
+        raise ConfigError(f"{source}: policies.{name}.path: {exc}") from exc
 
 
 def _check_baseline(config: Config, name: str, policy: ScriptedPolicy, source: str) -> None:

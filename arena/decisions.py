@@ -22,7 +22,7 @@ import structlog
 import games
 from arena.config import Deadlines
 from arena.extract import extract
-from arena.seats import Answer, Question, ScriptedSeat, SeatFailure, TextSeat
+from arena.seats import Answer, ProgramPlayer, Question, ScriptedSeat, SeatFailure, TextSeat
 
 __all__ = [
     "REPLY_CUT",
@@ -74,6 +74,10 @@ class Decision:
     """The fallback's cause: that of the last failed attempt, else `timeout`."""
     extracted: Any = None
     """The move as the seat wrote it, before the game's reader (None on fallback)."""
+    nodes: int | None = None
+    """Program seats: the engine helper calls this move cost."""
+    error: str = ""
+    """A forfeit's detail."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +87,7 @@ class DecisionRequest:
     game: games.Game[Any]
     state: Any
     seat: int
-    player: TextSeat | ScriptedSeat
+    player: TextSeat | ScriptedSeat | ProgramPlayer
     prompt: Callable[[str | None], str]
     """Renders the prompt; the argument is the retry's feedback, or None."""
     deadlines: Deadlines
@@ -170,6 +174,8 @@ def _logged(record: Attempt, seat: int) -> Attempt:
 async def decide(req: DecisionRequest) -> Decision:
     """Ask one seat, retry once if time is left, else fall back with a cause."""
     started = anyio.current_time()
+    if isinstance(req.player, ProgramPlayer):
+        return await _program_decision(req, req.player, started)
     if isinstance(req.player, ScriptedSeat):
         move = req.player.choose(req.game, req.state, req.seat)
         return Decision(req.seat, move, "reply", anyio.current_time() - started)
@@ -213,6 +219,29 @@ async def decide(req: DecisionRequest) -> Decision:
     return Decision(
         req.seat, move, "fallback", anyio.current_time() - started, tuple(attempts), cause=cause
     )
+
+
+async def _program_decision(
+    req: DecisionRequest, player: ProgramPlayer, started: float
+) -> Decision:
+    """A program's move: no retry; over budget it is the first legal move, recorded as a
+    fallback; a forfeit comes back as a decision with source `forfeit`."""
+    from arena.programs import ProgramForfeit
+
+    try:
+        chosen = await player.seat.choose(req.game, req.state, req.seat, timeout_s=player.timeout_s)
+    except ProgramForfeit as forfeit:
+        latency = anyio.current_time() - started
+        log.warning("program_forfeited", seat=req.seat, cause=forfeit.cause, detail=forfeit.detail)
+        return Decision(
+            req.seat, None, "forfeit", latency, cause=forfeit.cause, error=forfeit.detail
+        )
+    latency = anyio.current_time() - started
+    if chosen.over_budget:
+        return Decision(
+            req.seat, chosen.move, "fallback", latency, cause="over_budget", nodes=chosen.nodes
+        )
+    return Decision(req.seat, chosen.move, "reply", latency, nodes=chosen.nodes)
 
 
 def switched_off(req: DecisionRequest) -> Decision:

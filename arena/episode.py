@@ -41,13 +41,14 @@ from arena.replay import (
     move_json,
 )
 from arena.schedule import Episode, aliases
-from arena.seats import ScriptedSeat, TextSeat
+from arena.seats import ProgramPlayer, ScriptedSeat, TextSeat
+from games import COMPLETE, Outcome
 
 __all__ = ["EpisodeSetup", "SeatFactory", "play_episode"]
 
 log = structlog.get_logger("arena.episode")
 
-SeatFactory = Callable[[str, int, int, int], ScriptedSeat | TextSeat]
+SeatFactory = Callable[[str, int, int, int], ScriptedSeat | TextSeat | ProgramPlayer]
 """(policy name, match seed, game index, seat) -> the seat that policy plays through."""
 
 
@@ -90,8 +91,20 @@ class _GameLoop:
         self.notes = ["", ""]
         self.history: list[str] = []
         self.record = GameRecord(
-            index=index, aliases=list(self.aliases), integrity=setup.game.integrity(self.state)
-        )
+            index=index, aliases=list(self.aliases), integrity=setup.game.integrity(self.state),
+            programs={
+                str(seat): {"sha256": p.seat.program.sha256, "seed": p.seat.seed,
+                            "node_budget": p.seat.node_budget, "timeout_s": p.timeout_s}
+                for seat, p in enumerate(self.players) if isinstance(p, ProgramPlayer)
+            },
+        )  # fmt: skip
+
+    async def close(self) -> None:
+        """End the seats' processes (program seats), bounded even when cancelled."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+            for player in self.players:
+                if isinstance(player, ProgramPlayer):
+                    await player.aclose()
 
     def request(self, seat: int) -> DecisionRequest:
         game, state = self.setup.game, self.state
@@ -177,6 +190,7 @@ class _GameLoop:
             say=d.say,
             latency_s=round(d.latency_s, 6),
             attempts=attempts,
+            nodes=d.nodes,
         )
 
     def _fallback_record(self, d: Decision, ply: int) -> FallbackRecord:
@@ -245,30 +259,43 @@ async def _play_game(
     loop = _GameLoop(setup, episode, index, chance)
     game = setup.game
     started = time.monotonic()
-    with (
-        structlog.contextvars.bound_contextvars(game_index=index),
-        anyio.move_on_after(stop_at - anyio.current_time()),
-    ):
-        while seats := game.to_act(loop.state):
-            requests = [loop.request(seat) for seat in seats]
-            if _switched_off(setup, stop_at):
-                decisions = {r.seat: switched_off(r) for r in requests}
-            else:
-                decisions = await decide_batch(requests)
-            loop.play(decisions)
-    outcome = game.outcome(loop.state) or game.adjudicate(loop.state)
+    outcome: Outcome | None = None
+    try:
+        with (
+            structlog.contextvars.bound_contextvars(game_index=index),
+            anyio.move_on_after(stop_at - anyio.current_time()),
+        ):
+            while seats := game.to_act(loop.state):
+                requests = [loop.request(seat) for seat in seats]
+                if _switched_off(setup, stop_at):
+                    decisions = {r.seat: switched_off(r) for r in requests}
+                else:
+                    decisions = await decide_batch(requests)
+                outcome = _forfeit(decisions)
+                if outcome is not None:
+                    break
+                loop.play(decisions)
+    finally:
+        await loop.close()
+    outcome = outcome or game.outcome(loop.state) or game.adjudicate(loop.state)
     loop.record.result = {**outcome.to_json(), "plies": len(loop.record.plies)}
     loop.record.wall_s = round(time.monotonic() - started, 3)
     log.info(
-        "game_finished",
-        ending=outcome.ending,
-        reason=outcome.reason,
-        scores=list(outcome.scores) if outcome.scores else None,
-        plies=len(loop.record.plies),
-        fallbacks=len(loop.record.fallbacks),
-        wall_s=loop.record.wall_s,
-    )
+        "game_finished", ending=outcome.ending, reason=outcome.reason,
+        scores=list(outcome.scores) if outcome.scores else None, plies=len(loop.record.plies),
+        fallbacks=len(loop.record.fallbacks), wall_s=loop.record.wall_s,
+    )  # fmt: skip
     return loop.record
+
+
+def _forfeit(decisions: dict[int, Decision]) -> Outcome | None:
+    """SPEC 3: a program seat that forfeits loses (-1/+1); both at once is a drawn forfeit."""
+    lost = sorted(seat for seat, d in decisions.items() if d.source == "forfeit")
+    if not lost:
+        return None
+    detail = "; ".join(f"seat {s} {decisions[s].cause}: {decisions[s].error}" for s in lost)
+    scores = (0, 0) if len(lost) == 2 else (-1, 1) if lost == [0] else (1, -1)
+    return Outcome(scores, COMPLETE, "forfeit", detail)
 
 
 def _switched_off(setup: EpisodeSetup, stop_at: float) -> bool:

@@ -9,9 +9,10 @@ schedule.
 from __future__ import annotations
 
 import functools
+import hashlib
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +24,17 @@ from arena.config import (
     ConfigError,
     LlmPolicy,
     MockPolicy,
+    ProgramPolicy,
     ScriptedPolicy,
     draw_master_seed,
 )
 from arena.episode import EpisodeSetup
 from arena.llm_seat import LlmSeat, provider_spec
 from arena.mock_seat import MockSeat
+from arena.programs import ProgramInfo, ProgramRefused, ProgramSeat, register, timeout_for
 from arena.prompts import PromptError, PromptTemplate, load_template
 from arena.schedule import PAIRED_EPISODES, Match, match_seed, resolve_entry, schedule
-from arena.seats import ScriptedSeat, TextSeat
+from arena.seats import ProgramPlayer, ScriptedSeat, TextSeat
 from arena.store import DB_NAME, ConfigChanged, LeagueStore, config_changes
 
 __all__ = ["RESUME_MODES", "RunPlan", "plan_run"]
@@ -51,6 +54,8 @@ class RunPlan:
     """(policy, family) -> template."""
     resume: str = "refuse"
     """One of `RESUME_MODES`."""
+    programs: dict[str, ProgramInfo] = field(default_factory=dict)
+    """Program policies' registrations (path, SHA-256)."""
 
     @property
     def policies(self) -> list[str]:
@@ -101,8 +106,14 @@ class RunPlan:
         ]
 
     def seat_for(
-        self, policy: str, seed: int, index: int, seat: int, pool: providers.Providers | None = None
-    ) -> ScriptedSeat | TextSeat:
+        self,
+        policy: str,
+        seed: int,
+        index: int,
+        seat: int,
+        pool: providers.Providers | None = None,
+        game: str = "",
+    ) -> ScriptedSeat | TextSeat | ProgramPlayer:
         """The seat a policy plays through in one game; its randomness derives from the seed."""
         spec = self.config.policies[policy]
         rng = random.Random(f"{seed}:{index}:{seat}:{policy}")
@@ -110,6 +121,14 @@ class RunPlan:
             return ScriptedSeat(spec.baseline, rng)
         if isinstance(spec, MockPolicy):
             return MockSeat(rng, spec.faults, spec.latency_ms / 1000)
+        if isinstance(spec, ProgramPolicy):
+            program_seed = int(
+                hashlib.sha256(f"{seed}:{index}:{seat}:program".encode()).hexdigest()[:8], 16
+            )
+            program = ProgramSeat(
+                self.programs[policy], seed=program_seed, node_budget=self.config.run.node_budget
+            )
+            return ProgramPlayer(program, spec.timeout_s or timeout_for(game))
         if pool is None:
             raise RuntimeError(
                 f"policy {policy!r} is a model: its seats need the run's open provider pool"
@@ -134,7 +153,7 @@ class RunPlan:
             wall_s=config.wall_s_for(game_name),
             record_prompts=config.run.record_prompts,
             templates={p: self.templates[(p, game.family)] for p in self.policies},
-            seat_for=functools.partial(self.seat_for, pool=pool),
+            seat_for=functools.partial(self.seat_for, pool=pool, game=game_name),
             wall_covers_episode=game_name == "battle",
             switch_off_turns=2 if game_name == "battle" else None,
             cards=self._dealer() if game_name == "backgammon" else None,
@@ -169,7 +188,14 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
                 templates[(name, family)] = load_template(spec.template_for(family))
             except PromptError as exc:
                 raise ConfigError(f"policies.{name}.prompt: {exc}") from exc
-    plan = RunPlan(config, master, out, templates, resume)
+    programs = {}
+    for name, spec in config.policies.items():
+        if isinstance(spec, ProgramPolicy):
+            try:
+                programs[name] = register(spec.path)
+            except ProgramRefused as exc:
+                raise ConfigError(f"policies.{name}.path: {exc}") from exc
+    plan = RunPlan(config, master, out, templates, resume, programs)
     if stored is not None and resume == "refuse":
         changes = config_changes(stored[1], plan.resolved())
         if changes:

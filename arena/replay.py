@@ -73,6 +73,8 @@ class DecisionRecord(_Model):
     say: str = ""
     latency_s: float
     attempts: list[AttemptRecord] = Field(default_factory=list)
+    nodes: int | None = None
+    """Program seats: the engine helper calls the move cost (SPEC 10)."""
 
 
 class PlyRecord(_Model):
@@ -110,6 +112,8 @@ class GameRecord(_Model):
     result: dict[str, Any] | None = None
     """`scores`, `reason`, `ending`, `detail` and `plies`; None while unfinished."""
     integrity: dict[str, Any] = Field(default_factory=dict)
+    programs: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Seat -> the program's SHA-256, seed, node budget and timeout, for program seats."""
     wall_s: float = 0.0
 
 

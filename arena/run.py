@@ -28,7 +28,7 @@ import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 import providers
-from arena.cards import reveal_interrupted
+from arena.cards import LEDGER, append_line, read_lines, reveal_interrupted
 from arena.episode import EpisodeSetup, play_episode
 from arena.league import league_tables
 from arena.plan import RunPlan, plan_run
@@ -91,6 +91,7 @@ async def execute(
     try:
         store.begin_run(name, plan.master_seed, plan.resolved(), plan.policy_records())
         finished = store.finished_episodes()
+        _register_programs(plan)
         for card in reveal_interrupted(plan.out):
             log.warning("card_cancelled", card=card, reason="the run stopped mid-card")
         log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count(),
@@ -111,6 +112,23 @@ async def execute(
              failed=len(result.failed), interrupted=result.interrupted,
              wall_s=round(result.wall_s, 3))  # fmt: skip
     return result
+
+
+def _register_programs(plan: RunPlan) -> None:
+    """SPEC 10: each program's SHA-256 goes to the ledger when it is registered, once per
+    program and run; the source stays private while the hash commits to it."""
+    ledger = plan.out / LEDGER
+    known = {
+        (e.get("policy"), e.get("sha256"))
+        for e in read_lines(ledger)
+        if e.get("event") == "program_registered"
+    }
+    for name, info in plan.programs.items():
+        if (name, info.sha256) not in known:
+            append_line(ledger, {
+                "event": "program_registered", "policy": name, "path": str(info.path),
+                "sha256": info.sha256, "time": time.time(),
+            })  # fmt: skip
 
 
 async def _play_all(

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import games
+
+if TYPE_CHECKING:
+    from arena.programs import ProgramSeat
 
 __all__ = [
     "CAUSES",
     "Answer",
+    "ProgramPlayer",
     "Question",
     "ScriptedSeat",
     "SeatFailure",
@@ -117,3 +121,20 @@ class ScriptedSeat:
             if legal:
                 return self._rng.choice(legal)
         return game.baseline(state, seat)
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramPlayer:
+    """A program seat of one game (SPEC 10), with its hard timeout per move.
+
+    No retry (programs are deterministic): an illegal reply, a crash, an
+    exception or the timeout forfeits the game; a move over the node budget
+    becomes the first legal move, and the third such move forfeits.
+    """
+
+    seat: ProgramSeat
+    timeout_s: float
+
+    async def aclose(self) -> None:
+        """End the program's child process."""
+        await self.seat.aclose()

@@ -135,15 +135,24 @@ def _check_fallback(
             f"{at}: seat {seat}'s source is {source!r} but a fallback record is {'missing' if record is None else 'present'}"
         )
     if record is not None:
-        baseline = move_json(game.baseline(state, seat))
-        if move != baseline or record.move != baseline:
-            raise VerifyError(f"{at}: fallback played {move!r}, the baseline plays {baseline!r}")
+        legal = game.legal_moves(state, seat)
+        if record.cause == "over_budget" and legal:
+            expected = legal[
+                0
+            ]  # SPEC 10: a program over its node budget plays the first legal move
+        else:
+            expected = move_json(game.baseline(state, seat))
+        if move != expected or record.move != expected:
+            raise VerifyError(f"{at}: fallback played {move!r}, the rules give {expected!r}")
 
 
 def _check_result(game: games.Game[Any], state: Any, record: GameRecord, where: str) -> None:
     if record.result is None:
         raise VerifyError(f"{where}: has no result")
     outcome = game.outcome(state)
+    if record.result.get("ending") == "forfeit":
+        _check_forfeit(game, state, record, where)
+        return
     if record.result.get("reason") == games.DEADLINE:
         if outcome is not None:
             raise VerifyError(
@@ -157,3 +166,20 @@ def _check_result(game: games.Game[Any], state: Any, record: GameRecord, where: 
     expected = {**outcome.to_json(), "plies": len(record.plies)}
     if record.result != expected:
         raise VerifyError(f"{where}: result {record.result} recorded, {expected} re-derived")
+
+
+def _check_forfeit(game: games.Game[Any], state: Any, record: GameRecord, where: str) -> None:
+    """A forfeit ends a game the rules had not ended, and the forfeiting seat was to act."""
+    result = record.result or {}
+    if game.outcome(state) is not None:
+        raise VerifyError(f"{where}: recorded as a forfeit, but the game had already ended")
+    scores = result.get("scores")
+    losers = [seat for seat in (0, 1) if scores and scores[seat] < 0]
+    if scores not in ([-1, 1], [1, -1], [0, 0]) or not set(losers) <= set(game.to_act(state)):
+        raise VerifyError(
+            f"{where}: forfeit scores {scores} do not fit the seats to act {list(game.to_act(state))}"
+        )
+    if result.get("plies") != len(record.plies):
+        raise VerifyError(
+            f"{where}: result says {result.get('plies')} plies, the record has {len(record.plies)}"
+        )
