@@ -48,7 +48,7 @@ class MarkerSeat:
 
 
 class MarkedPlan(RunPlan):
-    def seat_for(self, policy: str, seed: int, index: int, seat: int, pool: Any = None) -> Any:
+    def seat_for(self, policy: str, seed: int, index: int, seat: int, **_: Any) -> Any:
         # The mark names the policy by its position only: the name itself must never reach a prompt.
         return MarkerSeat(
             f"P{self.policies.index(policy)}/{index}/{seat}", random.Random(f"{seed}{index}{seat}")
@@ -60,7 +60,7 @@ def test_no_prompt_leaks_names_say_or_notes(tmp_path: Path) -> None:
     config = parse_config(_config("leak", policies, ["connect-four", "quoridor"], matches=1))
     plan = plan_run(config, tmp_path / "out")
     plan = MarkedPlan(plan.config, plan.master_seed, plan.out, plan.templates)
-    anyio.run(execute, plan)
+    assert not anyio.run(execute, plan).failed
     prompts = 0
     for replay in _replays(tmp_path / "out"):
         for game in replay.games:
