@@ -18,8 +18,8 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from games.stratego.board import BOMB, FLAG, MOVED, OWNER, PIECE, REVEALED, SQUARES, ZOBRIST
-from games.stratego.moves import legal_for
+from games.stratego.board import BOMB, FLAG, MOVED, OWNER, REVEALED, SQUARES
+from games.stratego.moves import legal_for, placement
 
 __all__ = ["sample_world"]
 
@@ -54,15 +54,7 @@ def sample_world(state: Any, seat: int, seed: int) -> Any:
         return state
     board = list(state.board)
     _deal(board, seat, random.Random(f"stratego-world:{seed}:{state.game}:{state.ply}:{seat}"))
-    key = 0
-    movable: tuple[list[int], list[int]] = ([], [])
-    for sq in SQUARES:
-        v = board[sq]
-        if v > 0:
-            key ^= ZOBRIST[v & PIECE][sq]
-            if v & 15 not in _IMMOBILE:
-                movable[1 if v & OWNER else 0].append(sq)
-    squares = (tuple(movable[0]), tuple(movable[1]))
+    key, squares = placement(board)
     legal = state.legal
     if state.mover != seat:  # only the mover may know its true legal list
         mover = state.mover

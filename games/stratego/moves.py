@@ -11,6 +11,7 @@ squares in (file, rank) order, so sorting codes gives SPEC's legal order.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
+from collections.abc import Sequence
 
 from games.stratego.board import (
     BATTLE,
@@ -32,7 +33,15 @@ from games.stratego.board import (
 from games.stratego.chase import NO_STREAK, Chase, Streak, chase_refuses, next_chase, threatened
 from games.stratego.state import Battle, StrategoState
 
-__all__ = ["NO_BATTLE_LIMIT", "PLY_CAP", "legal_for", "play", "pseudo_moves", "start_play"]
+__all__ = [
+    "NO_BATTLE_LIMIT",
+    "PLY_CAP",
+    "legal_for",
+    "placement",
+    "play",
+    "pseudo_moves",
+    "start_play",
+]
 
 NO_BATTLE_LIMIT = 100
 PLY_CAP = 4000
@@ -73,11 +82,7 @@ def pseudo_moves(board: tuple[int, ...], squares: tuple[int, ...], seat: int) ->
     open_ = _OPEN[seat]
     step_to = _STEP_TO
     out = [
-        m
-        for a in squares
-        if board[a] & 15 != _SCOUT_BITS
-        for b, m in step_to[a]
-        if open_[board[b]]
+        m for a in squares if board[a] & 15 != _SCOUT_BITS for b, m in step_to[a] if open_[board[b]]
     ]
     for a in squares:
         if board[a] & 15 == _SCOUT_BITS:
@@ -124,8 +129,9 @@ def _chase_forbids(
     return chase_refuses(chase, seat, board, a, b, after, streak)
 
 
-def start_play(seed: int | str, game: int, board: tuple[int, ...], mover: int) -> StrategoState:
-    """The play-phase state with pieces on `board`, no history, `mover` to move."""
+def placement(board: Sequence[int]) -> tuple[int, tuple[tuple[int, ...], tuple[int, ...]]]:
+    """The Zobrist key of a board's placement, and each seat's squares holding a piece that
+    can move (sorted, so in legal-move order), worked out from scratch."""
     key = 0
     movable: tuple[list[int], list[int]] = ([], [])
     for sq in SQUARES:
@@ -134,7 +140,12 @@ def start_play(seed: int | str, game: int, board: tuple[int, ...], mover: int) -
             key ^= ZOBRIST[v & PIECE][sq]
             if v & 15 not in _IMMOBILE:
                 movable[v >> 4 & 1].append(sq)
-    squares = (tuple(movable[0]), tuple(movable[1]))
+    return key, (tuple(movable[0]), tuple(movable[1]))
+
+
+def start_play(seed: int | str, game: int, board: tuple[int, ...], mover: int) -> StrategoState:
+    """The play-phase state with pieces on `board`, no history, `mover` to move."""
+    key, squares = placement(board)
     legal = legal_for(board, squares[mover], mover, NO_STREAK, None, key)
     return StrategoState(
         seed, game, "play", board, mover, 0, 0, key, squares,
