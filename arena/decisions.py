@@ -37,7 +37,7 @@ __all__ = [
 log = structlog.get_logger("arena.decisions")
 
 REPLY_CUT = 2000
-SEAT_LEAD_S = 0.02
+SEAT_LEAD_S = 0.05
 """How much earlier than the arena's own cut-off a seat is told its deadline."""
 """Fallback records keep at most this much of each raw reply."""
 

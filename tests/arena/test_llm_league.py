@@ -68,6 +68,7 @@ async def test_injected_faults_show_up_as_retries_or_fallback_causes(tmp_path: P
     causes: Counter[str] = Counter()
     statuses: Counter[int] = Counter()
     costs = []
+    cut = 0
     for replay in replays:
         verify_replay(replay)
         for game in replay.games:
@@ -77,17 +78,25 @@ async def test_injected_faults_show_up_as_retries_or_fallback_causes(tmp_path: P
                     for attempt in decision.attempts:
                         causes[attempt.cause or "ok"] += 1
                         statuses.update(r["status"] for r in attempt.retries if r["status"])
+                        if attempt.cause == "timeout" and attempt.status is None and not attempt.retries:
+                            cut += 1  # cut off by the arena's own scope: the provider's record is lost
                         if attempt.cost_usd is not None:
                             costs.append(attempt.cost_usd)
     injected = app.injected
     assert sum(injected.values()) > 20, injected
-    assert causes["timeout"] == injected["hang"] + injected["slow"]
     assert causes["provider_error"] == injected["garbage"]
     assert causes["truncated"] == injected["truncated"]
     assert causes["unreadable"] == injected["prose"]
     assert causes["illegal"] == injected["illegal"]
+    # Every hang and slow answer is a timeout (a 429/5xx retried until time ran out may add
+    # more). The provider lists every status it saw, unless the arena's own scope had to cut
+    # the attempt off (a loaded machine): then that attempt's list is lost, one status at most.
+    assert causes["timeout"] >= injected["hang"] + injected["slow"], (causes, injected)
+    missing = 0
     for status in (429, 500, 529):
-        assert statuses[status] == injected[str(status)], (status, statuses, injected)
+        assert statuses[status] <= injected[str(status)], (status, statuses, injected)
+        missing += injected[str(status)] - statuses[status]
+    assert missing <= cut, (statuses, injected, cut)
     assert costs and all(c > 0 for c in costs)
 
 
