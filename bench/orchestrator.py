@@ -55,7 +55,7 @@ def one_run(policies: dict[str, Any], out: Path) -> tuple[int, float]:
     finally:
         close_logging()
     elapsed = time.perf_counter() - began
-    decisions = sum(sum(g.decisions) for g in result.games)
+    decisions = sum(seat.decisions for g in result.games for seat in g.seats)
     return decisions, elapsed
 
 

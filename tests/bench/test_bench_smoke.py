@@ -1,0 +1,28 @@
+"""The benchmarks still run (their figures are read by people, not asserted here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("module", "args", "expect"),
+    [
+        ("bench.engines", ["--runs", "1", "--seconds", "0.05", "--game", "hex"], "playouts/s"),
+        ("bench.orchestrator", ["--runs", "1"], "decisions/s"),
+        ("bench.battle", ["--runs", "1"], "ticks/s"),
+        ("bench.throughput", ["--runs", "1", "--in-flight", "4", "--latency-ms", "5", "--episodes", "8"], "of ideal"),
+    ],
+)
+def test_benchmark_prints_its_table(module: str, args: list[str], expect: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert expect in done.stdout
