@@ -1,0 +1,254 @@
+"""The mock LLM's ASGI app and how to run it: in-process for tests, or `arena mock-llm`."""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from contextlib import asynccontextmanager, suppress
+from functools import partial
+from typing import Any
+
+import anyio
+import uvicorn
+
+from arena.mock_llm.answers import FAULTS, check_faults, parse_faults
+from arena.mock_llm.shapes import respond, route
+
+__all__ = ["MockLLM", "build_app", "main_mock_llm", "serve", "serving"]
+
+_START_S = 5.0  # a loopback server that is not up in 5 s never will be
+_STOP_S = 5.0
+_GRACE_S = 1  # then uvicorn cancels whatever still runs
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+class MockLLM:
+    """The ASGI app: answers the three protocols and counts the faults it injected."""
+
+    def __init__(
+        self,
+        *,
+        latency_ms: int = 0,
+        faults: Mapping[str, float] | None = None,
+        slow_ms: int = 2000,
+        seed: int = 0,
+    ) -> None:
+        self.latency_s = latency_ms / 1000
+        """Added to every answer (0: none)."""
+        self.slow_s = slow_ms / 1000
+        """How long a `slow` answer takes."""
+        self.faults = check_faults(faults or {})
+        """Fault name -> rate, in draw order."""
+        self.requests = 0
+        """Completion requests received."""
+        self.injected: Counter[str] = Counter()
+        """Fault name -> how many times it was injected."""
+        self._rng = random.Random(seed)
+        self._pauses: set[anyio.CancelScope] = set()
+
+    def stats(self) -> dict[str, Any]:
+        """Requests served and faults injected, as `GET /stats` reports them."""
+        return {"requests": self.requests, "injected": {f: self.injected[f] for f in FAULTS}}
+
+    def release(self) -> None:
+        """End every pending hang and slow answer now, so the server can stop."""
+        for scope in list(self._pauses):
+            scope.cancel()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one ASGI connection scope."""
+        if scope["type"] != "http":  # run with lifespan="off": nothing to start or stop
+            return
+        body = await _read_body(receive)
+        method, path = scope["method"], scope["path"]
+        endpoint = route(path)
+        if method == "GET" and path == "/stats":
+            await _send_json(send, 200, self.stats())
+        elif method == "POST" and endpoint is not None:
+            await self._answer(endpoint, body, receive, send)
+        else:
+            hint = "POST /v1/chat/completions, /v1/messages, /v1beta/models/<m>:generateContent"
+            message = f"no mock endpoint {method} {path} (try {hint}, GET /stats)"
+            await _send_json(send, 404, {"error": {"message": message}})
+
+    async def _answer(
+        self, endpoint: tuple[str, str | None], body: bytes, receive: Receive, send: Send
+    ) -> None:
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        if not isinstance(request, dict):
+            await _send_json(send, 400, {"error": {"message": "request body is not a JSON object"}})
+            return
+        self.requests += 1
+        number, fault = self.requests, self._draw_fault()
+        if await self._delay(fault, receive):
+            protocol, path_model = endpoint
+            answer = respond(protocol, request, fault, self._rng, number, path_model)
+            await _send(send, *answer)
+        else:  # sent only if the client is still there: the server is stopping
+            await _send_json(send, 503, {"error": {"message": "mock server stopping"}})
+
+    async def _delay(self, fault: str | None, receive: Receive) -> bool:
+        if fault == "hang":
+            return await self._pause(receive, None)
+        delay = self.latency_s + (self.slow_s if fault == "slow" else 0)
+        return delay <= 0 or await self._pause(receive, delay)
+
+    def _draw_fault(self) -> str | None:
+        draw = self._rng.random()
+        for name, rate in self.faults.items():
+            if draw < rate:
+                self.injected[name] += 1
+                return name
+            draw -= rate
+        return None
+
+    async def _pause(self, receive: Receive, seconds: float | None) -> bool:
+        """Wait `seconds` (None: forever); False if the client left or `release` ended it."""
+        with anyio.CancelScope() as pause:
+            self._pauses.add(pause)
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_cancel_on_disconnect, receive, pause)
+                    await (anyio.sleep_forever() if seconds is None else anyio.sleep(seconds))
+                    tg.cancel_scope.cancel()
+            finally:
+                self._pauses.discard(pause)
+        return not pause.cancelled_caught
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if message["type"] != "http.request" or not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def _send_json(
+    send: Send, status: int, value: object, headers: Mapping[str, str] | None = None
+) -> None:
+    await _send(send, status, json.dumps(value).encode(), headers)
+
+
+async def _send(
+    send: Send, status: int, body: bytes, headers: Mapping[str, str] | None = None
+) -> None:
+    raw = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    raw += [(name.encode(), value.encode()) for name, value in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})  # one write per body
+
+
+# -- running it -------------------------------------------------------------------------------
+
+
+def build_app(
+    *,
+    latency_ms: int = 0,
+    faults: Mapping[str, float] | str | None = None,
+    slow_ms: int = 2000,
+    seed: int = 0,
+) -> MockLLM:
+    """A mock server app; `faults` is a rate table or a `parse_faults` string."""
+    rates = parse_faults(faults) if isinstance(faults, str) else faults
+    return MockLLM(latency_ms=latency_ms, faults=rates, slow_ms=slow_ms, seed=seed)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, ending the mock's hung and slow answers as its shutdown begins."""
+
+    def __init__(self, config: uvicorn.Config, app: MockLLM) -> None:
+        super().__init__(config)
+        self._app = app
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Release pending answers, then shut down as uvicorn does."""
+        self._app.release()
+        await super().shutdown(sockets)
+
+
+def _server(app: MockLLM, host: str, port: int, log_level: str) -> tuple[_Server, socket.socket]:
+    # Binding ourselves turns a busy port into an OSError here, not uvicorn's sys.exit.
+    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on sockets that say
+    # so, and without it every keep-alive answer waits ~40 ms for a delayed ACK.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(
+            f"mock LLM cannot listen on {host}:{port} ({exc}); pick another --port"
+        ) from exc
+    config = uvicorn.Config(
+        app,
+        log_level=log_level,
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=_GRACE_S,
+    )
+    return _Server(config, app), sock
+
+
+@asynccontextmanager
+async def serving(app: MockLLM, *, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
+    """Run `app` in this event loop for the block (port 0: a free one); yields its base URL."""
+    server, sock = _server(app, host, port, log_level="warning")
+    with sock:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(partial(server.serve, sockets=[sock]))
+            try:
+                with anyio.fail_after(_START_S):
+                    while not server.started:
+                        await anyio.sleep(0.005)
+                bound = sock.getsockname()[1]
+                yield f"http://[{host}]:{bound}" if ":" in host else f"http://{host}:{bound}"
+            finally:
+                server.should_exit = True
+                tg.cancel_scope.deadline = anyio.current_time() + _STOP_S
+
+
+async def serve(
+    host: str,
+    port: int,
+    *,
+    latency_ms: int = 0,
+    faults: str = "",
+    slow_ms: int = 2000,
+    seed: int = 0,
+) -> None:
+    """Serve a mock until the process is interrupted (Ctrl-C stops it gracefully)."""
+    app = build_app(latency_ms=latency_ms, faults=faults, slow_ms=slow_ms, seed=seed)
+    server, sock = _server(app, host, port, log_level="info")
+    with sock:
+        await server.serve(sockets=[sock])
+
+
+def main_mock_llm(
+    host: str, port: int, latency_ms: int, faults: str, slow_ms: int, seed: int
+) -> None:
+    """`arena mock-llm`: serve the mock on host:port until Ctrl-C."""
+    parse_faults(faults)  # refuse a bad spec before binding anything
+    run = partial(
+        serve, host, port, latency_ms=latency_ms, faults=faults, slow_ms=slow_ms, seed=seed
+    )
+    with suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it already handled
+        anyio.run(run)
