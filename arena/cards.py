@@ -31,6 +31,7 @@ __all__ = [
     "Card",
     "CardDealer",
     "append_line",
+    "cancelled_cards",
     "read_lines",
     "reveal_interrupted",
     "verify_card_replay",
@@ -38,6 +39,8 @@ __all__ = [
 
 LEDGER = "ledger.jsonl"
 SECRETS = "card-secrets.jsonl"
+PARTIAL = "partial-cards"
+"""Where a card's finished games wait until the card ends: a cut card keeps them (SPEC 7)."""
 
 
 def append_line(path: Path, record: dict[str, Any], *, private: bool = False) -> None:
@@ -82,6 +85,7 @@ class CardDealer:
         self.secrets = out / SECRETS
         self.dice = dice
         self.master = master
+        self.partial = out / PARTIAL
 
     def _attempt(self, card_id: str) -> int:
         events = read_lines(self.ledger)
@@ -115,6 +119,12 @@ class CardDealer:
                 "event": "reveal", "card": card_id, "attempt": attempt, "seed": seed,
                 "status": status, "time": time.time(),
             })  # fmt: skip
+            if status == "finished":
+                self.partial_path(card).unlink(missing_ok=True)
+
+    def partial_path(self, card: Card) -> Path:
+        """Where the card's finished games are kept while it is in play."""
+        return self.partial / f"{card.id}~a{card.attempt}.json"
 
 
 def read_lines(path: Path) -> list[dict[str, Any]]:
@@ -149,6 +159,22 @@ def reveal_interrupted(out: Path) -> list[str]:
             "status": "cancelled", "reason": "the run stopped mid-card", "time": time.time(),
         })  # fmt: skip
     return [card for card, _ in open_cards]
+
+
+def cancelled_cards(out: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Kept games of cards that ended cancelled: (partial replay file, the card's reveal)."""
+    reveals = {
+        (e["card"], e["attempt"]): e for e in read_lines(out / LEDGER) if e.get("event") == "reveal"
+    }
+    found = []
+    for path in sorted((out / PARTIAL).glob("*.json")):
+        card, _, attempt = path.stem.rpartition("~a")
+        reveal = reveals.get((card, int(attempt))) if attempt.isdigit() else None
+        if reveal is None or reveal.get("status") == "finished":
+            path.unlink()  # a finished card is stored whole; an unknown one was never committed
+            continue
+        found.append((path, reveal))
+    return found
 
 
 def _records(replay: Any) -> list[PlyRecord]:

@@ -39,12 +39,13 @@ from arena.replay import (
     Replay,
     Spectator,
     move_json,
+    write_atomic,
 )
 from arena.schedule import Episode, aliases
 from arena.seats import ProgramPlayer, ScriptedSeat, TextSeat
 from games import COMPLETE, Outcome
 
-__all__ = ["EpisodeSetup", "SeatFactory", "play_episode"]
+__all__ = ["EpisodeSetup", "SeatFactory", "cancelled_card_replay", "play_episode"]
 
 log = structlog.get_logger("arena.episode")
 
@@ -311,13 +312,53 @@ async def play_episode(setup: EpisodeSetup, episode: Episode) -> Replay:
         if setup.cards is None:
             records = await _play_games(setup, episode, episode.match.seed)
             return _replay(setup, episode, records, {})
-        with setup.cards.card(episode.id, episode.match.k) as card:
+        dealer = setup.cards
+        with dealer.card(episode.id, episode.match.k) as card:
             log.info("card_committed", commitment=card.commitment, dice=card.dice)
-            records = await _play_games(setup, episode, card.seed)
+
+            def keep(records: list[GameRecord]) -> None:
+                # A card cut later keeps this finished game (SPEC 7); the seed stays out of it.
+                kept = _replay(setup, episode, records, {"card": card.id, "attempt": card.attempt})
+                write_atomic(dealer.partial_path(card), kept.model_dump_json())
+
+            records = await _play_games(setup, episode, card.seed, keep)
         return _replay(setup, episode, records, card.revealed())
 
 
-async def _play_games(setup: EpisodeSetup, episode: Episode, chance: int | str) -> list[GameRecord]:
+def cancelled_card_replay(kept: Replay, reveal: dict[str, Any]) -> Replay:
+    """The replay of a card cut short: its finished games, the cut one no-contest (SPEC 7)."""
+    played = {g.index for g in kept.games}
+    cut = [
+        GameRecord(
+            index=index,
+            aliases=list(aliases(kept.game, int(kept.match["seed"]), index)),
+            result={
+                "scores": None,
+                "reason": COMPLETE,
+                "ending": "no-contest",
+                "detail": f"card cancelled: {reveal.get('reason', 'stopped mid-card')}",
+                "plies": 0,
+            },
+        )
+        for index in (1, 2)
+        if index not in played
+    ]
+    integrity = {
+        **kept.integrity, "dice": reveal.get("dice"), "card_seed": reveal.get("seed"),
+        "status": "cancelled",
+    }  # fmt: skip
+    return kept.model_copy(
+        update={"episode": f"{kept.episode}~cancelled-a{kept.integrity.get('attempt')}",
+                "games": [*kept.games, *cut], "integrity": integrity}
+    )  # fmt: skip
+
+
+async def _play_games(
+    setup: EpisodeSetup,
+    episode: Episode,
+    chance: int | str,
+    keep: Callable[[list[GameRecord]], None] | None = None,
+) -> list[GameRecord]:
     limit = setup.wall_s if setup.wall_s is not None else math.inf
     stop_at = anyio.current_time() + limit
     records = []
@@ -325,6 +366,8 @@ async def _play_games(setup: EpisodeSetup, episode: Episode, chance: int | str) 
         if not setup.wall_covers_episode:
             stop_at = anyio.current_time() + limit
         records.append(await _play_game(setup, episode, index, stop_at, chance))
+        if keep is not None and len(records) < len(episode.game_indices):
+            keep(records)
     return records
 
 

@@ -31,6 +31,7 @@ def match_outcomes(games: list[GameSummary]) -> list[MatchOutcome]:
         by_match[g.match_index].append(g)
     outcomes = []
     for index, played in sorted(by_match.items()):
+        played = _one_card(played)
         if len(played) != 2:
             continue  # a match is rated only once both of its games are in
         played.sort(key=lambda g: g.game_index)
@@ -41,6 +42,19 @@ def match_outcomes(games: list[GameSummary]) -> list[MatchOutcome]:
             index, first, second, tuple(_result(g, first) for g in played), played[0].same_author,
         ))  # fmt: skip
     return outcomes
+
+
+def _one_card(played: list[GameSummary]) -> list[GameSummary]:
+    """Where a match is one episode of two games (a backgammon card, a battle) and a cut card
+    was replaced, the match is the replacement: the cut card counts in no rating."""
+    episodes: dict[str, list[GameSummary]] = defaultdict(list)
+    for g in played:
+        episodes[g.episode].append(g)
+    whole = [games for games in episodes.values() if len(games) == 2]
+    if not whole:
+        return played
+    scored = [games for games in whole if all(g.scores is not None for g in games)]
+    return (scored or whole)[-1]
 
 
 def ab_pairs(config: Config) -> list[tuple[str, str]]:

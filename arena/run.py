@@ -28,11 +28,11 @@ import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 import providers
-from arena.cards import LEDGER, append_line, read_lines, reveal_interrupted
-from arena.episode import EpisodeSetup, play_episode
+from arena.cards import LEDGER, append_line, cancelled_cards, read_lines, reveal_interrupted
+from arena.episode import EpisodeSetup, cancelled_card_replay, play_episode
 from arena.league import league_tables
 from arena.plan import RunPlan, plan_run
-from arena.replay import Replay, write_atomic
+from arena.replay import Replay, load_replay, write_atomic
 from arena.schedule import Episode
 from arena.standings import GameSummary
 from arena.store import DB_NAME, LeagueStore
@@ -94,6 +94,7 @@ async def execute(
         _register_programs(plan)
         for card in reveal_interrupted(plan.out):
             log.warning("card_cancelled", card=card, reason="the run stopped mid-card")
+        _store_cancelled_cards(plan, store)
         log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count(),
                  already_finished=len(finished))  # fmt: skip
         with structlog.contextvars.bound_contextvars(run=name):
@@ -112,6 +113,18 @@ async def execute(
              failed=len(result.failed), interrupted=result.interrupted,
              wall_s=round(result.wall_s, 3))  # fmt: skip
     return result
+
+
+def _store_cancelled_cards(plan: RunPlan, store: LeagueStore) -> None:
+    """SPEC 7: a card cut short keeps its finished games, the cut one no-contest, so the
+    card is out of Elo; the card itself is played again with a new seed."""
+    for path, reveal in cancelled_cards(plan.out):
+        replay = cancelled_card_replay(load_replay(path), reveal)
+        target = plan.out / "replays" / f"{replay.episode}.json"
+        write_atomic(target, replay.model_dump_json())
+        store.record(replay, target)
+        path.unlink()
+        log.warning("card_kept_cancelled", card=replay.episode, games=len(replay.games))
 
 
 def _register_programs(plan: RunPlan) -> None:

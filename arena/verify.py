@@ -63,7 +63,16 @@ def verify_replay(replay: Replay, *, where: str = "replay", ledger: Path | None 
         _verify_card(replay, where, ledger)
     chance = replay.integrity.get("card_seed", seed)
     for record in replay.games:
+        if _cut_from_a_cancelled_card(replay, record):
+            continue
         _verify_game(game, seed, chance, record, f"{where} game {record.index}")
+
+
+def _cut_from_a_cancelled_card(replay: Replay, record: GameRecord) -> bool:
+    """A cancelled card's game that never started has nothing to re-derive (SPEC 7)."""
+    result = record.result or {}
+    cancelled = replay.integrity.get("status") == "cancelled"
+    return cancelled and not record.plies and result.get("ending") == "no-contest"
 
 
 def _verify_card(replay: Replay, where: str, ledger: Path | None) -> None:

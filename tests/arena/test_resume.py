@@ -177,3 +177,39 @@ def test_reports_parse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     )
     assert main(["report", str(out), "--what", "h2h"]) == 0
     assert "head to head" in capsys.readouterr().out
+
+
+def test_a_card_cut_by_a_kill_keeps_its_finished_game_and_is_replaced(tmp_path: Path) -> None:
+    config = tmp_path / "cards.toml"
+    config.write_text(
+        '[run]\nname = "cards"\nseed = 8\ngames = ["backgammon"]\nmatches = 1\nconcurrency = 1\n'
+        "[game.backgammon]\nfirst_reply_s = 1\nretry_s = 0.5\ndecision_s = 1.5\n"
+        '[policies.a]\nkind = "mock"\nlatency_ms = 3\n[policies.b]\nkind = "mock"\nlatency_ms = 3\n'
+    )
+    out = tmp_path / "out"
+    process = _arena("run", str(config), "--out", str(out))
+    deadline = time.monotonic() + 60
+    while not list((out / "partial-cards").glob("*.json")):  # game 1 is done, game 2 in play
+        assert process.poll() is None and time.monotonic() < deadline, "game 1 never finished"
+        time.sleep(0.005)
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert _arena("run", str(config), "--out", str(out)).wait(timeout=120) == 0
+    events = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
+    card = "backgammon-k1-a-vs-b"
+    mine = [(e["event"], e["attempt"], e.get("status")) for e in events if e["card"] == card]
+    assert mine == [
+        ("commit", 1, None),
+        ("reveal", 1, "cancelled"),
+        ("commit", 2, None),
+        ("reveal", 2, "finished"),
+    ]
+    summary = json.loads((out / "summary.json").read_text())
+    games = {(g["episode"], g["game_index"]): g for g in summary["games"]}
+    cut = f"{card}~cancelled-a1"
+    assert games[(cut, 1)]["scores"] is not None  # the finished game is kept
+    assert games[(cut, 2)]["scores"] is None and games[(cut, 2)]["ending"] == "no-contest"
+    assert games[(card, 1)]["scores"] is not None and games[(card, 2)]["scores"] is not None
+    assert summary["ratings"]["matches_rated"] == 1  # the replacement card, not the cut one
+    assert {r["no_contest"] for r in summary["standings"]["overall"]} == {1}
+    assert main(["verify", str(out)]) == 0
