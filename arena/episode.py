@@ -115,22 +115,10 @@ class _GameLoop:
 
         def prompt(feedback: str | None) -> str:
             if not context:
-                standings = (game.standing(state, 0), game.standing(state, 1))
-                context.append(
-                    SeatContext(
-                        game.name,
-                        self.index,
-                        seat,
-                        self.aliases[seat],
-                        self.aliases[1 - seat],
-                        game.view(state, seat),
-                        tuple(self.history),
-                        legal,
-                        standings,
-                        self.notes[seat],
-                        game.reply_key(state),
-                    )
-                )
+                context.append(SeatContext.of(
+                    game, state, seat, game_index=self.index, aliases=self.aliases,
+                    history=tuple(self.history), notes=self.notes[seat], legal=legal,
+                ))  # fmt: skip
             return render(template, context[0], feedback)
 
         return DecisionRequest(

@@ -55,18 +55,8 @@ def preview(
         seat = seats[0]
     elif seat not in seats:
         raise ConfigError(f"--seat {seat} does not act at ply {ply} (seats to act: {list(seats)})")
-    names = aliases(name, seed, game_index)
-    context = SeatContext(
-        name,
-        game_index,
-        seat,
-        names[seat],
-        names[1 - seat],
-        rules.view(state, seat),
-        tuple(history),
-        rules.legal_moves(state, seat),
-        (rules.standing(state, 0), rules.standing(state, 1)),
-        "",
-        rules.reply_key(state),
-    )
+    context = SeatContext.of(
+        rules, state, seat, game_index=game_index, aliases=aliases(name, seed, game_index),
+        history=tuple(history), notes="",
+    )  # fmt: skip
     return render(template, context)

@@ -118,6 +118,26 @@ class SeatContext:
     notes: str
     reply_key: str = "move"
 
+    @classmethod
+    def of(
+        cls,
+        game: games.Game[Any],
+        state: Any,
+        seat: int,
+        *,
+        game_index: int,
+        aliases: tuple[str, str],
+        history: tuple[str, ...],
+        notes: str,
+        legal: tuple[str, ...] | None = None,
+    ) -> SeatContext:
+        """What `seat` is told about `state`: its view, the legal moves, the standings."""
+        return cls(
+            game.name, game_index, seat, aliases[seat], aliases[1 - seat], game.view(state, seat),
+            history, game.legal_moves(state, seat) if legal is None else legal,
+            (game.standing(state, 0), game.standing(state, 1)), notes, game.reply_key(state),
+        )  # fmt: skip
+
 
 def _side(ctx: SeatContext) -> str:
     sides = ctx.view.get("sides")
