@@ -12,25 +12,8 @@ from dataclasses import replace
 import pytest
 
 from games import Illegal, Outcome, Unreadable
-from games.stratego import Stratego, StrategoState
-
-G = Stratego()
-FILES = "abcdefghij"
-LAKES = ("c5", "d5", "c6", "d6", "g5", "h5", "g6", "h6")
-
-
-def position(pieces: dict[str, str], to_move: int = 0) -> StrategoState:
-    """A from_board position holding only `pieces` (square -> Gravon letter)."""
-    letters = ["A"] * 100
-    for name, letter in [(lake, "_") for lake in LAKES] + list(pieces.items()):
-        letters[(int(name[1:]) - 1) * 10 + FILES.index(name[0])] = letter
-    return G.from_board("".join(letters), to_move)
-
-
-def play(s: StrategoState, *moves: str) -> StrategoState:
-    for move in moves:
-        s = G.apply(s, {G.to_act(s)[0]: move})
-    return s
+from games.stratego import StrategoState
+from tests.games.stratego_positions import FILES, LAKES, G, play, position
 
 
 def seen(s: StrategoState, seat: int, square: str) -> dict[str, object] | None:
