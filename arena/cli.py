@@ -1,4 +1,4 @@
-"""The `arena` command: run, verify, games, prompt."""
+"""The `arena` command: run, verify, report, view, prompt, games, mock-llm, program check."""
 
 from __future__ import annotations
 
