@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import games
-from games import Illegal, MoveError, Outcome, TurnGame, Unreadable
+from games import Illegal, MoveError, Outcome, Unreadable
 from games.breakthrough import Breakthrough, Position, from_rows
 from games.breakthrough import rules as bt
 from games.breakthrough.render import board_text
@@ -323,13 +323,6 @@ def test_tactician_prefers_pushing_the_front_piece_over_capturing() -> None:
     assert G.baseline(s, 0) == "c3-b4"
     with pytest.raises(Illegal, match="seat 0's turn"):
         G.baseline(s, 1)
-
-
-def test_tactician_matches_the_generic_definition() -> None:
-    for seed in range(120):
-        s = random_position(seed, seed % 40)
-        if seats := G.to_act(s):
-            assert G.baseline(s, seats[0]) == TurnGame.baseline(G, s, seats[0])
 
 
 # --- reading moves --------------------------------------------------------------

@@ -126,6 +126,22 @@ def test_board_games_list_moves_in_spec_order(name: str) -> None:
         assert legal == sorted(legal, key=ORDER_KEYS[name])
 
 
+BOARD_GAMES = sorted(games.ROTATION)
+
+
+@pytest.mark.parametrize("name", BOARD_GAMES)
+def test_board_baselines_are_the_tactician_of_spec(name: str) -> None:
+    """Every board engine may replace TurnGame's tactician with a faster one (SPEC 4): it must
+    choose exactly what the generic definition chooses, ties to the first in legal order."""
+    game = games.load(name)
+    assert isinstance(game, games.TurnGame)
+    for n in range(12):
+        states, _ = _playout(game, n, 100 + n)
+        for state in states[:-1]:
+            (seat,) = game.to_act(state)
+            assert game.baseline(state, seat) == games.TurnGame.baseline(game, state, seat)
+
+
 def test_rotation_follows_the_seed() -> None:
     assert [games.resolve_rotation(s) for s in (4, 5, 6, 7, -1)] == [
         "connect-four",

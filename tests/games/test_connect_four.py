@@ -13,7 +13,7 @@ import games
 from games.connect_four import ConnectFour, ConnectFourState
 from games.connect_four.render import board_text
 from games.connect_four.rules import WEIGHTS, WINDOW_CELLS
-from games.core import Illegal, MoveError, Outcome, TurnGame, Unreadable
+from games.core import Illegal, MoveError, Outcome, Unreadable
 
 GAME = ConnectFour()
 
@@ -294,14 +294,6 @@ def test_tactician_breaks_ties_by_legal_order() -> None:
     after = {m: GAME.standing(GAME.apply(s, {1: m}), 1) for m in GAME.legal_moves(s, 1)}
     assert after == {"a": 2, "b": 5, "c": 3, "d": 5, "e": 4, "f": 4, "g": 3}
     assert GAME.baseline(s, 1) == "b"
-
-
-def test_tactician_matches_the_generic_one() -> None:
-    for seed in range(60):
-        for plies in (0, 5, 11, 20, 30):
-            s = random_state(seed, plies)
-            for seat in GAME.to_act(s):
-                assert GAME.baseline(s, seat) == TurnGame.baseline(GAME, s, seat)
 
 
 def test_tactician_refuses_the_wrong_seat() -> None:

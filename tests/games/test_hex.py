@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import games
-from games.core import Illegal, MoveError, Outcome, TurnGame, Unreadable
+from games.core import Illegal, MoveError, Outcome, Unreadable
 from games.hex import Hex, HexState
 from games.hex.render import board_text
 from games.hex.rules import UNREACHABLE, cell_mask, dist_to_win, neighbours
@@ -268,14 +268,6 @@ def test_tactician_breaks_ties_by_legal_order() -> None:
     # Red a4..f4: both g3 and g4 touch f4 and win (standing 1000); g3 comes first.
     s = play(alternate(RED_RANK_4[:6], ["a7", "b7", "c7", "d7", "e7", "f7"]))
     assert GAME.baseline(s, 0) == "g3"
-
-
-def test_tactician_matches_the_generic_one() -> None:
-    for seed in range(25):
-        for plies in (0, 6, 15, 25, 35):
-            s = random_state(seed, plies)
-            for seat in GAME.to_act(s):
-                assert GAME.baseline(s, seat) == TurnGame.baseline(GAME, s, seat)
 
 
 def test_tactician_refuses_the_wrong_seat() -> None:

@@ -464,13 +464,6 @@ def test_tactician_places_a_wall_when_every_pawn_move_loses_ground() -> None:
     assert G.baseline(s, 0) == "a1h" == TurnGame.baseline(G, s, 0)
 
 
-def test_tactician_equals_the_generic_definition_on_random_positions() -> None:
-    for s in POSITIONS[::3]:
-        if G.to_act(s):
-            seat = G.to_act(s)[0]
-            assert G.baseline(s, seat) == TurnGame.baseline(G, s, seat)
-
-
 def test_baseline_refuses_the_wrong_seat() -> None:
     with pytest.raises(Illegal, match="seat 1"):
         G.baseline(G.initial(1), 1)
