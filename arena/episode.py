@@ -109,7 +109,10 @@ class _GameLoop:
 
     def request(self, seat: int) -> DecisionRequest:
         game, state = self.setup.game, self.state
-        legal = game.legal_moves(state, seat)
+        player = self.players[seat]
+        # Only a seat asked in text is shown the list; scripted and program seats find their own.
+        asked = not isinstance(player, ScriptedSeat | ProgramPlayer)
+        legal = game.legal_moves(state, seat) if asked else ()
         template = self.setup.templates[self.policies[seat]]
         context: list[SeatContext] = []
 
@@ -125,7 +128,7 @@ class _GameLoop:
             game,
             state,
             seat,
-            self.players[seat],
+            player,
             prompt,
             self.setup.deadlines,
             key=game.reply_key(state),
