@@ -18,6 +18,7 @@ import json
 import os
 import secrets
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -86,10 +87,17 @@ class CardDealer:
         self.dice = dice
         self.master = master
         self.partial = out / PARTIAL
+        self._commits: Counter[str] | None = None
 
     def _attempt(self, card_id: str) -> int:
-        events = read_lines(self.ledger)
-        return 1 + sum(1 for e in events if e.get("event") == "commit" and e.get("card") == card_id)
+        """1 for a card never committed in this run folder, then 2, 3, ... for its replacements."""
+        if self._commits is None:  # the ledger is read once; later commits are counted here
+            events = read_lines(self.ledger)
+            self._commits = Counter(
+                str(e.get("card")) for e in events if e.get("event") == "commit"
+            )
+        self._commits[card_id] += 1
+        return self._commits[card_id]
 
     @contextmanager
     def card(self, card_id: str, k: int) -> Iterator[Card]:
