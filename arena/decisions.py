@@ -25,21 +25,40 @@ from arena.extract import extract
 from arena.seats import Answer, ProgramPlayer, Question, ScriptedSeat, SeatFailure, TextSeat
 
 __all__ = [
+    "NO_REPLY",
     "REPLY_CUT",
+    "RETRY_REASONS",
     "Attempt",
     "Decision",
     "DecisionRequest",
     "decide",
     "decide_batch",
+    "retry_reason",
     "switched_off",
 ]
 
 log = structlog.get_logger("arena.decisions")
 
 REPLY_CUT = 2000
+"""Fallback records keep at most this much of each raw reply."""
 SEAT_LEAD_S = 0.05
 """How much earlier than the arena's own cut-off a seat is told its deadline."""
-"""Fallback records keep at most this much of each raw reply."""
+
+RETRY_REASONS = {
+    "timeout": "no reply in time",
+    "transport": "the reply could not be delivered",
+    "not_connected": "the reply could not be delivered",
+    "rate_limited": "the reply could not be delivered",
+    "http_status": "the reply could not be delivered",
+    "provider_error": "the reply could not be delivered",
+    "empty": "the reply was empty",
+    "truncated": "the reply was cut off at the token limit",
+}
+"""What a retry prompt says of a failed attempt, per cause: fixed words, so that no
+provider error text, model name, URL or status detail ever reaches a prompt. For
+`unreadable` and `illegal` the game's own message follows the cause."""
+
+NO_REPLY = "no reply before the attempt's deadline"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +116,13 @@ class DecisionRequest:
     """How to write a move, for a retry where the moves cannot be listed (the battle)."""
 
 
+def retry_reason(cause: str, error: str) -> str:
+    """The neutral reason a retry prompt gives for a failed attempt (`RETRY_REASONS`)."""
+    if cause in ("unreadable", "illegal"):
+        return f"{cause}: {error}"
+    return RETRY_REASONS.get(cause, "the reply could not be used")
+
+
 def _feedback(reason: str, req: DecisionRequest) -> str:
     lines = [f"YOUR PREVIOUS REPLY WAS REFUSED: {reason}"]
     if req.legal:
@@ -111,7 +137,11 @@ def _feedback(reason: str, req: DecisionRequest) -> str:
 async def _attempt(
     req: DecisionRequest, n: int, feedback: str | None, deadline: float
 ) -> tuple[Attempt, Any, Any]:
-    """One attempt; returns its record, the parsed move (or None) and the extraction."""
+    """One attempt; returns its record, the parsed move (or None) and the extraction.
+
+    Lateness is decided by arrival: a reply the seat hands back after `deadline`
+    is a timeout, whichever of the scope and the reply the event loop saw first.
+    """
     prompt = req.prompt(feedback)
     started = anyio.current_time()
     log.info("decision_requested", seat=req.seat, attempt=n, budget_s=round(deadline - started, 3))
@@ -129,15 +159,10 @@ async def _attempt(
                 n, prompt, latency, None, failure.cause, failure.detail, failure=failure
             )
             return record, None, None
-    latency = anyio.current_time() - started
-    if answer is None:
-        return (
-            Attempt(
-                n, prompt, latency, None, "timeout", f"no reply within {deadline - started:.3f} s"
-            ),
-            None,
-            None,
-        )
+    arrived = anyio.current_time()
+    latency = arrived - started
+    if answer is None or arrived > deadline:
+        return Attempt(n, prompt, latency, None, "timeout", NO_REPLY), None, None
     if not answer.text.strip():
         return (
             Attempt(n, prompt, latency, answer.text, "empty", "the reply was empty", answer),
@@ -172,7 +197,11 @@ def _logged(record: Attempt, seat: int) -> Attempt:
 
 
 async def decide(req: DecisionRequest) -> Decision:
-    """Ask one seat, retry once if time is left, else fall back with a cause."""
+    """Ask one seat, retry once if time is left, else fall back with a cause.
+
+    Each attempt's own deadline is cut to the decision's end, so the attempts
+    themselves keep `decision_s`: no second scope races them at the end.
+    """
     started = anyio.current_time()
     if isinstance(req.player, ProgramPlayer):
         return await _program_decision(req, req.player, started)
@@ -182,38 +211,26 @@ async def decide(req: DecisionRequest) -> Decision:
     end = started + req.deadlines.decision_s
     attempts: list[Attempt] = []
     feedback: str | None = None
-    with anyio.move_on_after(req.deadlines.decision_s) as whole:
-        for n, limit in ((1, req.deadlines.first_reply_s), (2, req.deadlines.retry_s)):
-            now = anyio.current_time()
-            if now >= end:
-                break
-            record, move, extracted = await _attempt(req, n, feedback, min(now + limit, end))
-            attempts.append(_logged(record, req.seat))
-            if record.cause is None:
-                source = "reply" if n == 1 else "retry"
-                return Decision(
-                    req.seat,
-                    move,
-                    source,
-                    anyio.current_time() - started,
-                    tuple(attempts),
-                    extracted.say,
-                    extracted.notes,
-                    None,
-                    extracted.move,
-                )
-            feedback = _feedback(f"{record.cause}: {record.error}", req)
-    if whole.cancelled_caught:
-        # The decision's own deadline cut an attempt short: that attempt timed out.
-        cut = Attempt(
-            len(attempts) + 1,
-            "",
-            anyio.current_time() - started,
-            None,
-            "timeout",
-            f"decision_s = {req.deadlines.decision_s} s ran out",
-        )
-        attempts.append(cut)
+    for n, limit in ((1, req.deadlines.first_reply_s), (2, req.deadlines.retry_s)):
+        now = anyio.current_time()
+        if now >= end:
+            break
+        record, move, extracted = await _attempt(req, n, feedback, min(now + limit, end))
+        attempts.append(_logged(record, req.seat))
+        if record.cause is None:
+            source = "reply" if n == 1 else "retry"
+            return Decision(
+                req.seat,
+                move,
+                source,
+                anyio.current_time() - started,
+                tuple(attempts),
+                extracted.say,
+                extracted.notes,
+                None,
+                extracted.move,
+            )
+        feedback = _feedback(retry_reason(record.cause, record.error), req)
     cause = attempts[-1].cause if attempts else "timeout"
     move = req.game.baseline(req.state, req.seat)
     return Decision(

@@ -4,7 +4,7 @@ It answers through the same text path as a model (a JSON object with `move`,
 `say` and `notes`), so every branch of the decision protocol runs without an
 API key. Per attempt it draws one fault, or none, at the configured rates:
 
-- `slow`: replies only after the attempt's deadline has passed;
+- `slow`: replies clearly late, `SLOW_LATE_S` after the deadline it was given;
 - `silent`: never replies (the decision's deadline ends the wait);
 - `empty`: an empty reply;
 - `unreadable`: prose with no move in it;
@@ -27,6 +27,10 @@ from arena.seats import Answer, Question, SeatFailure
 __all__ = ["FAULTS", "MockSeat"]
 
 FAULTS = ("slow", "silent", "empty", "unreadable", "illegal", "error")
+
+SLOW_LATE_S = 0.3
+"""How long after its deadline a `slow` reply comes: well past the arena's cut-off, so
+that no run depends on which of the two the event loop sees first."""
 
 _FILES = "abcdefghij"
 
@@ -60,7 +64,7 @@ class MockSeat:
         if fault == "silent":
             await anyio.sleep_forever()
         if fault == "slow":
-            await anyio.sleep(max(0.0, deadline - anyio.current_time()) + 0.05)
+            await anyio.sleep(max(0.0, deadline - anyio.current_time()) + SLOW_LATE_S)
         if fault == "error":
             raise SeatFailure(
                 "provider_error", "mock provider failed (HTTP 500 from the mock)", status=500

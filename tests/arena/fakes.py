@@ -14,7 +14,9 @@ from arena.seats import Answer, Question, SeatFailure
 
 @dataclass
 class ScriptSeat:
-    """Answers each attempt as told: ("reply", text), ("sleep", s, text), ("fail", cause), ("hang",)."""
+    """Answers each attempt as told: ("reply", text), ("sleep", s, text), ("fail", cause[,
+    detail]), ("hang",), or ("late", s, text): s seconds past the deadline it was given, shielded
+    from the caller's cut-off."""
 
     script: list[tuple[Any, ...]]
     stop_reason: str | None = None
@@ -28,7 +30,11 @@ class ScriptSeat:
         if step[0] == "hang":
             await anyio.sleep_forever()
         if step[0] == "fail":
-            raise SeatFailure(step[1], f"scripted {step[1]}")
+            raise SeatFailure(step[1], step[2] if len(step) > 2 else f"scripted {step[1]}")
+        if step[0] == "late":
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(deadline - anyio.current_time() + step[1])
+            return Answer(text=step[2], stop_reason=self.stop_reason)
         if step[0] == "sleep":
             await anyio.sleep(step[1])
             return Answer(text=step[2], stop_reason=self.stop_reason)

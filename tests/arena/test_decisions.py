@@ -10,6 +10,7 @@ import pytest
 import games
 from arena.config import Deadlines
 from arena.decisions import DecisionRequest, decide, decide_batch
+from arena.seats import Question
 from tests.arena.fakes import Duel, ScriptSeat
 
 pytestmark = pytest.mark.anyio
@@ -155,3 +156,80 @@ async def test_each_seat_retries_on_its_own_schedule() -> None:
     assert decisions[0].source == "retry" and decisions[1].source == "reply"
     # The failing seat's retry began before the slow seat had answered.
     assert quick_fail.started[1] - slow_ok.started[0] < 0.2
+
+
+MARKER_MODEL = "marker-model-7f3a"
+MARKER_URL = "http://10.9.8.7:4321/v1"
+
+
+@pytest.mark.parametrize(
+    "cause",
+    ["timeout", "transport", "not_connected", "rate_limited", "http_status", "provider_error"],
+)
+async def test_retry_prompt_never_quotes_a_provider_error(cause: str) -> None:
+    detail = f"{cause}: openai model {MARKER_MODEL!r} at {MARKER_URL} gave no usable answer"
+    seat = ScriptSeat([("fail", cause, detail), ("reply", '{"move": "b1"}')])
+    decision = await decide(_request(seat))
+    assert decision.source == "retry"
+    assert decision.attempts[0].error == detail  # the record keeps it (spectator side)
+    retry = seat.questions[1].prompt
+    assert "YOUR PREVIOUS REPLY WAS REFUSED: " in retry
+    assert MARKER_MODEL not in retry and MARKER_URL not in retry and "openai" not in retry
+
+
+@pytest.mark.parametrize(
+    ("script", "reason"),
+    [
+        ([("hang",)], "no reply in time"),
+        ([("reply", "")], "the reply was empty"),
+        ([("fail", "http_status", "HTTP 503 from x")], "the reply could not be delivered"),
+    ],
+)
+async def test_retry_reasons_come_from_the_fixed_vocabulary(
+    script: list[tuple[Any, ...]], reason: str
+) -> None:
+    seat = ScriptSeat([*script, ("reply", '{"move": "b1"}')])
+    await decide(_request(seat, Deadlines(first_reply_s=0.1, retry_s=0.3, decision_s=0.6)))
+    assert f"YOUR PREVIOUS REPLY WAS REFUSED: {reason}\n" in seat.questions[1].prompt
+
+
+async def test_truncated_and_illegal_reasons() -> None:
+    seat = ScriptSeat([("reply", '{"move": "c')], stop_reason="length")
+    await decide(_request(seat))
+    assert "REFUSED: the reply was cut off at the token limit\n" in seat.questions[1].prompt
+    seat = ScriptSeat([("reply", '{"move": "a1"}'), ("reply", '{"move": "b1"}')])
+    await decide(_request(seat, FAST, "a1"))
+    assert "REFUSED: illegal: " in seat.questions[1].prompt
+
+
+async def test_a_reply_handed_back_after_the_deadline_is_a_timeout() -> None:
+    # The seat shields itself from the arena's cut-off and answers late all the same:
+    # lateness is decided by arrival, not by which wake-up the event loop saw first.
+    deadlines = Deadlines(first_reply_s=0.1, retry_s=0.1, decision_s=0.2)
+    seat = ScriptSeat([("late", 0.15, '{"move": "a1"}')])
+    decision = await decide(_request(seat, deadlines))
+    assert decision.source == "fallback" and decision.cause == "timeout"
+    assert decision.attempts[0].cause == "timeout"
+
+
+async def test_the_decision_ends_with_its_attempts_not_a_second_cut() -> None:
+    deadlines = Deadlines(first_reply_s=0.1, retry_s=10.0, decision_s=0.25)
+    seat = ScriptSeat([("hang",)])
+    decision = await decide(_request(seat, deadlines))
+    # Both attempts were asked and both timed out at their own deadline, the second cut
+    # to what was left of decision_s: no extra record of an arena cut-off.
+    assert [a.n for a in decision.attempts] == [1, 2]
+    assert all(a.prompt for a in decision.attempts)
+
+
+async def test_the_mock_seats_slow_fault_answers_clearly_late() -> None:
+    import random
+
+    from arena.mock_seat import MockSeat
+
+    game, state = _hex_after()
+    seat = MockSeat(random.Random(1), {"slow": 1.0})
+    question = Question("p", "move", 1, game, state, 0, game.legal_moves(state, 0))
+    deadline = anyio.current_time() + 0.05
+    await seat.ask(question, deadline=deadline)
+    assert anyio.current_time() >= deadline + 0.25
