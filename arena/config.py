@@ -304,13 +304,13 @@ def _check_semantics(config: Config, source: str) -> None:
 
 
 def _check_program(config: Config, name: str, policy: ProgramPolicy, source: str) -> None:
-    from arena.programs import PROGRAM_GAMES, ProgramRefused, register
+    from arena.programs import ProgramRefused, program_games, register
 
-    unplayable = sorted(set(config.run.games) - set(PROGRAM_GAMES) - {"rotate"})
+    unplayable = sorted(set(config.run.games) - set(program_games()) - {"rotate"})
     if unplayable:
         raise ConfigError(
             f"{source}: policies.{name} is a program, and programs do not play {unplayable} "
-            f"(they play {', '.join(PROGRAM_GAMES)}): remove it or the game"
+            f"(they play {', '.join(program_games())}): remove it or the game"
         )
     try:
         register(policy.path)

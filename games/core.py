@@ -20,11 +20,12 @@ progress, your turn" (OpenSpiel's shape).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 __all__ = [
     "COMPLETE",
@@ -32,8 +33,10 @@ __all__ = [
     "CachedTurnGame",
     "Game",
     "Illegal",
+    "MatchFormat",
     "MoveError",
     "Outcome",
+    "ProgramHelper",
     "TurnGame",
     "Unreadable",
     "normalise_token",
@@ -97,6 +100,64 @@ class Outcome:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class MatchFormat:
+    """How a league plays the game: pure data each game declares, read by the arena.
+
+    A match is always two games on one seed with the seats swapped; the format
+    says how those games are grouped, named, timed and seeded.
+    """
+
+    games_per_episode: Literal[1, 2] = 1
+    """1: each game of a match is its own episode (its own replay); 2: both games are one
+    episode (the battle, whose clock spans both, and a backgammon card)."""
+    seat_names: tuple[tuple[str, str], tuple[str, str]] | None = None
+    """The aliases of seats 0 and 1 in game 1 and in game 2 of a match; None: `cog-XXXX`,
+    drawn from the match seed (see `aliases`)."""
+    wall_covers_episode: bool = False
+    """Whether the wall clock (`wall_s`) covers the whole episode, not each game."""
+    switch_off_turns: int | None = None
+    """Once this many full decisions no longer fit before the wall clock, no seat is
+    asked any more: the baseline plays for every seat, recorded as `llm_off`."""
+    deadlines: tuple[float, float, float] = (30.0, 15.0, 45.0)
+    """Default `first_reply_s`, `retry_s` and `decision_s`, in seconds."""
+    run_deadlines: bool = True
+    """Whether a run's `[deadlines]` table applies (else only `[game.<name>]` changes them)."""
+    wall_s: float | None = 1200.0
+    """Default wall-clock stop in seconds (`episode_wall_s`); None: the game has none."""
+    program_timeout_s: float | None = 30.0
+    """Hard timeout per move of a program seat; None: program seats do not play the game."""
+    chance: Literal["seed", "card"] = "seed"
+    """Where the engine's chance comes from: `seed`, the match seed; `card`, a card seed
+    drawn when the episode starts, committed before its first roll and revealed after."""
+
+    def aliases(self, seed: int, game_index: int = 1) -> tuple[str, str]:
+        """The names of seats 0 and 1 inside game `game_index` (1 or 2) of a match on `seed`.
+
+        `cog-XXXX`: XXXX is the first four hex digits of sha256 of `"{seed}:{seat}"`;
+        when both seats would get the same, seat 1 takes the next four.
+        """
+        if self.seat_names is not None:
+            return self.seat_names[game_index - 1]
+        first = hashlib.sha256(f"{seed}:0".encode()).hexdigest()[:4]
+        digest = hashlib.sha256(f"{seed}:1".encode()).hexdigest()
+        second = digest[:4] if digest[:4] != first else digest[4:8]
+        return (f"cog-{first}", f"cog-{second}")
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramHelper:
+    """An engine helper a game adds to the common ones for program seats.
+
+    `call(state, args)` answers with a JSON-able value, or a new state when
+    `makes_state` is true (the arena hands the program a handle to it); a bad
+    argument raises ValueError or TypeError, which the arena turns into a refusal.
+    """
+
+    call: Callable[[Any, list[Any]], Any]
+    makes_state: bool = False
+
+
 S = TypeVar("S")
 
 
@@ -115,6 +176,14 @@ class Game(ABC, Generic[S]):
     rules_version: ClassVar[int]
     """Raised whenever a rule change could change a result."""
     enumerable: ClassVar[bool] = True
+    match_format: ClassVar[MatchFormat] = MatchFormat()
+    """How a league plays the game (episodes, aliases, clocks, chance)."""
+    baseline_name: ClassVar[str | None] = None
+    """The name a run config may give this game's baseline (`tactician`, `pincer`), or
+    None where only `default` names it."""
+    hidden_chance: ClassVar[bool] = False
+    """Whether the chance of a state made by `apply` comes from a seed no seat may see
+    (backgammon's next roll): a program exploring such a state chooses it itself."""
 
     def params(self) -> dict[str, Any]:
         """The resolved parameters, as a replay records them."""
@@ -174,6 +243,15 @@ class Game(ABC, Generic[S]):
         """Plies played so far."""
         return int(getattr(s, "ply"))  # noqa: B009 - every state keeps its ply count
 
+    def sample_world(self, s: S, seat: int, seed: int) -> S:
+        """A state consistent with everything `seat` knows of `s`, drawn with `seed`: what a
+        program's helpers explore instead of the truth. `s` itself where nothing is hidden."""
+        return s
+
+    def program_helpers(self) -> Mapping[str, ProgramHelper]:
+        """Helpers this game adds to the common ones (`legal_moves`, `apply`, ...)."""
+        return {}
+
 
 _STRIP = re.compile(r"[^a-z0-9]")
 
@@ -191,6 +269,7 @@ class TurnGame(Game[S]):
     """
 
     ply_cap: ClassVar[int | None] = None
+    baseline_name: ClassVar[str | None] = "tactician"
 
     @abstractmethod
     def _mover(self, s: S) -> int:

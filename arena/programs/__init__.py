@@ -9,7 +9,6 @@ is the newcomer's page. The story, one module each:
     child     the runtime inside the child: confinement, the guard, the loop
     sandbox   the child process: start, JSON lines, a kill that always reaps
     helpers   the engine behind `ctx.legal_moves`, `ctx.apply`, ...: nodes
-    worlds    Stratego's sampled worlds, so helpers never leak hidden ranks
     seat      `ProgramSeat.choose`: one move, its nodes, forfeits
     check     `check_program`: the static check and two identical games
 
@@ -26,8 +25,8 @@ from arena.programs.check import CheckGame, CheckReport, PlyRecord, check_progra
 from arena.programs.policy import (
     ALLOWED_MODULES,
     DEFAULT_NODE_BUDGET,
-    PROGRAM_GAMES,
     SandboxLimits,
+    program_games,
     timeout_for,
 )
 from arena.programs.seat import (
@@ -44,7 +43,6 @@ __all__ = [
     "DEFAULT_NODE_BUDGET",
     "FORFEIT_CAUSES",
     "OVER_BUDGET_FORFEIT",
-    "PROGRAM_GAMES",
     "CheckGame",
     "CheckReport",
     "PlyRecord",
@@ -56,6 +54,7 @@ __all__ = [
     "SandboxLimits",
     "check_program",
     "check_source",
+    "program_games",
     "register",
     "timeout_for",
 ]

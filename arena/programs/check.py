@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 import games
-from arena.programs.policy import DEFAULT_NODE_BUDGET, PROGRAM_GAMES, SandboxLimits, timeout_for
+from arena.programs.policy import DEFAULT_NODE_BUDGET, SandboxLimits, program_games, timeout_for
 from arena.programs.seat import ProgramForfeit, ProgramSeat
 from arena.programs.static import ProgramRefused, register
 
@@ -160,9 +160,9 @@ async def check_program(
 ) -> CheckReport:
     """Statically check the program at `path`, then play it twice on `seed` against
     `game_name`'s baseline in fresh children; any difference refuses it."""
-    if game_name not in PROGRAM_GAMES:
+    if game_name not in program_games():
         raise ValueError(
-            f"program seats do not play {game_name!r} (they play: {', '.join(PROGRAM_GAMES)})"
+            f"program seats do not play {game_name!r} (they play: {', '.join(program_games())})"
         )
     report = CheckReport(str(path), game_name, "", seed, node_budget, ())
     try:

@@ -1,38 +1,41 @@
 """The engine behind a program's helper calls: the parent holds the states, the
 program holds integer handles, and every answered call is one node.
 
-Helpers must not tell a program what its view does not. Two games need care:
+Helpers must not tell a program what its view does not, and each game says
+what that takes:
 
-- backgammon: a state made by `apply` has no roll yet (the real next roll comes
-  from the card's secret seed); the program chooses one with `with_dice`
-  before asking for plays, so it explores chance, never the future dice.
-- stratego: the helpers run on a *sampled world* (`worlds.sample_world`), the
-  opponent's unrevealed pieces shuffled among its unrevealed squares by a
-  seeded draw, never on the true board.
+- a game with hidden chance (`Game.hidden_chance`, backgammon): a state made
+  by `apply` has no roll yet (the real next roll comes from the card's secret
+  seed); the program chooses one with the game's `with_dice` helper before
+  asking for plays, so it explores chance, never the future dice;
+- a game with hidden pieces (Stratego): the helpers run on the game's
+  `sample_world`, the opponent's unrevealed pieces shuffled among its
+  unrevealed squares by a seeded draw, never on the true board;
+- a game's own helpers (`Game.program_helpers`, backgammon's `pip_count`)
+  come after the common ones.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import games
-from arena.programs.worlds import sample_world
 
 __all__ = ["COMMON_HELPERS", "EngineHelpers", "HelperRefused", "helper_names"]
 
 COMMON_HELPERS = ("legal_moves", "apply", "standing", "outcome", "to_act")
-_EXTRA_HELPERS = {"backgammon": ("pip_count", "with_dice")}
 
 
 class HelperRefused(Exception):
     """A helper call the arena answers with an error (it still counts as a node)."""
 
 
-def helper_names(game_name: str) -> tuple[str, ...]:
-    """The helpers a program of `game_name` may call."""
-    return COMMON_HELPERS + _EXTRA_HELPERS.get(game_name, ())
+def helper_names(game: games.Game[Any]) -> tuple[str, ...]:
+    """The helpers a program of `game` may call: the common ones, then the game's own."""
+    return COMMON_HELPERS + tuple(game.program_helpers())
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,20 +58,18 @@ class EngineHelpers:
         self.game = game
         self.seat = seat
         self.nodes = 0
-        self._names = frozenset(helper_names(game.name))
         self._table: dict[int, _Node] = {}
         self._next = first_handle
-        root = sample_world(state, seat, world_seed) if game.name == "stratego" else state
-        self.root = self._store(_Node(root, rolled=True))
+        self.root = self._store(_Node(game.sample_world(state, seat, world_seed), rolled=True))
         self._calls: dict[str, Callable[[list[Any]], Any]] = {
             "legal_moves": self._legal_moves,
             "apply": self._apply,
             "standing": self._standing,
             "outcome": self._outcome,
             "to_act": self._to_act,
-            "pip_count": self._pip_count,
-            "with_dice": self._with_dice,
         }
+        for name, helper in game.program_helpers().items():
+            self._calls[name] = functools.partial(self._game_helper, helper)
 
     @property
     def next_handle(self) -> int:
@@ -78,8 +79,8 @@ class EngineHelpers:
     def call(self, fn: object, args: object) -> Any:
         """Answer one helper call (one node); raise HelperRefused saying why not."""
         self.nodes += 1
-        if not isinstance(fn, str) or fn not in self._names:
-            raise HelperRefused(f"unknown helper {fn!r} (known: {', '.join(sorted(self._names))})")
+        if not isinstance(fn, str) or fn not in self._calls:
+            raise HelperRefused(f"unknown helper {fn!r} (known: {', '.join(sorted(self._calls))})")
         if not isinstance(args, list):
             raise HelperRefused(f"{fn}: arguments must come as a list")
         try:
@@ -134,7 +135,7 @@ class EngineHelpers:
         if not isinstance(move, str):
             raise HelperRefused(f"a move is text, got {type(move).__name__}")
         state = self.game.apply(node.state, {mover: move})
-        return self._store(_Node(state, rolled=self.game.name != "backgammon"))
+        return self._store(_Node(state, rolled=not self.game.hidden_chance))
 
     def _standing(self, args: list[Any]) -> int:
         node = self._node(args, 2)
@@ -150,18 +151,10 @@ class EngineHelpers:
     def _to_act(self, args: list[Any]) -> list[int]:
         return list(self.game.to_act(self._node(args, 1).state))
 
-    def _pip_count(self, args: list[Any]) -> int:
-        from games.backgammon import pip_count
-
-        node = self._node(args, 2)
-        colour = args[1]
-        if colour not in ("BLACK", "WHITE"):
-            raise HelperRefused(f"colour {colour!r} is not 'BLACK' or 'WHITE'")
-        return pip_count(node.state.black if colour == "BLACK" else node.state.white)
-
-    def _with_dice(self, args: list[Any]) -> int:
-        node = self._node(args, 3)
-        dice = (args[1], args[2])
-        if not all(type(d) is int and 1 <= d <= 6 for d in dice):
-            raise HelperRefused(f"dice {list(dice)!r} are not two numbers 1-6")
-        return self._store(_Node(self.game.with_dice(node.state, dice), rolled=True))  # type: ignore[attr-defined]
+    def _game_helper(self, helper: games.ProgramHelper, args: list[Any]) -> Any:
+        """One of the game's own helpers: a handle, then the helper's arguments."""
+        if not args:
+            raise HelperRefused("expected a state handle first")
+        node = self._node(args[:1], 1)
+        value = helper.call(node.state, args[1:])
+        return self._store(_Node(value, rolled=True)) if helper.makes_state else value

@@ -7,28 +7,30 @@ them in its `hello` message, so the two can never disagree.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+
+import games
 
 __all__ = [
     "ALLOWED_MODULES",
     "DEFAULT_NODE_BUDGET",
-    "DEFAULT_TIMEOUT_S",
     "FORBIDDEN_ATTRIBUTES",
     "FORBIDDEN_NAMES",
     "PRELOADED_MODULES",
-    "PROGRAM_GAMES",
     "SandboxLimits",
+    "program_games",
     "timeout_for",
 ]
 
 DEFAULT_NODE_BUDGET = 20_000
 """Helper calls per move (SPEC 10): a rule, not a setting that changes with load."""
 
-DEFAULT_TIMEOUT_S = 30.0
-"""The hard timeout per move of every game but backgammon (seed: 60 s)."""
-_TIMEOUTS = {"backgammon": 60.0}
 
-PROGRAM_GAMES = ("backgammon", "breakthrough", "connect-four", "hex", "quoridor", "stratego")
-"""Games with an enumerable move set, which program seats play."""
+@cache
+def program_games() -> tuple[str, ...]:
+    """The games program seats play: those whose match format gives a program timeout."""
+    return tuple(n for n in games.names() if games.load(n).match_format.program_timeout_s)
+
 
 ALLOWED_MODULES = frozenset(
     {
@@ -122,5 +124,10 @@ class SandboxLimits:
 
 
 def timeout_for(game_name: str) -> float:
-    """The hard timeout per move of `game_name`: backgammon 60 s, others 30 s."""
-    return _TIMEOUTS.get(game_name, DEFAULT_TIMEOUT_S)
+    """The hard timeout per move of `game_name`, as its match format declares it."""
+    timeout = games.load(game_name).match_format.program_timeout_s
+    if timeout is None:
+        raise ValueError(
+            f"program seats do not play {game_name!r} (they play: {', '.join(program_games())})"
+        )
+    return timeout

@@ -153,7 +153,7 @@ class ProgramSeat:
                 "game": game.name,
                 "seat": seat,
                 "node_budget": self.node_budget,
-                "helpers": list(helper_names(game.name)),
+                "helpers": list(helper_names(game)),
                 "allowed_modules": sorted(ALLOWED_MODULES),
                 "preload": list(PRELOADED_MODULES),
                 "limits": self.limits.to_json(),

@@ -46,7 +46,7 @@ from games.backgammon.board import (
 from games.backgammon.dice import Roll
 from games.backgammon.notation import NONE, read_play
 from games.backgammon.plays import PlayTable, Side, find_play, legal_plays
-from games.core import COMPLETE, Game, Illegal, Outcome, Unreadable
+from games.core import COMPLETE, Game, Illegal, MatchFormat, Outcome, ProgramHelper, Unreadable
 
 __all__ = ["PLY_CAP", "Backgammon", "BackgammonState", "colour_of", "seat_of"]
 
@@ -106,12 +106,31 @@ def _ending(loser: Side) -> int:
     return 2 if loser[_BAR] or any(loser[19:25]) else 1
 
 
+def _pip_count(s: BackgammonState, args: list[Any]) -> int:
+    if len(args) != 1 or args[0] not in COLOURS:
+        raise ValueError(f"colour {args[0] if args else None!r} is not 'BLACK' or 'WHITE'")
+    return pip_count(s.black if args[0] == "BLACK" else s.white)
+
+
+_PIP_COUNT = ProgramHelper(_pip_count)
+
+
 class Backgammon(Game[BackgammonState]):
     """Backgammon with verifiable dice (SPEC 7); see the module docstring."""
 
     name: ClassVar[str] = "backgammon"
     family: ClassVar[str] = "backgammon"
     rules_version: ClassVar[int] = 1
+    match_format: ClassVar[MatchFormat] = MatchFormat(
+        games_per_episode=2,
+        seat_names=(("BLACK", "WHITE"), ("WHITE", "BLACK")),
+        deadlines=(40.0, 20.0, 60.0),
+        run_deadlines=False,
+        wall_s=None,
+        program_timeout_s=60.0,
+        chance="card",
+    )
+    hidden_chance: ClassVar[bool] = True
 
     # --- states ---------------------------------------------------------------------
 
@@ -165,6 +184,16 @@ class Backgammon(Game[BackgammonState]):
         if len(dice) != 2 or not all(isinstance(d, int) and 1 <= d <= 6 for d in dice):
             raise ValueError(f"dice {dice!r} are not two numbers 1-6")
         return replace(s, roll=Roll(s.ply + 1, 0, (dice[0], dice[1])))
+
+    def program_helpers(self) -> dict[str, ProgramHelper]:
+        """`pip_count(state, colour)`, and `with_dice(state, d1, d2)`: a state made by
+        `apply` has no roll a program may see, so it chooses one to explore."""
+        return {"pip_count": _PIP_COUNT, "with_dice": ProgramHelper(self._with_dice, True)}
+
+    def _with_dice(self, s: BackgammonState, args: list[Any]) -> BackgammonState:
+        if len(args) != 2 or not all(type(d) is int and 1 <= d <= 6 for d in args):
+            raise ValueError(f"dice {list(args)!r} are not two numbers 1-6")
+        return self.with_dice(s, (args[0], args[1]))
 
     def integrity(self, s: BackgammonState) -> dict[str, Any]:
         """The board and the roll drawn for the next ply, so a verifier can run the seed's

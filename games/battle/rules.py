@@ -42,7 +42,7 @@ from games.battle.orders import DEFAULT_VERB, Orders, SquadOrder, read_orders, s
 from games.battle.state import BattleState, Soldier
 from games.battle.tick import FULL_HP, Field, directive
 from games.battle.view import build_view
-from games.core import COMPLETE, DEADLINE, Game, Illegal, Outcome
+from games.core import COMPLETE, DEADLINE, Game, Illegal, MatchFormat, Outcome
 
 __all__ = ["PINCER_REACH", "Battle"]
 
@@ -58,6 +58,17 @@ class Battle(Game[BattleState]):
     family: ClassVar[str] = "battle"
     rules_version: ClassVar[int] = 1
     enumerable: ClassVar[bool] = False
+    match_format: ClassVar[MatchFormat] = MatchFormat(
+        games_per_episode=2,
+        seat_names=(("Alpha", "Bravo"), ("Bravo", "Alpha")),
+        wall_covers_episode=True,
+        switch_off_turns=2,
+        deadlines=(9.0, 4.0, 14.0),
+        run_deadlines=False,
+        wall_s=660.0,
+        program_timeout_s=None,
+    )
+    baseline_name: ClassVar[str | None] = "pincer"
 
     def __init__(self, map_size: int = 45, turn_ticks: int = 20, max_ticks: int = 300) -> None:
         for label, value, low, high in (

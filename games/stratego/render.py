@@ -71,4 +71,6 @@ def move_help(view: dict[str, Any]) -> str:
             "Pieces: F Flag x1, B Bomb x6, S Spy x1, 2 Scout x8, 3 Miner x5, 4 Sergeant x4, "
             "5 Lieutenant x4, 6 Captain x4, 7 Major x3, 8 Colonel x2, 9 General x1, X Marshal x1."
         )
-    return "A move is <from>-<to>, e.g. e4-e5; a Scout may move several squares in a line, e.g. e2-e6."
+    return (
+        "A move is <from>-<to>, e.g. e4-e5; a Scout may move several squares in a line, e.g. e2-e6."
+    )

@@ -32,7 +32,16 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from games.core import COMPLETE, DEADLINE, Game, Illegal, Outcome, Unreadable, normalise_token
+from games.core import (
+    COMPLETE,
+    DEADLINE,
+    Game,
+    Illegal,
+    MatchFormat,
+    Outcome,
+    Unreadable,
+    normalise_token,
+)
 from games.stratego.board import (
     BATTLE,
     BLANK,
@@ -60,6 +69,7 @@ from games.stratego.moves import (
 from games.stratego.setup import parse_board, place, random_setup, read_setup
 from games.stratego.state import StrategoState
 from games.stratego.view import SIDES, battle_json, seat_view
+from games.stratego.worlds import sample_world
 
 __all__ = ["Stratego"]
 
@@ -74,6 +84,9 @@ class Stratego(Game[StrategoState]):
     family: ClassVar[str] = "stratego"
     rules_version: ClassVar[int] = 1
     enumerable: ClassVar[bool] = True
+    match_format: ClassVar[MatchFormat] = MatchFormat(
+        seat_names=(("Red", "Blue"), ("Red", "Blue")), wall_s=3600.0
+    )
 
     # --- states -----------------------------------------------------------------
 
@@ -112,6 +125,10 @@ class Stratego(Game[StrategoState]):
         if s.chase_overflow:
             data["chase_overflow"] = s.chase_overflow
         return data
+
+    def sample_world(self, s: StrategoState, seat: int, seed: int) -> StrategoState:
+        """The opponent's unrevealed pieces dealt anew over its unrevealed squares (`worlds`)."""
+        return sample_world(s, seat, seed)
 
     def reply_key(self, s: StrategoState) -> str:
         """`setup` in the setup phase, else `move`."""

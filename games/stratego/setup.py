@@ -60,9 +60,7 @@ def read_setup(text: object) -> str:
 def _check_counts(codes: str) -> None:
     have = Counter(codes)
     off = [
-        f"{have[code]} {code} (needs {need})"
-        for code, need in COUNTS.items()
-        if have[code] != need
+        f"{have[code]} {code} (needs {need})" for code, need in COUNTS.items() if have[code] != need
     ]
     if off:
         raise Illegal(

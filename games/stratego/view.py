@@ -98,4 +98,3 @@ def battle_json(b: Battle) -> dict[str, Any]:
         "defender": CODES[b.defender],
         "result": _RESULTS[b.winner],
     }
-

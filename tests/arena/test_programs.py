@@ -40,7 +40,7 @@ from arena.programs import (
 from arena.programs.child import __file__ as CHILD_FILE
 from arena.programs.helpers import COMMON_HELPERS, EngineHelpers, HelperRefused
 from arena.programs.sandbox import ChildProcess
-from arena.programs.worlds import sample_world
+from games.stratego.worlds import sample_world
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-"""Stratego's sampled worlds: what a program's helpers play on instead of the truth.
+"""Stratego's sampled worlds: what a program's helpers explore instead of the truth.
 
 A program's view hides the opponent's unrevealed ranks, so helpers over the
 true board would leak them (which pieces cannot move, who wins an attack).
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from typing import Any
 
 from games.stratego.board import BOMB, FLAG, MOVED, OWNER, REVEALED, SQUARES
 from games.stratego.moves import legal_for, placement
+from games.stratego.state import StrategoState
 
 __all__ = ["sample_world"]
 
@@ -48,7 +48,7 @@ def _deal(board: list[int], seat: int, rng: random.Random) -> None:
         board[sq] = (board[sq] & ~15) | kind
 
 
-def sample_world(state: Any, seat: int, seed: int) -> Any:
+def sample_world(state: StrategoState, seat: int, seed: int) -> StrategoState:
     """A Stratego state consistent with `seat`'s view of `state`, drawn from `seed`."""
     if state.phase != "play":
         return state
