@@ -18,7 +18,16 @@ from games.core import (
     TurnGame,
     Unreadable,
 )
-from games.registry import ROTATION, board_text, load, move_help, names, resolve_rotation
+from games.registry import (
+    ROTATION,
+    board_text,
+    families,
+    load,
+    move_help,
+    names,
+    resolve_entry,
+    resolve_rotation,
+)
 
 __all__ = [
     "COMPLETE",
@@ -33,8 +42,10 @@ __all__ = [
     "TurnGame",
     "Unreadable",
     "board_text",
+    "families",
     "load",
     "move_help",
     "names",
+    "resolve_entry",
     "resolve_rotation",
 ]

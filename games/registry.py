@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import importlib
+from functools import cache
 from typing import Any
 
 from games.core import Game
 
-__all__ = ["ROTATION", "board_text", "load", "move_help", "names", "resolve_rotation"]
+__all__ = [
+    "ROTATION",
+    "board_text",
+    "families",
+    "load",
+    "move_help",
+    "names",
+    "resolve_entry",
+    "resolve_rotation",
+]
 
 # name -> "module:Class"; modules import lazily so `arena --help` stays fast.
 _GAMES: dict[str, str] = {
@@ -34,6 +44,17 @@ def resolve_rotation(seed: int) -> str:
     if seed == 0:
         raise ValueError("seed 0 means 'draw one': draw a concrete seed before resolving")
     return ROTATION[((seed % 4) + 4) % 4]
+
+
+def resolve_entry(entry: str, seed: int) -> str:
+    """The game a config's game entry stands for under `seed`: `rotate` resolves by seed."""
+    return resolve_rotation(seed) if entry == "rotate" else entry
+
+
+@cache
+def families() -> tuple[str, ...]:
+    """The prompt families of the registered games, sorted (each game declares its own)."""
+    return tuple(sorted({load(name).family for name in names()}))
 
 
 def load(name: str, **params: Any) -> Game[Any]:
