@@ -1,1 +1,18 @@
-"""The orchestrator: config, seats, decisions, episodes, replays, league, CLI."""
+"""The orchestrator: the story of a league, one sub-package a chapter.
+
+    config     the run config: TOML in, validated models out, before any game
+    league/    the schedule, the plan, the run (workers and the one writer), the
+               SQLite store, standings, ratings, the league tables and reports
+    play/      a match and its episodes, the game loop, one decision (deadlines,
+               the one retry, fallbacks), reading replies, prompts
+    seats/     what sits in a seat: scripted baselines, models, the mock, programs
+    programs/  the sandbox program seats run in, and `arena program check`
+    record/    replays, the ledger, backgammon cards, the episode hooks, verify
+    viewer/    the static replay viewer and its server
+    mock_llm/  a local server speaking the three wire protocols, with faults
+    logs       structlog, configured once
+    cli        the `arena` command
+
+Imports point one way: cli -> viewer, mock_llm -> league -> seats -> programs
+-> play -> record -> config, logs (a test holds the direction).
+"""

@@ -1,10 +1,14 @@
-"""The `arena` command: run, verify, report, view, prompt, games, mock-llm, program check."""
+"""The `arena` command: run, verify, report, view, prompt, games, mock-llm, program check.
+
+Each subcommand has one builder (its arguments) and one handler (what it
+does); heavy modules are imported by the handler that needs them.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import anyio
@@ -13,21 +17,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 import games
 from arena.config import ConfigError, load_config
-from arena.league import league_tables
+from arena.league.plan import RunPlan, plan_run
+from arena.league.report import standings_tables
+from arena.league.run import RunResult, execute
+from arena.league.tables import league_tables
 from arena.logs import close_logging, configure_logging
-from arena.report import standings_tables
-from arena.run import RunPlan, RunResult, execute, plan_run
 
 __all__ = ["main"]
 
+Handler = Callable[[argparse.Namespace], int]
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="arena",
-        description="Play language models, scripted baselines and programs against each other.",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+def _run_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = sub.add_parser("run", help="play every match of a config and print the standings")
     run.add_argument("config", type=Path, help="a TOML run config, e.g. configs/quickstart.toml")
     run.add_argument("--out", type=Path, help="output folder (default runs/<run.name>)")
@@ -56,7 +57,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--mock-faults", default="", help="fault rates for --mock-llm, as for `arena mock-llm`"
     )
+    run.set_defaults(handler=_run)
 
+
+def _mock_llm_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     mock = sub.add_parser(
         "mock-llm", help="a local server speaking the OpenAI, Anthropic and Gemini protocols"
     )
@@ -71,12 +75,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     mock.add_argument("--slow-ms", type=int, default=2000, help="how late a `slow` answer comes")
     mock.add_argument("--seed", type=int, default=0)
+    mock.set_defaults(handler=_mock_llm)
 
+
+def _verify_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     verify = sub.add_parser("verify", help="re-derive replays and check every recorded field")
     verify.add_argument("paths", type=Path, nargs="+", help="replay files or run folders")
+    verify.set_defaults(handler=_verify)
 
-    sub.add_parser("games", help="list the games and their rules versions")
 
+def _games_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sub.add_parser("games", help="list the games and their rules versions").set_defaults(
+        handler=_games
+    )
+
+
+def _report_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     report = sub.add_parser(
         "report", help="standings, head to head, fallback records or games of a run"
     )
@@ -85,7 +99,10 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--what", choices=("standings", "h2h", "fallbacks", "games"), default="standings"
     )
+    report.set_defaults(handler=_report)
 
+
+def _program_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     program = sub.add_parser("program", help="program seats: check a player program")
     program_sub = program.add_subparsers(dest="program_command", metavar="COMMAND", required=True)
     check = program_sub.add_parser(
@@ -95,14 +112,20 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--game", required=True, help="a game programs play, e.g. connect-four")
     check.add_argument("--seed", type=int, default=1)
     check.add_argument("--node-budget", type=int, default=20_000)
+    check.set_defaults(handler=_program)
 
+
+def _view_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     view = sub.add_parser("view", help="write (and optionally serve) the league and replay pages")
     view.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
     view.add_argument(
         "--serve", action="store_true", help="serve on 127.0.0.1 and refresh as games finish"
     )
     view.add_argument("--port", type=int, default=8000)
+    view.set_defaults(handler=_view)
 
+
+def _prompt_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     prompt = sub.add_parser("prompt", help="print the exact prompt a seat would get")
     prompt.add_argument("--game", required=True, help="a game name, or rotate")
     prompt.add_argument("--seed", type=int, required=True)
@@ -115,34 +138,43 @@ def _parser() -> argparse.ArgumentParser:
     )
     prompt.add_argument("--config", type=Path, help="a run config, to use a policy's template")
     prompt.add_argument("--policy", help="the policy whose template to use (needs --config)")
+    prompt.set_defaults(handler=_prompt)
+
+
+_SUBCOMMANDS = (
+    _run_command, _mock_llm_command, _verify_command, _games_command, _report_command,
+    _program_command, _view_command, _prompt_command,
+)  # fmt: skip
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arena",
+        description="Play language models, scripted baselines and programs against each other.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for build in _SUBCOMMANDS:
+        build(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `arena` command; returns the exit status."""
-    args = _parser().parse_args(argv)
-    handlers = {
-        "run": _run,
-        "verify": _verify,
-        "games": _games,
-        "prompt": _prompt,
-        "report": _report,
-        "program": _program,
-        "view": _view,
-        "mock-llm": _mock_llm,
-    }
-    if args.command is None:
-        _parser().print_help()
+    parser = _parser()
+    args = parser.parse_args(argv)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
         return 0
     try:
-        return handlers[args.command](args)
+        return handler(args)
     except ConfigError as exc:
         print(f"arena: {exc}", file=sys.stderr)
         return 2
 
 
 def _run(args: argparse.Namespace) -> int:
-    from arena.prompts import PromptError
+    from arena.play.prompts import PromptError
 
     config = load_config(args.config)
     resume = "new" if args.force_new else "anyway" if args.resume_anyway else "refuse"
@@ -196,21 +228,24 @@ def _play_with_progress(
             )  # fmt: skip
 
         async def play() -> RunResult:
-            options = {"on_episode": on_episode, "grace_s": grace_s, "handle_signals": True}
             if mock is None:
-                return await execute(plan, **options)  # type: ignore[arg-type]
+                return await execute(
+                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True
+                )
             from arena.mock_llm import build_app, serving
 
             port, faults = mock
             async with serving(build_app(faults=faults), port=port) as url:
                 console.print(f"mock LLM serving on {url} (faults: {faults or 'none'})")
-                return await execute(plan, **options)  # type: ignore[arg-type]
+                return await execute(
+                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True
+                )
 
         return anyio.run(play)
 
 
 def _report(args: argparse.Namespace) -> int:
-    from arena.report import load_league, render
+    from arena.league.report import load_league, render
 
     render(load_league(args.run), args.what, args.format, Console(width=160))
     return 0
@@ -239,7 +274,7 @@ def _view(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from arena.verify import VerifyError, replay_paths, verify_file
+    from arena.record.verify import VerifyError, replay_paths, verify_file
 
     checked = 0
     try:
@@ -279,7 +314,7 @@ def _games(args: argparse.Namespace) -> int:
 
 
 def _prompt(args: argparse.Namespace) -> int:
-    from arena.prompt_preview import preview
+    from arena.play.preview import preview
 
     text = preview(
         game=args.game,

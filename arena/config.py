@@ -20,7 +20,7 @@ import games
 from providers import Price
 
 __all__ = [
-    "BOARD_GAMES",
+    "MOCK_FAULTS",
     "Config",
     "ConfigError",
     "Deadlines",
@@ -33,24 +33,11 @@ __all__ = [
     "ScriptedPolicy",
     "load_config",
     "parse_config",
+    "program_games",
 ]
 
-BOARD_GAMES = frozenset(games.ROTATION)
-FAMILIES = ("board", "battle", "stratego", "backgammon")
-
-# SPEC 2.7: default deadlines and wall clocks per game.
-_DEFAULT_DEADLINES: dict[str, tuple[float, float, float]] = {
-    "backgammon": (40.0, 20.0, 60.0),
-    "battle": (9.0, 4.0, 14.0),
-}
-_BOARD_DEADLINES = (30.0, 15.0, 45.0)
-_DEFAULT_WALL_S: dict[str, float | None] = {
-    "battle": 660.0,
-    "stratego": 3600.0,
-    "backgammon": None,
-}
-_BOARD_WALL_S = 1200.0
-_GAME_TABLE_KEYS = {"first_reply_s", "retry_s", "decision_s", "episode_wall_s"}
+MOCK_FAULTS = ("slow", "silent", "empty", "unreadable", "illegal", "error")
+"""The faults a mock policy may draw (`faults = { name = rate }`), in the order it draws."""
 
 
 class ConfigError(ValueError):
@@ -111,7 +98,7 @@ class GameTable(_Strict):
     decision_s: float | None = Field(default=None, gt=0)
     episode_wall_s: float | None = Field(default=None, gt=0)
     dice: Literal["verifiable", "derived"] | None = None
-    """Backgammon only: where card seeds come from (SPEC 7)."""
+    """Games whose chance is a card (backgammon): where card seeds come from."""
 
     def engine_params(self) -> dict[str, Any]:
         """The keys that are neither deadlines, the wall clock nor the dice mode."""
@@ -123,7 +110,7 @@ class _PolicyBase(_Strict):
     prompt: str | dict[str, str] | None = None
 
     def template_for(self, family: str) -> str:
-        """The template path for a game family (SPEC 9): named, or `<family>/default.md`."""
+        """The template path for a game family: named, or `<family>/default.md`."""
         if isinstance(self.prompt, str):
             return self.prompt if self.prompt.startswith(f"{family}/") else f"{family}/default.md"
         if isinstance(self.prompt, dict) and family in self.prompt:
@@ -134,10 +121,11 @@ class _PolicyBase(_Strict):
     @classmethod
     def _families(cls, value: str | dict[str, str] | None) -> str | dict[str, str] | None:
         if isinstance(value, dict):
+            families = games.families()
             for family in value:
-                if family not in FAMILIES:
+                if family not in families:
                     raise ValueError(
-                        f"unknown prompt family {family!r} (known: {', '.join(FAMILIES)})"
+                        f"unknown prompt family {family!r} (known: {', '.join(families)})"
                     )
         return value
 
@@ -159,11 +147,9 @@ class MockPolicy(_PolicyBase):
     @field_validator("faults")
     @classmethod
     def _fault_rates(cls, value: dict[str, float]) -> dict[str, float]:
-        from arena.mock_seat import FAULTS
-
         for name, rate in value.items():
-            if name not in FAULTS:
-                raise ValueError(f"unknown fault {name!r} (known: {', '.join(FAULTS)})")
+            if name not in MOCK_FAULTS:
+                raise ValueError(f"unknown fault {name!r} (known: {', '.join(MOCK_FAULTS)})")
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"fault rate {name} = {rate} is not in [0, 1]")
         if sum(value.values()) > 1.0:
@@ -189,12 +175,13 @@ class LlmPolicy(_PolicyBase):
 
 
 class ProgramPolicy(_PolicyBase):
-    """A sandboxed Python player (SPEC 10, docs/program-seats.md)."""
+    """A sandboxed Python player (docs/program-seats.md)."""
 
     kind: Literal["program"]
     path: Path
     timeout_s: float | None = Field(default=None, gt=0)
-    """Hard timeout per move; a move past it forfeits the game (default 30 s, backgammon 60 s)."""
+    """Hard timeout per move; a move past it forfeits the game (default: the game's own,
+    30 s, backgammon 60 s)."""
 
 
 PolicyConfig = Annotated[
@@ -230,12 +217,15 @@ class Config(_Strict):
         return value
 
     def deadlines_for(self, game: str) -> Deadlines:
-        """SPEC 2.7: the game's own defaults, `[deadlines]` for board games and Stratego, then `[game.<name>]`."""
-        if game in _DEFAULT_DEADLINES:
-            first, retry, whole = _DEFAULT_DEADLINES[game]
-            base = Deadlines(first_reply_s=first, retry_s=retry, decision_s=whole)
-        else:
-            base = self.deadlines
+        """The game's own defaults, then `[deadlines]` where the game takes it (the board
+        games and Stratego), then `[game.<name>]`."""
+        fmt = games.load(game).match_format
+        first, retry, whole = fmt.deadlines
+        base = Deadlines(first_reply_s=first, retry_s=retry, decision_s=whole)
+        if fmt.run_deadlines:
+            base = Deadlines(
+                **{**base.model_dump(), **self.deadlines.model_dump(exclude_unset=True)}
+            )
         table = self.game.get(game)
         if table is None:
             return base
@@ -251,7 +241,7 @@ class Config(_Strict):
         table = self.game.get(game)
         if table is not None and table.episode_wall_s is not None:
             return table.episode_wall_s
-        return _DEFAULT_WALL_S.get(game, _BOARD_WALL_S)
+        return games.load(game).match_format.wall_s
 
     def params_for(self, game: str) -> dict[str, Any]:
         """Engine parameters of `[game.<name>]`."""
@@ -295,7 +285,7 @@ def _check_semantics(config: Config, source: str) -> None:
         if isinstance(policy, ScriptedPolicy):
             _check_baseline(config, name, policy, source)
         if isinstance(policy, ProgramPolicy):
-            _check_program(config, name, policy, source)
+            _check_program(config, name, source)
     for name, table in config.game.items():
         try:
             games.load(name, **table.engine_params())
@@ -303,31 +293,39 @@ def _check_semantics(config: Config, source: str) -> None:
             raise ConfigError(f"{source}: [game.{name}]: {exc}") from exc
 
 
-def _check_program(config: Config, name: str, policy: ProgramPolicy, source: str) -> None:
-    from arena.programs import ProgramRefused, program_games, register
+def program_games() -> tuple[str, ...]:
+    """The games program seats play: those whose match format gives a program timeout."""
+    return tuple(n for n in games.names() if games.load(n).match_format.program_timeout_s)
 
-    unplayable = sorted(set(config.run.games) - set(program_games()) - {"rotate"})
+
+def _played(config: Config) -> set[str]:
+    """Every game the run's entries can stand for (`rotate`: the whole rotation)."""
+    return {name for entry in config.run.games for name in _entry_games(entry)}
+
+
+def _entry_games(entry: str) -> tuple[str, ...]:
+    return games.ROTATION if entry == "rotate" else (entry,)
+
+
+def _check_program(config: Config, name: str, source: str) -> None:
+    playable = program_games()
+    unplayable = sorted(_played(config) - set(playable))
     if unplayable:
         raise ConfigError(
             f"{source}: policies.{name} is a program, and programs do not play {unplayable} "
-            f"(they play {', '.join(program_games())}): remove it or the game"
+            f"(they play {', '.join(playable)}): remove it or the game"
         )
-    try:
-        register(policy.path)
-    except ProgramRefused as exc:
-        raise ConfigError(f"{source}: policies.{name}.path: {exc}") from exc
 
 
 def _check_baseline(config: Config, name: str, policy: ScriptedPolicy, source: str) -> None:
-    entries = set(config.run.games)
-    if policy.baseline == "tactician" and not entries <= BOARD_GAMES | {"rotate"}:
+    if policy.baseline in ("default", "random"):
+        return
+    others = sorted(g for g in _played(config) if games.load(g).baseline_name != policy.baseline)
+    if others:
+        owners = [n for n in games.names() if games.load(n).baseline_name == policy.baseline]
         raise ConfigError(
-            f"{source}: policies.{name}.baseline = 'tactician' plays only the board games, "
-            f"but the run has {sorted(entries - BOARD_GAMES - {'rotate'})}: use 'default'"
-        )
-    if policy.baseline == "pincer" and entries != {"battle"}:
-        raise ConfigError(
-            f"{source}: policies.{name}.baseline = 'pincer' plays only the battle: use 'default'"
+            f"{source}: policies.{name}.baseline = {policy.baseline!r} plays only "
+            f"{', '.join(owners)}, but the run has {others}: use 'default'"
         )
 
 

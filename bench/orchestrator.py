@@ -24,8 +24,9 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.config import load_config, parse_config
+from arena.league.plan import plan_run
+from arena.league.run import execute
 from arena.logs import close_logging, configure_logging
-from arena.run import execute, plan_run
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -30,8 +30,9 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.config import parse_config
+from arena.league.plan import plan_run
+from arena.league.run import execute
 from arena.logs import close_logging, configure_logging
-from arena.run import execute, plan_run
 
 
 def _free_port() -> int:

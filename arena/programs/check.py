@@ -171,13 +171,18 @@ async def check_program(
         return replace(report, problems=tuple(exc.problems))
     report = replace(report, sha256=info.sha256)
     game = games.load(game_name)
-    if game_name == "stratego" and not info.plays_setup:
-        return replace(report, problems=("a Stratego program needs choose_setup(view)",))
     game_seed: int | str = seed
-    if game_name == "backgammon":
+    if game.match_format.chance == "card":  # a card's seed, derived as a research run derives it
         from games.backgammon import derived_card_seed
 
         game_seed = derived_card_seed(seed, 1, 1)
+    if game.reply_key(game.initial(game_seed)) == "setup" and not info.plays_setup:
+        return replace(
+            report,
+            problems=(
+                f"a {game_name} program needs choose_setup(view): its games open with a setup",
+            ),
+        )
     runs: list[CheckGame] = []
     for _ in range(2):
         async with ProgramSeat(info, seed=seed, node_budget=node_budget, limits=limits) as seat:

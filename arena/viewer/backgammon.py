@@ -108,6 +108,10 @@ def _board(black: list[int] | bytes, white: list[int] | bytes) -> dict[str, Any]
 class BackgammonDrawer:
     """Backgammon: 24 points in absolute numbering, the dice, and the steps of each play."""
 
+    def move_text(self, move: Any) -> str:
+        """The play in the mover's notation (`13/7*/5`, `NONE`)."""
+        return str(move)
+
     def static(self, game: games.Game[Any], initial: Any) -> dict[str, Any]:
         colours = [colour_of(initial.game, 0), colour_of(initial.game, 1)]
         return {"colours": colours, "seat_colours": [_SWATCH[c] for c in colours]}

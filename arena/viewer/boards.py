@@ -2,7 +2,7 @@
 
 A drawer reads states only through the game's public surface (`view`,
 `standing`) except the battle's, which re-runs the ticks of a turn with
-`games.battle.frames`. `static` is what never changes in a game (board
+`arena.viewer.battle`. `static` is what never changes in a game (board
 geometry, the battle's squads); `frame` is the position after a ply, given
 the state before it (None for the starting position) so a drawer can mark
 what the ply changed.
@@ -22,8 +22,8 @@ import numpy as np
 
 import games
 from arena.viewer.backgammon import BackgammonDrawer
+from arena.viewer.battle import turn_frames
 from games.battle import BattleState, squad_prefix
-from games.battle.frames import turn_frames
 
 __all__ = ["DRAWERS", "Drawer", "drawer_for"]
 
@@ -36,6 +36,9 @@ class Drawer(Protocol):
 
     def frame(self, game: games.Game[Any], before: Any | None, after: Any) -> dict[str, Any]:
         """The position `after` (reached from `before`, or the start when None)."""
+
+    def move_text(self, move: Any) -> str:
+        """A recorded move as people read it in the move list."""
 
 
 def _cell_rows(view: dict[str, Any]) -> list[str]:
@@ -75,6 +78,10 @@ class GridDrawer:
             "to_move": view["to_move"] if game.to_act(after) else None,
             "changed": _changed("".join(view["files"]), old, cells),
         }
+
+    def move_text(self, move: Any) -> str:
+        """The move in the game's notation."""
+        return str(move)
 
 
 class QuoridorDrawer(GridDrawer):
@@ -126,9 +133,33 @@ class BattleDrawer:
             "alive": [s.survivors(0), s.survivors(1)],
         }
 
+    def move_text(self, move: Any) -> str:
+        """Orders one per squad: `A3 attack B5; A4 move (30,22)`."""
+        if not isinstance(move, list):
+            return str(move)
+        return "; ".join(_order_text(order) for order in move) or "(no new orders)"
+
+
+def _order_text(order: Any) -> str:
+    if not isinstance(order, dict):
+        return str(order)
+    text = f"{order.get('squad', '?')} {order.get('do', '?')}"
+    if order.get("enemy"):
+        text += f" {order['enemy']}"
+    if order.get("to"):
+        x, y = order["to"]
+        text += f" ({x},{y})"
+    return text
+
 
 class StrategoDrawer:
     """Stratego: the spectator's board is the union of both seats' views; each view kept."""
+
+    def move_text(self, move: Any) -> str:
+        """A move in notation; a 40-letter setup by rank, back rank first."""
+        if isinstance(move, str) and len(move) == 40:
+            return " / ".join(move[i : i + 10] for i in range(0, 40, 10))
+        return str(move)
 
     def static(self, game: games.Game[Any], initial: Any) -> dict[str, Any]:
         view = game.view(initial, 0)

@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 import games
-from arena.replay import DecisionRecord, FallbackRecord, GameRecord, Replay
+from arena.record.replay import DecisionRecord, FallbackRecord, GameRecord, Replay
 from arena.viewer.boards import drawer_for
 
-__all__ = ["REPLY_CHARS", "game_data", "move_text", "replay_data"]
+__all__ = ["REPLY_CHARS", "game_data", "replay_data"]
 
 REPLY_CHARS = 2000
 """How much of a raw reply a page carries (fallback records cut theirs there too)."""
@@ -25,9 +25,7 @@ REPLY_CHARS = 2000
 def replay_data(replay: Replay) -> dict[str, Any]:
     """The data of one replay page: the episode, and per game its plies and frames."""
     game = games.load(replay.game, **replay.params)
-    seed = replay.match["seed"]
-    # backgammon's dice come from the card seed, revealed in the replay once the card ended
-    chance = replay.integrity.get("card_seed", seed)
+    seed = replay.match.seed
     return {
         "kind": "replay",
         "run": replay.run,
@@ -35,11 +33,11 @@ def replay_data(replay: Replay) -> dict[str, Any]:
         "game": replay.game,
         "rules_version": replay.rules_version,
         "params": replay.params,
-        "match": replay.match,
+        "match": replay.match.model_dump(),
         "seed": seed,
         "card_seed": replay.integrity.get("card_seed"),
         "deadlines": replay.deadlines,
-        "games": [game_data(game, chance, record, replay) for record in replay.games],
+        "games": [game_data(game, replay.chance, record, replay) for record in replay.games],
     }
 
 
@@ -72,7 +70,7 @@ def game_data(
         "index": record.index,
         "aliases": record.aliases,
         "policies": replay.spectator.policies.get(str(record.index), []),
-        "result": record.result,
+        "result": record.result.model_dump() if record.result is not None else None,
         "static": drawer.static(game, game.initial(seed, game=record.index)),
         "frames": frames,
         "standings": standings,
@@ -88,7 +86,7 @@ def _decision(
     return {
         "seat": decision.seat,
         "alias": decision.alias,
-        "move": move_text(game_name, decision.move),
+        "move": drawer_for(game_name).move_text(decision.move),
         "source": decision.source,
         "say": decision.say,
         "latency_s": decision.latency_s,
@@ -107,24 +105,3 @@ def _decision(
         if fallback is None
         else {"cause": fallback.cause, "last_error": fallback.last_error},
     }
-
-
-def move_text(game_name: str, move: Any) -> str:
-    """A recorded move as people read it: battle orders one per squad, a setup by rank."""
-    if game_name == "battle" and isinstance(move, list):
-        return "; ".join(_order_text(order) for order in move) or "(no new orders)"
-    if game_name == "stratego" and isinstance(move, str) and len(move) == 40:
-        return " / ".join(move[i : i + 10] for i in range(0, 40, 10))
-    return str(move)
-
-
-def _order_text(order: Any) -> str:
-    if not isinstance(order, dict):
-        return str(order)
-    text = f"{order.get('squad', '?')} {order.get('do', '?')}"
-    if order.get("enemy"):
-        text += f" {order['enemy']}"
-    if order.get("to"):
-        x, y = order["to"]
-        text += f" ({x},{y})"
-    return text

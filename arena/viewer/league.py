@@ -2,7 +2,7 @@
 
 `summary.json` is the source when the run has written it. While a run is in
 progress it has not: the same tables are then derived from the replays
-written so far, with `arena.standings`, so a served league page fills in as
+written so far, with `arena.league.standings`, so a served league page fills in as
 games finish.
 """
 
@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from arena.replay import Replay
-from arena.standings import by_game, standings, summarise
+from arena.league.standings import by_game, standings, summarise
+from arena.record.replay import Replay
 
 __all__ = ["h2h_from_games", "league_data"]
 
@@ -111,7 +111,7 @@ def _game_row(
         **{k: v for k, v in g.items() if k != "seats"},
         "fallbacks": fallbacks,
         "fallback_count": sum(sum(seat.values()) for seat in fallbacks),
-        "seed": replay.match.get("seed") if replay is not None else None,
+        "seed": replay.match.seed if replay is not None else None,
         "page": None if stem is None else f"games/{stem}.html#game={g['game_index']}",
     }
 

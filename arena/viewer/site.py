@@ -21,7 +21,7 @@ from typing import Any
 
 import structlog
 
-from arena.replay import Replay, load_replay, write_atomic
+from arena.record.replay import Replay, load_replay, write_atomic
 from arena.viewer.boards import DRAWERS
 from arena.viewer.frames import replay_data
 from arena.viewer.league import league_data

@@ -9,11 +9,12 @@ from typing import Any, NamedTuple
 import anyio
 
 import games
-from arena.seats import Answer, Question, SeatFailure
+from arena.play.decisions import TextSeat
+from arena.play.protocol import Answer, Question, SeatFailure
 
 
 @dataclass
-class ScriptSeat:
+class ScriptSeat(TextSeat):
     """Answers each attempt as told: ("reply", text), ("sleep", s, text), ("fail", cause[,
     detail]), ("hang",), or ("late", s, text): s seconds past the deadline it was given, shielded
     from the caller's cut-off."""

@@ -1,0 +1,208 @@
+"""A run's plan: the config checked and resolved before any game starts.
+
+Everything that can fail is checked here: templates, provider specs,
+program registrations, the stored config of a run being resumed. The master
+seed is fixed (a seed of 0 draws one, or reuses the one a resumed run
+stored), and with it the whole schedule. The plan also says what each game's
+episodes need (`setup_for`) and what a session does before its first game
+(`begin`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import games
+import providers
+from arena.config import Config, ConfigError, LlmPolicy, ProgramPolicy, draw_master_seed
+from arena.league.schedule import match_seed, schedule
+from arena.league.store import DB_NAME, ConfigChanged, LeagueStore, config_changes
+from arena.play.episode import EpisodeSetup
+from arena.play.match import Match
+from arena.play.prompts import PromptError, PromptTemplate, load_template
+from arena.play.protocol import Seat
+from arena.programs import ProgramInfo, ProgramRefused, register
+from arena.record.hooks import EpisodeHooks, episode_hooks
+from arena.record.ledger import register_programs
+from arena.record.replay import Replay
+from arena.seats.factory import make_seat
+from arena.seats.llm import provider_spec
+
+__all__ = ["RESUME_MODES", "RunPlan", "plan_run"]
+
+RESUME_MODES = ("refuse", "anyway", "new")
+"""What to do when a stored run's config differs: refuse, resume anyway, start over."""
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A validated run, ready to play: the config with its master seed resolved."""
+
+    config: Config
+    master_seed: int
+    out: Path
+    templates: dict[tuple[str, str], PromptTemplate]
+    """(policy, family) -> template."""
+    resume: str = "refuse"
+    """One of `RESUME_MODES`."""
+    programs: dict[str, ProgramInfo] = field(default_factory=dict)
+    """Program policies' registrations (path, SHA-256)."""
+
+    @property
+    def policies(self) -> list[str]:
+        """Policy names in config order."""
+        return list(self.config.policies)
+
+    def matches(self) -> Iterator[Match]:
+        """The schedule, lazily."""
+        run = self.config.run
+        return schedule(self.master_seed, run.games, run.matches, self.policies)
+
+    def episode_count(self) -> int:
+        """How many episodes the run plays."""
+        n = len(self.policies)
+        pairs = n * (n - 1) // 2
+        total = 0
+        for entry in self.config.run.games:
+            for k in range(1, self.config.run.matches + 1):
+                game = games.resolve_entry(entry, match_seed(self.master_seed, entry, k))
+                total += pairs * (2 // games.load(game).match_format.games_per_episode)
+        return total
+
+    def resolved(self) -> dict[str, Any]:
+        """The config as played: concrete master seed, per-game deadlines and parameters."""
+        data = self.config.model_dump(mode="json")
+        data["run"]["seed"] = self.master_seed
+        data["resolved"] = {
+            name: {
+                "deadlines": self.config.deadlines_for(name).model_dump(),
+                "episode_wall_s": self.config.wall_s_for(name),
+                "params": self.config.params_for(name),
+            }
+            for name in sorted(_games_played(self.config, self.master_seed))
+        }
+        return data
+
+    def policy_records(self) -> list[dict[str, Any]]:
+        """Each policy as the league store keeps it: kind, author, template hash per family."""
+        return [
+            {
+                "name": name,
+                "kind": spec.kind,
+                "author": spec.author,
+                "templates": {f: t.sha256 for (p, f), t in self.templates.items() if p == name},
+            }
+            for name, spec in self.config.policies.items()
+        ]
+
+    def seat_for(
+        self,
+        policy: str,
+        seed: int,
+        index: int,
+        seat: int,
+        *,
+        game: games.Game[Any],
+        pool: providers.Providers | None = None,
+    ) -> Seat:
+        """The seat a policy plays through in one game of `game`."""
+        return make_seat(self.config, self.programs, game, policy, seed, index, seat, pool)
+
+    def setup_for(self, game_name: str, pool: providers.Providers | None = None) -> EpisodeSetup:
+        """Everything an episode of `game_name` needs."""
+        config = self.config
+        params = config.params_for(game_name)
+        game = games.load(game_name, **params)
+        return EpisodeSetup(
+            run=config.run.name,
+            game=game,
+            params={**game.params(), **params},
+            deadlines=config.deadlines_for(game_name),
+            wall_s=config.wall_s_for(game_name),
+            record_prompts=config.run.record_prompts,
+            templates={p: self.templates[(p, game.family)] for p in self.policies},
+            seat_for=functools.partial(self.seat_for, game=game, pool=pool),
+            authors={name: spec.author for name, spec in config.policies.items()},
+            hooks=self._hooks(game),
+        )
+
+    def _hooks(self, game: games.Game[Any]) -> EpisodeHooks:
+        table = self.config.game.get(game.name)
+        dice = table.dice if table is not None and table.dice is not None else "verifiable"
+        return episode_hooks(game.match_format.chance, self.out, dice=dice, master=self.master_seed)
+
+    def begin(self, store: LeagueStore, keep: Callable[[Replay], object]) -> None:
+        """What a session does before its first game: store the config and policies, record
+        the programs' hashes in the ledger, and let each game's hooks settle what a killed
+        session left (a cut card is stored with `keep`)."""
+        store.begin_run(
+            self.config.run.name, self.master_seed, self.resolved(), self.policy_records()
+        )
+        register_programs(self.out, self.programs)
+        for name in sorted(_games_played(self.config, self.master_seed)):
+            self._hooks(games.load(name)).resume(keep)
+
+
+def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse") -> RunPlan:
+    """Check everything that can fail before a game starts, and fix the master seed.
+
+    A run folder that already holds a league is resumed: its stored master
+    seed is reused when the config says 0, and a config that differs from the
+    stored one is refused (`resume="refuse"`), resumed all the same
+    (`"anyway"`) or started over (`"new"`, the old results are removed when
+    the run starts).
+    """
+    if resume not in RESUME_MODES:
+        raise ValueError(f"resume = {resume!r}: use one of {', '.join(RESUME_MODES)}")
+    out = out or Path("runs") / config.run.name
+    stored = _stored_run(out) if resume != "new" else None
+    master = config.run.seed or (stored[0] if stored else draw_master_seed())
+    families = {games.load(name).family for name in _games_played(config, master)}
+    templates: dict[tuple[str, str], PromptTemplate] = {}
+    for name, spec in config.policies.items():
+        if isinstance(spec, LlmPolicy):
+            try:
+                provider_spec(spec)
+            except ValueError as exc:
+                raise ConfigError(f"policies.{name}: {exc}") from exc
+        for family in families:
+            try:
+                templates[(name, family)] = load_template(spec.template_for(family))
+            except PromptError as exc:
+                raise ConfigError(f"policies.{name}.prompt: {exc}") from exc
+    programs = {}
+    for name, spec in config.policies.items():
+        if isinstance(spec, ProgramPolicy):
+            try:
+                programs[name] = register(spec.path)
+            except ProgramRefused as exc:
+                raise ConfigError(f"policies.{name}.path: {exc}") from exc
+    plan = RunPlan(config, master, out, templates, resume, programs)
+    if stored is not None and resume == "refuse":
+        changes = config_changes(stored[1], plan.resolved())
+        if changes:
+            error = ConfigChanged(out / DB_NAME, changes)
+            raise ConfigError(str(error)) from error
+    return plan
+
+
+def _stored_run(out: Path) -> tuple[int, dict[str, Any]] | None:
+    if not (out / DB_NAME).exists():
+        return None
+    store = LeagueStore.open_readonly(out)
+    try:
+        return store.stored_run()
+    finally:
+        store.close()
+
+
+def _games_played(config: Config, master: int) -> set[str]:
+    return {
+        games.resolve_entry(entry, match_seed(master, entry, k))
+        for entry in config.run.games
+        for k in range(1, config.run.matches + 1)
+    }

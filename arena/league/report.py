@@ -1,0 +1,193 @@
+"""`arena report`: a run's standings, head to head, fallback records and games.
+
+Read from the run's league store (read-only) and its resolved config, as a
+rich table, JSON or CSV; the fallback rows carry every field, one row per
+record, for a researcher's dataframe. `arena run` prints the same standings.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from arena.config import Config, ConfigError
+from arena.league.standings import GameSummary
+from arena.league.store import LeagueStore
+from arena.league.tables import league_tables
+
+__all__ = ["WHATS", "League", "load_league", "render", "standings_tables"]
+
+WHATS = ("standings", "h2h", "fallbacks", "games")
+FORMATS = ("table", "json", "csv")
+
+
+class League:
+    """A finished or running league as stored: config, seed, games, fallbacks, tables."""
+
+    def __init__(self, run: Path) -> None:
+        resolved = run / "config.resolved.json"
+        if not resolved.exists():
+            raise ConfigError(
+                f"{run} has no config.resolved.json: is it a run folder of `arena run`?"
+            )
+        data = json.loads(resolved.read_text(encoding="utf-8"))
+        data.pop("resolved", None)
+        self.config = Config.model_validate(data)
+        self.seed = int(data["run"]["seed"])
+        try:
+            store = LeagueStore.open_readonly(run)
+        except FileNotFoundError as exc:
+            raise ConfigError(str(exc)) from exc
+        try:
+            self.games: list[GameSummary] = store.game_summaries()
+            self.fallbacks = store.fallback_rows()
+        finally:
+            store.close()
+        self.tables = league_tables(self.games, self.config, self.seed)
+
+
+def load_league(run: Path) -> League:
+    """The stored league of run folder `run`."""
+    return League(run)
+
+
+def _rating_cells(policy: str, ratings: dict[str, Any]) -> list[str]:
+    elo = ratings["elo"].get(policy)
+    bt = ratings["bt"].get(policy)
+    return [
+        f"{elo:.0f}" if elo is not None else "-",
+        f"{bt['rating']:.0f} [{bt['low']:.0f}, {bt['high']:.0f}]" if bt else "-",
+    ]
+
+
+def standings_tables(tables: dict[str, Any], *, with_ratings: bool = True) -> list[Table]:
+    """One rich table per game, then the overall one (ratings on the overall table)."""
+    out = []
+    standings = tables["standings"]
+    names = [n for n in standings if n != "overall"]
+    for name in [*names, "overall"] if len(names) > 1 or not names else names:
+        title = (
+            "overall (+1 win, 0 draw, -1 loss per game)"
+            if name == "overall"
+            else f"{name} (mean game score)"
+        )
+        ratings = with_ratings and (name == "overall" or len(names) == 1)
+        out.append(_table(title, standings[name], tables["ratings"] if ratings else None))
+    return out
+
+
+def _table(title: str, rows: list[dict[str, Any]], ratings: dict[str, Any] | None) -> Table:
+    table = Table(title=title)
+    table.add_column(
+        "policy", no_wrap=True, min_width=max((len(r["policy"]) for r in rows), default=6)
+    )
+    columns = ["games", "W", "D", "L", "NC", "mean", "fallbacks", "p50/p95 ms", "tokens", "cost $"]
+    columns += ["Elo", "BT [95%]"] if ratings is not None else []
+    for column in columns:
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("fallbacks by cause", overflow="fold")
+    for r in rows:
+        causes = "\n".join(f"{c} {n}" for c, n in sorted(r["fallbacks"].items())) or "-"
+        cells = [
+            r["policy"], str(r["games"]), str(r["wins"]), str(r["draws"]), str(r["losses"]),
+            str(r["no_contest"]), f"{r['mean_score']:+.3f}",
+            f"{sum(r['fallbacks'].values())} ({r['fallback_rate']:.1%})",
+            f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}",
+            f"{r['tokens_in'] + r['tokens_out']:,}", f"{r['cost_usd']:.4f}",
+        ]  # fmt: skip
+        if ratings is not None:
+            cells += _rating_cells(r["policy"], ratings)
+        table.add_row(*cells, causes)
+    return table
+
+
+def _h2h_table(tables: dict[str, Any], policies: list[str]) -> Table:
+    table = Table(title="head to head: W-D-L (NC) of the row against the column, all games")
+    table.add_column("", no_wrap=True)
+    for p in policies:
+        table.add_column(p, justify="center")
+    for a in policies:
+        cells = []
+        for b in policies:
+            v = tables["h2h"].get(f"{a}|{b}")
+            cells.append(
+                "·"
+                if a == b
+                else f"{v[0]}-{v[1]}-{v[2]}" + (f" ({v[3]})" if v and v[3] else "")
+                if v
+                else "-"
+            )
+        table.add_row(a, *cells)
+    return table
+
+
+def _rows(league: League, what: str) -> list[dict[str, Any]]:
+    if what == "standings":
+        return [
+            {**row, "game": name, "elo": league.tables["ratings"]["elo"].get(row["policy"]),
+             **{f"bt_{k}": v for k, v in league.tables["ratings"]["bt"].get(row["policy"], {}).items()}}
+            for name, rows in league.tables["standings"].items() for row in rows
+        ]  # fmt: skip
+    if what == "h2h":
+        return [
+            {"policy": a, "opponent": b, "wins": v[0], "draws": v[1], "losses": v[2], "no_contest": v[3]}
+            for key, v in league.tables["h2h"].items() for a, b in [key.split("|", 1)]
+        ]  # fmt: skip
+    if what == "fallbacks":
+        return league.fallbacks
+    return [g.to_json() for g in league.games]
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    buffer = io.StringIO()
+    fields = list(dict.fromkeys(k for row in rows for k in row))
+    writer = csv.DictWriter(buffer, fieldnames=fields)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(
+            {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in row.items()}
+        )
+    return buffer.getvalue()
+
+
+def render(league: League, what: str, fmt: str, console: Console) -> None:
+    """Print one report of the league in one format."""
+    if what not in WHATS or fmt not in FORMATS:
+        raise ConfigError(
+            f"--what {what} --format {fmt}: use --what {'|'.join(WHATS)} --format {'|'.join(FORMATS)}"
+        )
+    if fmt == "json":
+        data: Any = league.tables if what in ("standings", "h2h") else _rows(league, what)
+        console.out(json.dumps(data, indent=2), highlight=False)
+    elif fmt == "csv":
+        console.out(_csv(_rows(league, what)), highlight=False, end="")
+    elif what == "standings":
+        for table in standings_tables(league.tables):
+            console.print(table)
+        for ab in league.tables["ab"]:
+            diff = ab.get("bt_difference")
+            shown = (
+                f"{diff['value']:+.0f} [{diff['low']:+.0f}, {diff['high']:+.0f}]" if diff else "n/a"
+            )
+            console.print(
+                f"prompt A/B {ab['a']} vs {ab['b']}: BT difference {shown}, head to head {ab['h2h']}"
+            )
+    elif what == "h2h":
+        console.print(_h2h_table(league.tables, list(league.config.policies)))
+    else:
+        rows = _rows(league, what)
+        table = Table(title=f"{what} ({len(rows)})")
+        keys = list(rows[0]) if rows else []
+        for key in keys:
+            table.add_column(key, overflow="fold")
+        for row in rows:
+            table.add_row(*(str(row[k])[:80] for k in keys))
+        console.print(table)

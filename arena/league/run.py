@@ -1,0 +1,253 @@
+"""Playing a run: a producer, a bounded pool of workers, a signal watcher and one writer.
+
+The schedule is produced lazily into a zero-buffer stream, so a run of 10,000
+matches holds no more in memory than one of 10; `concurrency` workers each
+play one episode at a time; every finished replay flows to one writer, which
+writes the replay atomically and then stores the episode in the league's
+SQLite store in one transaction. Episodes the store already holds are not
+played again, so a run killed at any moment resumes where it stopped.
+
+A first SIGINT or SIGTERM stops the schedule and gives the episodes in flight
+`grace_s` to finish; a second one, or the end of the grace period, discards
+them (they are played again on resume). A failing episode is logged with its
+error and the run goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import structlog
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+import providers
+from arena.league.plan import RunPlan
+from arena.league.standings import GameSummary
+from arena.league.store import DB_NAME, LeagueStore
+from arena.league.tables import league_tables
+from arena.play.episode import EpisodeSetup, play_episode
+from arena.play.match import Episode
+from arena.record.replay import Replay, write_atomic
+
+__all__ = ["Progress", "RunResult", "execute"]
+
+log = structlog.get_logger("arena.league.run")
+
+Failure = dict[str, str]
+
+
+@dataclass
+class RunResult:
+    """What a run produced; `games` holds every stored game, earlier sessions' included."""
+
+    games: list[GameSummary] = field(default_factory=list)
+    failed: list[Failure] = field(default_factory=list)
+    played: int = 0
+    """Episodes finished in this session."""
+    skipped: int = 0
+    """Episodes a previous session had finished."""
+    interrupted: bool = False
+    wall_s: float = 0.0
+    in_flight: int = 0
+    fallbacks: int = 0
+    """Fallbacks in the games finished this session."""
+
+
+Progress = Callable[[RunResult], None]
+"""Called whenever an episode starts or finishes, with the run's counts so far."""
+
+
+def _start_over(out: Path) -> None:
+    """--force-new: remove the old results (the ledger is append-only and stays)."""
+    for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", "summary.json"):
+        (out / name).unlink(missing_ok=True)
+    shutil.rmtree(out / "replays", ignore_errors=True)
+
+
+async def execute(
+    plan: RunPlan,
+    *,
+    on_episode: Progress | None = None,
+    grace_s: float = 30.0,
+    handle_signals: bool = False,
+) -> RunResult:
+    """Play every episode of the plan the store does not hold yet, with bounded concurrency."""
+    plan.out.mkdir(parents=True, exist_ok=True)
+    if plan.resume == "new":
+        _start_over(plan.out)
+    write_atomic(plan.out / "config.resolved.json", json.dumps(plan.resolved(), indent=2))
+    store = LeagueStore.open_for_run(plan.out)
+    result = RunResult()
+    started = time.monotonic()
+    name = plan.config.run.name
+    try:
+        plan.begin(store, lambda replay: _store(plan, store, replay))
+        finished = store.finished_episodes()
+        log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count(),
+                 already_finished=len(finished))  # fmt: skip
+        with structlog.contextvars.bound_contextvars(run=name):
+            async with providers.Providers() as pool:
+                session = _Session(plan, pool, store, finished, result, on_episode)
+                await session.play(grace_s, handle_signals)
+        result.games = store.game_summaries()
+        tables = league_tables(result.games, plan.config, plan.master_seed)
+        store.store_ratings([(i, r) for i, r in tables["ratings"]["elo_history"]])
+    finally:
+        store.close()
+    result.wall_s = time.monotonic() - started
+    _write_summary(plan, result, tables)
+    log.info("run_finished", run=name, played=result.played, skipped=result.skipped,
+             failed=len(result.failed), interrupted=result.interrupted,
+             wall_s=round(result.wall_s, 3))  # fmt: skip
+    return result
+
+
+def _store(plan: RunPlan, store: LeagueStore, replay: Replay) -> list[GameSummary]:
+    """The replay file first (atomic), then the store (one transaction)."""
+    path = plan.out / "replays" / f"{replay.episode}.json"
+    write_atomic(path, replay.model_dump_json())
+    return store.record(replay, path)
+
+
+class _Session:
+    """One session's episodes: the producer, the workers, the signal watcher and the writer."""
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        pool: providers.Providers,
+        store: LeagueStore,
+        finished: set[str],
+        result: RunResult,
+        on_episode: Progress | None,
+    ) -> None:
+        self.plan = plan
+        self.pool = pool
+        self.store = store
+        self.finished = finished
+        self.result = result
+        self.on_episode = on_episode
+        self.setups: dict[str, EpisodeSetup] = {}
+        self.schedule_scope = anyio.CancelScope()
+        """Cancelled by the first signal: no new episode starts."""
+        self.work_scope = anyio.CancelScope()
+        """The workers' scope: the grace period's deadline, or a second signal, ends it."""
+
+    async def play(self, grace_s: float, handle_signals: bool) -> None:
+        """Producer and workers inside the work scope; the writer outside it, so what
+        finished is written, even after a stop."""
+        concurrency = self.plan.config.run.concurrency
+        jobs_send, jobs_receive = anyio.create_memory_object_stream[Episode](0)
+        done_send, done_receive = anyio.create_memory_object_stream[Replay | Failure](concurrency)
+        async with anyio.create_task_group() as outer:
+            outer.start_soon(self._write, done_receive)
+            watcher = anyio.CancelScope()
+            if handle_signals:
+                outer.start_soon(self._watch_signals, watcher, grace_s)
+            async with done_send:
+                with self.work_scope:
+                    async with anyio.create_task_group() as inner:
+                        inner.start_soon(self._produce, jobs_send)
+                        self._start_workers(inner, concurrency, jobs_receive, done_send)
+            watcher.cancel()
+
+    def _start_workers(
+        self,
+        group: TaskGroup,
+        count: int,
+        jobs: MemoryObjectReceiveStream[Episode],
+        done: MemoryObjectSendStream[Replay | Failure],
+    ) -> None:
+        with jobs:
+            for _ in range(count):
+                group.start_soon(self._work, jobs.clone(), done.clone())
+
+    async def _produce(self, jobs: MemoryObjectSendStream[Episode]) -> None:
+        """The schedule, lazily, without the episodes an earlier session finished."""
+        with self.schedule_scope:
+            async with jobs:
+                for match in self.plan.matches():
+                    for episode in match.episodes():
+                        if episode.id in self.finished:
+                            self.result.skipped += 1
+                            continue
+                        if match.game not in self.setups:
+                            self.setups[match.game] = self.plan.setup_for(match.game, self.pool)
+                        await jobs.send(episode)
+
+    def _moved(self, change: int) -> None:
+        self.result.in_flight += change
+        if self.on_episode:
+            self.on_episode(self.result)
+
+    async def _work(
+        self,
+        jobs: MemoryObjectReceiveStream[Episode],
+        done: MemoryObjectSendStream[Replay | Failure],
+    ) -> None:
+        """One worker: one episode at a time from the queue, its replay to the writer."""
+        async with jobs, done:
+            async for episode in jobs:
+                self._moved(+1)
+                try:
+                    replay: Replay | Failure = await play_episode(
+                        self.setups[episode.match.game], episode
+                    )
+                except Exception as exc:  # an engine or seat bug must not take the run down
+                    log.exception("episode_failed", episode=episode.id, error=repr(exc))
+                    replay = {"episode": episode.id, "error": repr(exc)}
+                finally:
+                    self._moved(-1)
+                await done.send(replay)
+
+    async def _watch_signals(self, watcher: anyio.CancelScope, grace_s: float) -> None:
+        """First signal: stop scheduling, grace for the episodes in flight; second: stop now."""
+        with watcher, anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                self.result.interrupted = True
+                work = self.work_scope
+                if work.deadline == float("inf"):
+                    log.warning(
+                        "stop_requested", signal=signal.Signals(signum).name, grace_s=grace_s
+                    )
+                    self.schedule_scope.cancel()
+                    work.deadline = anyio.current_time() + grace_s
+                else:
+                    log.warning("stop_forced", signal=signal.Signals(signum).name)
+                    work.cancel()
+
+    async def _write(self, done: MemoryObjectReceiveStream[Replay | Failure]) -> None:
+        """The one writer: every finished replay stored in the order it finished."""
+        async with done:
+            async for item in done:
+                if isinstance(item, dict):
+                    self.result.failed.append(item)
+                else:
+                    summaries = _store(self.plan, self.store, item)
+                    self.result.played += 1
+                    self.result.fallbacks += sum(s.fallback_count for s in summaries)
+                if self.on_episode:
+                    self.on_episode(self.result)
+
+
+def _write_summary(plan: RunPlan, result: RunResult, tables: dict[str, object]) -> None:
+    summary = {
+        "run": plan.config.run.name,
+        "seed": plan.master_seed,
+        "episodes": plan.episode_count(),
+        "played_this_session": result.played,
+        "failed": result.failed,
+        "interrupted": result.interrupted,
+        "wall_s": round(result.wall_s, 3),
+        **tables,
+        "games": [g.to_json() for g in result.games],
+    }
+    write_atomic(plan.out / "summary.json", json.dumps(summary, indent=2))

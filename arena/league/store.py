@@ -1,0 +1,260 @@
+"""The league's SQLite store: one file per run, written in transactions.
+
+`runs/<name>/league.db`, WAL mode. Only the run's writer task writes; a
+finished episode (its games, fallback records and summary) goes in in one
+transaction after its replay file is on disk, so a kill at any moment loses at
+most the episodes in flight, and a resumed run never plays a finished one
+again. Readers (`arena report`, the viewer) open it read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from arena.league.standings import GameSummary, summarise
+from arena.record.replay import Replay
+
+__all__ = ["DB_NAME", "ConfigChanged", "LeagueStore", "config_changes"]
+
+DB_NAME = "league.db"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS run (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    name TEXT NOT NULL,
+    master_seed INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS policies (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    author TEXT,
+    templates TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS episodes (
+    id TEXT PRIMARY KEY,
+    match_index INTEGER NOT NULL,
+    match_id TEXT NOT NULL,
+    entry TEXT NOT NULL,
+    game TEXT NOT NULL,
+    k INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    first TEXT NOT NULL,
+    second TEXT NOT NULL,
+    replay TEXT NOT NULL,
+    integrity TEXT NOT NULL,
+    finished REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    episode TEXT NOT NULL REFERENCES episodes(id),
+    game_index INTEGER NOT NULL,
+    match_index INTEGER NOT NULL,
+    game TEXT NOT NULL,
+    seat0 TEXT NOT NULL,
+    seat1 TEXT NOT NULL,
+    scores TEXT,
+    reason TEXT NOT NULL,
+    ending TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    plies INTEGER NOT NULL,
+    summary TEXT NOT NULL,
+    PRIMARY KEY (episode, game_index)
+);
+CREATE TABLE IF NOT EXISTS fallbacks (
+    episode TEXT NOT NULL REFERENCES episodes(id),
+    game_index INTEGER NOT NULL,
+    ply INTEGER NOT NULL,
+    seat INTEGER NOT NULL,
+    alias TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    cause TEXT NOT NULL,
+    last_error TEXT NOT NULL,
+    attempts TEXT NOT NULL,
+    move TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rating_events (
+    match_index INTEGER NOT NULL,
+    policy TEXT NOT NULL,
+    elo REAL NOT NULL,
+    PRIMARY KEY (match_index, policy)
+);
+"""
+
+
+class ConfigChanged(Exception):
+    """The run's stored config differs from the one given; `changes` names the fields."""
+
+    def __init__(self, db: Path, changes: list[str]) -> None:
+        shown = "; ".join(changes[:8]) + (
+            f"; and {len(changes) - 8} more" if len(changes) > 8 else ""
+        )
+        super().__init__(
+            f"{db} was played with a different config ({shown}). Pass --resume-anyway to continue "
+            "it with the new config, or --force-new to start the run over (the old results are removed)"
+        )
+        self.changes = changes
+
+
+def config_changes(old: Any, new: Any, path: str = "") -> list[str]:
+    """Where two JSON documents differ, as `path: old -> new` lines."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted({*old, *new}):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in old:
+                out.append(f"{where}: added")
+            elif key not in new:
+                out.append(f"{where}: removed")
+            else:
+                out.extend(config_changes(old[key], new[key], where))
+        return out
+    return [] if old == new else [f"{path}: {json.dumps(old)} -> {json.dumps(new)}"]
+
+
+class LeagueStore:
+    """One run's results; open it with `open_for_run` (the writer) or `open_readonly`."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self._db = connection
+        self.path = path
+
+    @classmethod
+    def open_for_run(cls, out: Path) -> LeagueStore:
+        """Open (creating if needed) the store of the run in `out`, for writing."""
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / DB_NAME
+        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.executescript(_SCHEMA)
+        return cls(connection, path)
+
+    @classmethod
+    def open_readonly(cls, out: Path) -> LeagueStore:
+        """Open an existing run's store without the right to change it."""
+        path = out / DB_NAME
+        if not path.exists():
+            raise FileNotFoundError(f"{path} does not exist: is {out} a run folder of `arena run`?")
+        return cls(sqlite3.connect(f"file:{path}?mode=ro", uri=True), path)
+
+    def close(self) -> None:
+        """Close the connection (the WAL is checkpointed)."""
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # -- the run ---------------------------------------------------------------------
+
+    def stored_run(self) -> tuple[int, dict[str, Any]] | None:
+        """The master seed and resolved config a previous session stored, if any."""
+        row = self._db.execute("SELECT master_seed, config FROM run WHERE id = 1").fetchone()
+        return (int(row[0]), json.loads(row[1])) if row else None
+
+    def begin_run(
+        self, name: str, master_seed: int, config: dict[str, Any], policies: list[dict[str, Any]]
+    ) -> None:
+        """Record (or, resuming with a changed config, replace) the run's config and policies."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO run (id, name, master_seed, config, created) VALUES (1, ?, ?, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET config = excluded.config",
+                (name, master_seed, json.dumps(config, sort_keys=True), time.time()),
+            )
+            for p in policies:
+                db.execute(
+                    "INSERT OR REPLACE INTO policies (name, kind, author, templates) VALUES (?, ?, ?, ?)",
+                    (p["name"], p["kind"], p.get("author"), json.dumps(p.get("templates", {}))),
+                )
+
+    # -- results ---------------------------------------------------------------------
+
+    def finished_episodes(self) -> set[str]:
+        """Ids of the episodes whose results are stored."""
+        return {row[0] for row in self._db.execute("SELECT id FROM episodes")}
+
+    def record(self, replay: Replay, replay_path: Path) -> list[GameSummary]:
+        """Store a finished episode in one transaction; returns its game summaries."""
+        summaries = summarise(replay)
+        match = replay.match
+        seats = replay.spectator.policies
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    replay.episode, match.index, match.id, match.entry, replay.game, match.k,
+                    match.seed, match.first, match.second, str(replay_path),
+                    json.dumps(replay.integrity), time.time(),
+                ),
+            )  # fmt: skip
+            for s in summaries:
+                db.execute(
+                    "INSERT OR REPLACE INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        s.episode, s.game_index, s.match_index, s.game, s.policies[0], s.policies[1],
+                        json.dumps(list(s.scores)) if s.scores is not None else None, s.reason, s.ending,
+                        _detail(replay, s.game_index), s.plies, json.dumps(s.to_json()),
+                    ),
+                )  # fmt: skip
+            for game in replay.games:
+                for f in game.fallbacks:
+                    db.execute(
+                        "INSERT INTO fallbacks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            replay.episode, game.index, f.ply, f.seat, f.alias, seats[str(game.index)][f.seat],
+                            f.cause, f.last_error, json.dumps([a.model_dump() for a in f.attempts]),
+                            json.dumps(f.move),
+                        ),
+                    )  # fmt: skip
+        return summaries
+
+    def game_summaries(self) -> list[GameSummary]:
+        """Every stored game, in schedule order."""
+        rows = self._db.execute(
+            "SELECT summary FROM games ORDER BY match_index, episode, game_index"
+        )
+        return [GameSummary.from_json(json.loads(row[0])) for row in rows]
+
+    def fallback_rows(self) -> list[dict[str, Any]]:
+        """Every fallback record, one dict each, in schedule order."""
+        cursor = self._db.execute(
+            "SELECT f.episode, e.match_index, e.game, f.game_index, f.ply, f.seat, f.alias, f.policy, "
+            "f.cause, f.last_error, f.attempts, f.move FROM fallbacks f JOIN episodes e ON e.id = f.episode "
+            "ORDER BY e.match_index, f.episode, f.game_index, f.ply, f.seat"
+        )
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def store_ratings(self, history: list[tuple[int, dict[str, float]]]) -> None:
+        """Replace the Elo history (one row per applied match and policy)."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM rating_events")
+            db.executemany(
+                "INSERT INTO rating_events VALUES (?, ?, ?)",
+                [
+                    (index, policy, elo)
+                    for index, ratings in history
+                    for policy, elo in ratings.items()
+                ],
+            )
+
+
+def _detail(replay: Replay, index: int) -> str:
+    for game in replay.games:
+        if game.index == index and game.result is not None:
+            return game.result.detail
+    return ""

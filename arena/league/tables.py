@@ -1,0 +1,111 @@
+"""The league's tables: standings, Elo, Bradley-Terry, head to head, prompt A/B.
+
+Everything here is derived from the stored games; `summary.json`, the CLI's
+tables and `arena report` all come from `league_tables`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from arena.config import Config
+from arena.league.ratings import (
+    MatchOutcome,
+    bradley_terry,
+    bt_difference,
+    elo,
+    elo_history,
+    head_to_head,
+)
+from arena.league.standings import GameSummary, by_game, standings
+
+__all__ = ["ab_pairs", "league_tables", "match_outcomes"]
+
+
+def _result(game: GameSummary, first: str) -> float | None:
+    if game.scores is None:
+        return None
+    seat = game.policies.index(first)
+    mine, theirs = game.scores[seat], game.scores[1 - seat]
+    return 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
+
+
+def match_outcomes(games: list[GameSummary]) -> list[MatchOutcome]:
+    """Complete matches (both games stored), from each match's first policy's side."""
+    by_match: dict[int, list[GameSummary]] = defaultdict(list)
+    for g in games:
+        by_match[g.match_index].append(g)
+    outcomes = []
+    for index, played in sorted(by_match.items()):
+        played = _one_card(played)
+        if len(played) != 2:
+            continue  # a match is rated only once both of its games are in
+        played.sort(key=lambda g: g.game_index)
+        first, second = (
+            played[0].policies if played[0].game_index == 1 else played[0].policies[::-1]
+        )
+        outcomes.append(MatchOutcome(
+            index, first, second, tuple(_result(g, first) for g in played), played[0].same_author,
+        ))  # fmt: skip
+    return outcomes
+
+
+def _one_card(played: list[GameSummary]) -> list[GameSummary]:
+    """Where a match is one episode of two games (a backgammon card, a battle) and a cut card
+    was replaced, the match is the replacement: the cut card counts in no rating."""
+    episodes: dict[str, list[GameSummary]] = defaultdict(list)
+    for g in played:
+        episodes[g.episode].append(g)
+    whole = [games for games in episodes.values() if len(games) == 2]
+    if not whole:
+        return played
+    scored = [games for games in whole if all(g.scores is not None for g in games)]
+    return (scored or whole)[-1]
+
+
+def ab_pairs(config: Config) -> list[tuple[str, str]]:
+    """Pairs of policies that differ only in their prompt template: a prompt A/B test."""
+    names = list(config.policies)
+    bodies = {n: config.policies[n].model_dump(exclude={"prompt"}) for n in names}
+    return [
+        (a, b)
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+        if bodies[a] == bodies[b] and config.policies[a].prompt != config.policies[b].prompt
+    ]
+
+
+def league_tables(games: list[GameSummary], config: Config, master_seed: int) -> dict[str, Any]:
+    """Standings per game and overall, ratings with intervals, head to head and A/B pairs."""
+    policies = list(config.policies)
+    grouped = by_game(games)
+    matches = match_outcomes(games)
+    rated = [m for m in matches if not m.no_contest and not m.same_author]
+    bt = bradley_terry(matches, seed=master_seed) if rated else {}
+    tables: dict[str, Any] = {
+        "standings": {
+            "overall": [r.to_json() for r in standings(games, policies)],
+            **{
+                name: [r.to_json() for r in standings(g, policies, game=name)]
+                for name, g in grouped.items()
+            },
+        },
+        "ratings": {
+            "elo": elo(matches) if matches else {},
+            "elo_history": [[i, r] for i, r in elo_history(matches)] if matches else [],
+            "bt": {p: {"rating": r.rating, "low": r.low, "high": r.high} for p, r in bt.items()},
+            "matches_rated": len(rated),
+        },
+        "h2h": {f"{a}|{b}": list(v) for (a, b), v in head_to_head(matches).items()}
+        if matches
+        else {},
+        "ab": [],
+    }
+    for a, b in ab_pairs(config):
+        entry: dict[str, Any] = {"a": a, "b": b, "h2h": tables["h2h"].get(f"{a}|{b}")}
+        if rated and a in bt and b in bt:
+            diff, low, high = bt_difference(matches, a, b, seed=master_seed)
+            entry["bt_difference"] = {"value": diff, "low": low, "high": high}
+        tables["ab"].append(entry)
+    return tables

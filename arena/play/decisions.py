@@ -1,0 +1,220 @@
+"""One decision: ask a seat under deadlines, retry once, fall back
+(docs/rules.md#the-decision-protocol).
+
+Every seat decides through the seat protocol (`protocol.Seat.decide`); this
+module holds what the decisions of text seats share, and the batch that asks
+every seat of a ply at once. A text seat's first attempt gets
+`first_reply_s`; if it fails in any way (no reply in time, a provider error,
+an empty, unreadable or illegal reply) the seat gets ONE retry under
+`retry_s`, if time is left, whose prompt carries a neutral reason and the
+legal moves; all of it sits inside `decision_s`, measured on anyio's
+monotonic clock from the moment the decision is requested. When the retry
+fails too, or time runs out, the game's baseline decides and a
+`FallbackRecord` says why. Seats that act at the same moment are asked in one
+parallel batch, each retrying as soon as its own first attempt fails.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import anyio
+import structlog
+
+import games
+from arena.play.extract import Extracted, extract
+from arena.play.protocol import (
+    Answer,
+    Attempt,
+    Decision,
+    DecisionRequest,
+    Question,
+    Seat,
+    SeatFailure,
+)
+
+__all__ = [
+    "NO_REPLY",
+    "REPLY_CUT",
+    "RETRY_REASONS",
+    "TextSeat",
+    "decide",
+    "decide_batch",
+    "retry_reason",
+    "switched_off",
+]
+
+log = structlog.get_logger("arena.play.decisions")
+
+REPLY_CUT = 2000
+"""Fallback records keep at most this much of each raw reply."""
+SEAT_LEAD_S = 0.05
+"""How much earlier than the arena's own cut-off a seat is told its deadline."""
+
+RETRY_REASONS = {
+    "timeout": "no reply in time",
+    "transport": "the reply could not be delivered",
+    "not_connected": "the reply could not be delivered",
+    "rate_limited": "the reply could not be delivered",
+    "http_status": "the reply could not be delivered",
+    "provider_error": "the reply could not be delivered",
+    "empty": "the reply was empty",
+    "truncated": "the reply was cut off at the token limit",
+}
+"""What a retry prompt says of a failed attempt, per cause: fixed words, so that no
+provider error text, model name, URL or status detail ever reaches a prompt. For
+`unreadable` and `illegal` the game's own message follows the cause."""
+
+NO_REPLY = "no reply before the attempt's deadline"
+
+
+def retry_reason(cause: str, error: str) -> str:
+    """The neutral reason a retry prompt gives for a failed attempt (`RETRY_REASONS`)."""
+    if cause in ("unreadable", "illegal"):
+        return f"{cause}: {error}"
+    return RETRY_REASONS.get(cause, "the reply could not be used")
+
+
+class TextSeat(Seat):
+    """A seat that answers a prompt in text: a model behind a provider, or the mock.
+
+    It implements `ask`; deciding (the attempts, the one retry, the fallback)
+    is the same for every text seat.
+    """
+
+    prompted: ClassVar[bool] = True
+
+    @abstractmethod
+    async def ask(self, question: Question, *, deadline: float) -> Answer:
+        """Reply to `question` by `deadline` (anyio's clock), or raise SeatFailure; the
+        caller's cancel scope also bounds the call."""
+
+    async def decide(self, request: DecisionRequest) -> Decision:
+        """Ask, retry once if time is left, else fall back with a cause."""
+        return await _text_decision(self, request)
+
+
+def _feedback(reason: str, req: DecisionRequest) -> str:
+    lines = [f"YOUR PREVIOUS REPLY WAS REFUSED: {reason}"]
+    if req.legal:
+        lines.append("LEGAL MOVES: " + ", ".join(req.legal))
+    elif req.move_help is not None:
+        lines.append(req.move_help())
+    key = req.key
+    lines.append(f'Reply with one JSON object: {{"{key}": "...", "say": "...", "notes": "..."}}')
+    return "\n".join(lines)
+
+
+async def _attempt(
+    seat: TextSeat, req: DecisionRequest, n: int, feedback: str | None, deadline: float
+) -> tuple[Attempt, Any, Extracted | None]:
+    """One attempt; returns its record, the parsed move (or None) and the extraction.
+
+    Lateness is decided by arrival: a reply the seat hands back after `deadline`
+    is a timeout, whichever of the scope and the reply the event loop saw first.
+    """
+    prompt = req.prompt(feedback)
+    started = anyio.current_time()
+    log.info("decision_requested", seat=req.seat, attempt=n, budget_s=round(deadline - started, 3))
+    question = Question(prompt, req.key, n, req.game, req.state, req.seat, req.legal)
+    answer: Answer | None = None
+    with anyio.move_on_after(deadline - started):
+        try:
+            # The seat is told a slightly earlier deadline, so that its own timeout (which
+            # carries its record of transport attempts) comes before this scope cuts it off.
+            answer = await seat.ask(question, deadline=max(started, deadline - SEAT_LEAD_S))
+        except SeatFailure as failure:
+            latency = anyio.current_time() - started
+            record = Attempt(
+                n, prompt, latency, None, failure.cause, failure.detail, failure.report
+            )
+            return record, None, None
+    arrived = anyio.current_time()
+    latency = arrived - started
+    if answer is None or arrived > deadline:
+        return Attempt(n, prompt, latency, None, "timeout", NO_REPLY), None, None
+    text = answer.text
+    if not text.strip():
+        return Attempt(n, prompt, latency, text, "empty", "the reply was empty", answer), None, None
+    extracted = extract(text, req.key)
+    try:
+        move = req.game.parse(req.state, req.seat, extracted.move)
+    except games.Unreadable as exc:
+        cause = "truncated" if answer.stop_reason == "length" else "unreadable"
+        return Attempt(n, prompt, latency, text, cause, str(exc), answer), None, extracted
+    except games.Illegal as exc:
+        return Attempt(n, prompt, latency, text, "illegal", str(exc), answer), None, extracted
+    return Attempt(n, prompt, latency, text, None, "", answer), move, extracted
+
+
+def _logged(record: Attempt, seat: int) -> Attempt:
+    log.info(
+        "reply_received",
+        seat=seat,
+        attempt=record.n,
+        latency_ms=round(record.latency_s * 1000, 1),
+        cause=record.cause,
+        status=record.report.status if record.report else None,
+    )
+    return record
+
+
+async def _text_decision(seat: TextSeat, req: DecisionRequest) -> Decision:
+    """Each attempt's own deadline is cut to the decision's end, so the attempts themselves
+    keep `decision_s`: no second scope races them at the end."""
+    started = anyio.current_time()
+    end = started + req.deadlines.decision_s
+    attempts: list[Attempt] = []
+    feedback: str | None = None
+    for n, limit in ((1, req.deadlines.first_reply_s), (2, req.deadlines.retry_s)):
+        now = anyio.current_time()
+        if now >= end:
+            break
+        record, move, extracted = await _attempt(seat, req, n, feedback, min(now + limit, end))
+        attempts.append(_logged(record, req.seat))
+        if record.cause is None and extracted is not None:
+            return Decision(
+                req.seat, move, "reply" if n == 1 else "retry", anyio.current_time() - started,
+                tuple(attempts), extracted.say, extracted.notes, None, extracted.move,
+            )  # fmt: skip
+        feedback = _feedback(retry_reason(record.cause or "timeout", record.error), req)
+    cause = attempts[-1].cause if attempts else "timeout"
+    move = req.game.baseline(req.state, req.seat)
+    latency = anyio.current_time() - started
+    return Decision(req.seat, move, "fallback", latency, tuple(attempts), cause=cause)
+
+
+async def switched_off(req: DecisionRequest) -> Decision:
+    """The clock has no room left to ask a seat (the battle's switch-off rule): a prompted
+    seat is not asked, its baseline plays, recorded as a fallback with cause `llm_off`;
+    a seat that reads no prompt decides as always."""
+    if not req.player.prompted:
+        return await req.player.decide(req)
+    move = req.game.baseline(req.state, req.seat)
+    return Decision(req.seat, move, "fallback", 0.0, cause="llm_off")
+
+
+async def decide_batch(
+    requests: Sequence[DecisionRequest], *, switch_off: bool = False
+) -> dict[int, Decision]:
+    """Ask every seat of the batch at once (each retries on its own schedule); with
+    `switch_off`, prompted seats are not asked (`switched_off`)."""
+    ask = switched_off if switch_off else decide
+    if len(requests) == 1:
+        return {requests[0].seat: await ask(requests[0])}
+    results: dict[int, Decision] = {}
+
+    async def one(req: DecisionRequest) -> None:
+        results[req.seat] = await ask(req)
+
+    async with anyio.create_task_group() as group:
+        for req in requests:
+            group.start_soon(one, req)
+    return results
+
+
+async def decide(req: DecisionRequest) -> Decision:
+    """Ask one seat, through the seat protocol."""
+    return await req.player.decide(req)

@@ -1,0 +1,328 @@
+"""One episode: the game loop from the initial state to a result.
+
+For each game of the episode: ask the seats that must act (one parallel batch
+when several act at once), feed only validated moves to the engine, record
+every decision, and stop at the game's own end or its wall clock, where the
+position is adjudicated by the game's rules. Everything particular to a game
+comes from its match format (clocks, aliases, the switch-off rule) and its
+episode hooks (where its chance comes from, what is kept and revealed); the
+loop itself is the same for every game. The result is a `Replay`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import structlog
+
+import games
+from arena.config import Deadlines
+from arena.play.decisions import REPLY_CUT, decide_batch
+from arena.play.match import Episode
+from arena.play.prompts import PromptTemplate, SeatContext, render
+from arena.play.protocol import Decision, DecisionRequest, Seat
+from arena.record.hooks import EpisodeHooks
+from arena.record.replay import (
+    AttemptRecord,
+    DecisionRecord,
+    FallbackAttempt,
+    FallbackRecord,
+    GameRecord,
+    GameResult,
+    MatchRecord,
+    PlyRecord,
+    Replay,
+    ReplyReport,
+    Spectator,
+    move_json,
+)
+from games import COMPLETE, Outcome
+
+__all__ = ["EpisodeSetup", "SeatFactory", "play_episode"]
+
+log = structlog.get_logger("arena.play.episode")
+
+SeatFactory = Callable[[str, int, int, int], Seat]
+"""(policy name, match seed, game index, seat) -> the seat that policy plays through."""
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeSetup:
+    """What an episode of one game needs beyond its schedule entry."""
+
+    run: str
+    game: games.Game[Any]
+    params: dict[str, Any]
+    deadlines: Deadlines
+    wall_s: float | None
+    record_prompts: bool
+    templates: dict[str, PromptTemplate]
+    """Policy name -> its template for this game's family."""
+    seat_for: SeatFactory
+    authors: dict[str, str | None]
+    hooks: EpisodeHooks
+    """Where the game's chance comes from and what is kept and revealed around it."""
+
+
+class _GameLoop:
+    """The state of one game in play: seats, notes, history and the record."""
+
+    def __init__(
+        self, setup: EpisodeSetup, episode: Episode, index: int, chance: int | str
+    ) -> None:
+        self.setup = setup
+        self.episode = episode
+        self.index = index
+        game = setup.game
+        seed = episode.match.seed
+        self.state = game.initial(chance, game=index)
+        self.policies = episode.seats(index)
+        self.aliases = game.match_format.aliases(seed, index)
+        self.players = [setup.seat_for(self.policies[seat], seed, index, seat) for seat in (0, 1)]
+        self.notes = ["", ""]
+        self.history: list[str] = []
+        described = {str(seat): p.describe() for seat, p in enumerate(self.players)}
+        self.record = GameRecord(
+            index=index, aliases=list(self.aliases), integrity=game.integrity(self.state),
+            programs={seat: d for seat, d in described.items() if d is not None},
+        )  # fmt: skip
+
+    async def close(self) -> None:
+        """End what the seats hold (program seats' processes), bounded even when cancelled."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(10):
+            for player in self.players:
+                await player.aclose()
+
+    def request(self, seat: int) -> DecisionRequest:
+        game, state = self.setup.game, self.state
+        player = self.players[seat]
+        # Only a seat asked in text is shown the list; scripted and program seats find their own.
+        legal = game.legal_moves(state, seat) if player.prompted else ()
+        template = self.setup.templates[self.policies[seat]]
+        context: list[SeatContext] = []
+
+        def prompt(feedback: str | None) -> str:
+            if not context:
+                context.append(SeatContext.of(
+                    game, state, seat, game_index=self.index, aliases=self.aliases,
+                    history=tuple(self.history), notes=self.notes[seat], legal=legal,
+                ))  # fmt: skip
+            return render(template, context[0], feedback)
+
+        return DecisionRequest(
+            game,
+            state,
+            seat,
+            player,
+            prompt,
+            self.setup.deadlines,
+            key=game.reply_key(state),
+            legal=legal,
+            move_help=lambda: games.move_help(game.name, game.view(state, seat)),
+        )
+
+    def play(self, decisions: dict[int, Decision]) -> None:
+        game = self.setup.game
+        self.state = game.apply(self.state, {seat: d.move for seat, d in decisions.items()})
+        ply = len(self.record.plies) + 1
+        records = [self._decision_record(d) for d in decisions.values()]
+        for d in decisions.values():
+            if d.notes is not None:
+                self.notes[d.seat] = d.notes
+            if d.source == "fallback":
+                self.record.fallbacks.append(self._fallback_record(d, ply))
+        if len(decisions) == 1:
+            self.history.append(str(move_json(next(iter(decisions.values())).move)))
+        else:  # simultaneous moves (setups, orders) are not repeated: one may be hidden
+            self.history.append(f"turn {ply}")
+        standings = [game.standing(self.state, 0), game.standing(self.state, 1)]
+        self.record.plies.append(
+            PlyRecord(
+                ply=ply,
+                decisions=records,
+                standings=standings,
+                integrity=game.integrity(self.state),
+            )
+        )
+
+    def _decision_record(self, d: Decision) -> DecisionRecord:
+        if d.source == "forfeit":
+            raise ValueError("a forfeit ends the game: it is no ply to record")
+        attempts = [
+            AttemptRecord(
+                n=a.n,
+                prompt_sha256=_sha(a.prompt),
+                prompt=a.prompt if self.setup.record_prompts else None,
+                reply=a.reply,
+                latency_s=round(a.latency_s, 6),
+                cause=a.cause,
+                error=a.error,
+                **_report_fields(a.report),
+            )
+            for a in d.attempts
+        ]
+        return DecisionRecord(
+            seat=d.seat,
+            alias=self.aliases[d.seat],
+            move=move_json(d.move),
+            source=d.source,
+            say=d.say,
+            latency_s=round(d.latency_s, 6),
+            attempts=attempts,
+            nodes=d.nodes,
+        )
+
+    def _fallback_record(self, d: Decision, ply: int) -> FallbackRecord:
+        record = FallbackRecord(
+            run=self.setup.run,
+            episode=self.episode.id,
+            game_index=self.index,
+            ply=ply,
+            seat=d.seat,
+            alias=self.aliases[d.seat],
+            cause=d.cause or "timeout",
+            last_error=d.attempts[-1].error if d.attempts else "",
+            attempts=[
+                FallbackAttempt(
+                    n=a.n,
+                    latency_s=round(a.latency_s, 6),
+                    cause=a.cause,
+                    error=a.error,
+                    status=a.report.status if a.report else None,
+                    reply=a.reply[:REPLY_CUT] if a.reply is not None else None,
+                )
+                for a in d.attempts
+            ],
+            move=move_json(d.move),
+        )
+        log.info(
+            "fallback_recorded",
+            ply=ply,
+            seat=self.aliases[d.seat],
+            cause=record.cause,
+            latency_ms=round(d.latency_s * 1000, 1),
+            error=record.last_error,
+        )
+        return record
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _report_fields(report: ReplyReport | None) -> dict[str, Any]:
+    """The provider's report as an attempt record's fields (all defaults where none came)."""
+    if report is None:
+        return {}
+    return {name: getattr(report, name) for name in ReplyReport.model_fields}
+
+
+async def _play_game(
+    setup: EpisodeSetup, episode: Episode, index: int, stop_at: float, chance: int | str
+) -> GameRecord:
+    """One game, stopped by the wall clock at `stop_at` (anyio's clock) if it runs that long."""
+    loop = _GameLoop(setup, episode, index, chance)
+    game = setup.game
+    started = time.monotonic()
+    outcome: Outcome | None = None
+    try:
+        with (
+            structlog.contextvars.bound_contextvars(game_index=index),
+            anyio.move_on_after(stop_at - anyio.current_time()),
+        ):
+            while seats := game.to_act(loop.state):
+                requests = [loop.request(seat) for seat in seats]
+                decisions = await decide_batch(requests, switch_off=_switched_off(setup, stop_at))
+                outcome = _forfeit(decisions)
+                if outcome is not None:
+                    break
+                loop.play(decisions)
+    finally:
+        await loop.close()
+    outcome = outcome or game.outcome(loop.state) or game.adjudicate(loop.state)
+    loop.record.result = GameResult(**outcome.to_json(), plies=len(loop.record.plies))
+    loop.record.wall_s = round(time.monotonic() - started, 3)
+    log.info(
+        "game_finished", ending=outcome.ending, reason=outcome.reason,
+        scores=list(outcome.scores) if outcome.scores else None, plies=len(loop.record.plies),
+        fallbacks=len(loop.record.fallbacks), wall_s=loop.record.wall_s,
+    )  # fmt: skip
+    return loop.record
+
+
+def _forfeit(decisions: dict[int, Decision]) -> Outcome | None:
+    """A program seat that forfeits loses (-1/+1); both at once is a drawn forfeit."""
+    lost = sorted(seat for seat, d in decisions.items() if d.source == "forfeit")
+    if not lost:
+        return None
+    detail = "; ".join(f"seat {s} {decisions[s].cause}: {decisions[s].error}" for s in lost)
+    scores = (0, 0) if len(lost) == 2 else (-1, 1) if lost == [0] else (1, -1)
+    return Outcome(scores, COMPLETE, "forfeit", detail)
+
+
+def _switched_off(setup: EpisodeSetup, stop_at: float) -> bool:
+    """The match format's switch-off rule: once this many full decisions no longer fit
+    before the stop, no prompted seat is asked."""
+    turns = setup.game.match_format.switch_off_turns
+    if turns is None:
+        return False
+    return stop_at - anyio.current_time() < turns * setup.deadlines.decision_s
+
+
+async def play_episode(setup: EpisodeSetup, episode: Episode) -> Replay:
+    """Play every game of `episode` and return its replay."""
+    match = episode.match
+    fmt = setup.game.match_format
+    limit = setup.wall_s if setup.wall_s is not None else math.inf
+    with (
+        structlog.contextvars.bound_contextvars(episode=episode.id, game=match.game),
+        setup.hooks.open(episode.id, match.k, match.seed) as scope,
+    ):
+        records: list[GameRecord] = []
+        stop_at = anyio.current_time() + limit
+        for index in episode.game_indices:
+            if not fmt.wall_covers_episode:
+                stop_at = anyio.current_time() + limit
+            records.append(await _play_game(setup, episode, index, stop_at, scope.chance))
+            if len(records) < len(episode.game_indices):
+                scope.keep(_replay(setup, episode, records, {}))
+    return _replay(setup, episode, records, scope.integrity())
+
+
+def _replay(
+    setup: EpisodeSetup, episode: Episode, records: list[GameRecord], integrity: dict[str, Any]
+) -> Replay:
+    match = episode.match
+    return Replay(
+        run=setup.run,
+        episode=episode.id,
+        match=MatchRecord(
+            id=match.id,
+            index=match.index,
+            entry=match.entry,
+            k=match.k,
+            seed=match.seed,
+            first=match.first,
+            second=match.second,
+        ),
+        game=match.game,
+        rules_version=setup.game.rules_version,
+        params=setup.params,
+        deadlines={**setup.deadlines.model_dump(), "episode_wall_s": setup.wall_s},
+        record_prompts=setup.record_prompts,
+        templates={
+            setup.templates[p].sha256: setup.templates[p].path for p in (match.first, match.second)
+        },
+        games=records,
+        spectator=Spectator(
+            policies={str(i): list(episode.seats(i)) for i in episode.game_indices},
+            authors={name: setup.authors.get(name) for name in (match.first, match.second)},
+        ),
+        integrity=integrity,
+    )

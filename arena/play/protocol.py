@@ -1,0 +1,168 @@
+"""The seat protocol: what the game loop and a seat say to each other.
+
+Every seat, scripted, text (an LLM, the mock) or program, is a `Seat`: the
+loop hands it a `DecisionRequest` and gets back a `Decision`, a validated
+move and how it was reached. Text seats share one way of deciding (a prompt,
+the reply read, one retry, a fallback; `decisions.TextSeat`): they implement
+only `ask`, which answers a `Question` with an `Answer` or raises
+`SeatFailure` with a fallback cause. Inside a game a seat is only its alias:
+no seat is ever handed a policy name.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import games
+from arena.config import Deadlines
+from arena.record.replay import ReplyReport
+
+__all__ = [
+    "CAUSES",
+    "Answer",
+    "Attempt",
+    "Decision",
+    "DecisionRequest",
+    "Question",
+    "Seat",
+    "SeatFailure",
+    "Source",
+]
+
+CAUSES = (
+    "timeout",
+    "transport",
+    "rate_limited",
+    "http_status",
+    "provider_error",
+    "empty",
+    "truncated",
+    "unreadable",
+    "illegal",
+    "over_budget",
+    "llm_off",
+    "not_connected",
+)
+"""Every fallback cause (docs/rules.md#the-decision-protocol)."""
+
+Source = Literal["reply", "retry", "fallback", "forfeit"]
+"""How a decision's move was reached: the first reply, the retry, the baseline in the
+seat's place, or nothing at all (a program's forfeit ends its game)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One attempt's question to a text seat."""
+
+    prompt: str
+    key: str
+    """The reply key the arena reads: `move`, `orders` or `setup`."""
+    attempt: int
+    game: games.Game[Any]
+    state: Any
+    seat: int
+    legal: tuple[str, ...]
+
+
+class Answer(ReplyReport):
+    """A text seat's reply, and what the provider said about it."""
+
+    text: str
+
+
+class SeatFailure(Exception):
+    """A text seat gave no usable reply; `cause` is one of `CAUSES`."""
+
+    def __init__(
+        self,
+        cause: str,
+        detail: str,
+        *,
+        status: int | None = None,
+        retries: list[dict[str, Any]] | None = None,
+    ) -> None:
+        if cause not in CAUSES:
+            raise ValueError(f"unknown fallback cause {cause!r} (known: {', '.join(CAUSES)})")
+        super().__init__(detail)
+        self.cause = cause
+        self.detail = detail
+        self.report = ReplyReport(status=status, retries=retries or [])
+        """What the provider said before it gave up: the last status, its transport attempts."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One question to a text seat and what came of it."""
+
+    n: int
+    prompt: str
+    latency_s: float
+    reply: str | None
+    cause: str | None
+    """None when the attempt gave a move the game accepted."""
+    error: str = ""
+    report: ReplyReport | None = None
+    """The provider's report: the answer's, or the failure's (its status and transport
+    attempts); None where no provider was reached."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A seat's validated move and how the arena got it."""
+
+    seat: int
+    move: Any
+    source: Source
+    latency_s: float
+    attempts: tuple[Attempt, ...] = ()
+    say: str = ""
+    notes: str | None = None
+    cause: str | None = None
+    """The fallback's or forfeit's cause: for a text seat that of its last failed attempt."""
+    extracted: Any = None
+    """The move as the seat wrote it, before the game's reader (None on fallback)."""
+    nodes: int | None = None
+    """Program seats: the engine helper calls this move cost."""
+    error: str = ""
+    """A forfeit's detail."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRequest:
+    """Everything needed to ask one seat for one move."""
+
+    game: games.Game[Any]
+    state: Any
+    seat: int
+    player: Seat
+    prompt: Callable[[str | None], str]
+    """Renders the prompt; the argument is the retry's feedback, or None."""
+    deadlines: Deadlines
+    key: str = "move"
+    legal: tuple[str, ...] = field(default=())
+    move_help: Callable[[], str] | None = None
+    """How to write a move, for a retry where the moves cannot be listed (the battle)."""
+
+
+class Seat(ABC):
+    """What sits in a seat for one game: it decides, may describe itself to the replay, and
+    is closed when the game ends."""
+
+    prompted: ClassVar[bool] = False
+    """Whether the seat reads prompts: it is shown the legal moves, and the battle's clock
+    rule stops asking it (a scripted seat answers at once and is never switched off)."""
+
+    @abstractmethod
+    async def decide(self, request: DecisionRequest) -> Decision:
+        """The seat's move for `request`, within its deadlines."""
+
+    def describe(self) -> dict[str, Any] | None:
+        """What a replay records of this seat beside its moves (a program's SHA-256, seed,
+        node budget and timeout), or None."""
+        return None
+
+    async def aclose(self) -> None:  # noqa: B027 - most seats hold nothing to close
+        """End what the seat holds (a program's child process); bounded, safe to repeat."""

@@ -1,0 +1,102 @@
+"""What an episode does around its games beyond the generic loop: the episode hooks.
+
+The game loop (`arena.play.episode`) plays the games of an episode and asks
+its hooks for the rest. Each game's match format names its kind of chance,
+and `episode_hooks` gives the hooks for that kind:
+
+- `seed`: the match seed is all the chance there is; nothing to open, keep or
+  reveal (`PlainEpisodes`);
+- `card`: a card seed is drawn when the episode starts, committed to the
+  ledger before the first roll and revealed when it ends; a card cut short
+  keeps its finished games and is replaced (`cards.CardEpisodes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from arena.record.cards import CardEpisodes
+from arena.record.replay import Replay
+
+__all__ = ["EpisodeHooks", "EpisodeScope", "PlainEpisodes", "episode_hooks"]
+
+
+class EpisodeScope(Protocol):
+    """One episode in play, from the moment its hooks open it until they close it."""
+
+    @property
+    def chance(self) -> int | str:
+        """What each game's `initial` is given: the match seed, or a card seed."""
+        ...
+
+    def keep(self, replay: Replay) -> None:
+        """A game finished and more follow: `replay` holds the games played so far."""
+        ...
+
+    def integrity(self) -> dict[str, Any]:
+        """The episode's integrity block for its replay, once its games are played."""
+        ...
+
+
+class EpisodeHooks(Protocol):
+    """What one game's episodes need around their games, for a run and for `arena verify`."""
+
+    def open(self, episode: str, k: int, seed: int) -> AbstractContextManager[EpisodeScope]:
+        """Open episode `episode` (the k-th match of its pair, on `seed`); the block's end
+        closes it: finished, or cancelled when an exception or a cancellation ends it."""
+        ...
+
+    def resume(self, store: Callable[[Replay], object]) -> None:
+        """Before a session plays: settle what a killed session left, storing any replay
+        that must be kept with `store`."""
+        ...
+
+    def verify(self, replay: Replay) -> str | None:
+        """The episode-level check of `arena verify`: what is wrong, or None."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _SeedScope:
+    chance: int
+
+    def keep(self, replay: Replay) -> None:
+        """Nothing to keep: a cut episode is played again whole."""
+
+    def integrity(self) -> dict[str, Any]:
+        """No episode-wide integrity data."""
+        return {}
+
+
+class PlainEpisodes:
+    """The hooks of games whose chance is the match seed: none to speak of."""
+
+    @contextmanager
+    def open(self, episode: str, k: int, seed: int) -> Iterator[_SeedScope]:
+        """The match seed is the chance."""
+        yield _SeedScope(seed)
+
+    def resume(self, store: Callable[[Replay], object]) -> None:
+        """A killed session leaves nothing: its unfinished episodes are played again."""
+
+    def verify(self, replay: Replay) -> str | None:
+        """Nothing beyond the games themselves to check."""
+        return None
+
+
+def episode_hooks(
+    chance: Literal["seed", "card"],
+    out: Path | None,
+    *,
+    dice: Literal["verifiable", "derived"] = "verifiable",
+    master: int = 0,
+) -> EpisodeHooks:
+    """The hooks for a game whose match format has `chance`, in run folder `out` (None: a
+    replay checked on its own); `dice` and `master` say where card seeds come from."""
+    if chance == "card":
+        return CardEpisodes(out, dice, master)
+    return PlainEpisodes()

@@ -1,0 +1,238 @@
+"""Replays: the versioned record of an episode, and the truth about it.
+
+One JSON document per episode: one game in the board gauntlet and Stratego,
+both games of a match for the battle and a backgammon card. It carries the
+seed, the resolved game and parameters, the aliases, the hash of every prompt
+template, every decision with every attempt, every fallback and the result.
+Policy names appear only in the `spectator` block. Files are written
+atomically (a temporary file, then a rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AttemptRecord",
+    "DecisionRecord",
+    "FallbackAttempt",
+    "FallbackRecord",
+    "GameRecord",
+    "GameResult",
+    "MatchRecord",
+    "PlyRecord",
+    "Replay",
+    "ReplyReport",
+    "Spectator",
+    "load_replay",
+    "move_json",
+    "write_atomic",
+]
+
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ReplyReport(_Model):
+    """What the provider said about one reply, beside its text; the one list of these fields
+    (a seat's `Answer` carries them, an `AttemptRecord` keeps them)."""
+
+    provider: str = ""
+    model: str = ""
+    usage: dict[str, Any] | None = None
+    """Normalised usage: input_uncached, cache_read, cache_write, output, reasoning."""
+    raw_usage: dict[str, Any] | None = None
+    stop_reason: str | None = None
+    raw_stop_reason: str | None = None
+    request_id: str | None = None
+    status: int | None = None
+    """The HTTP status of the last response, if one came."""
+    retries: list[dict[str, Any]] = Field(default_factory=list)
+    """The provider's transport attempts before this one: status, error, latency, wait."""
+    cost_usd: float | None = None
+
+
+class _AttemptFacts(_Model):
+    n: int
+    prompt_sha256: str
+    prompt: str | None = None
+    """The exact prompt, unless the run sets `record_prompts = false`."""
+    reply: str | None = None
+    latency_s: float
+    cause: str | None = None
+    error: str = ""
+
+
+class AttemptRecord(ReplyReport, _AttemptFacts):
+    """One question to a seat and what came back: the attempt's facts, then the provider's
+    report (the bases in this order keep the attempt's own fields first in the JSON)."""
+
+
+class DecisionRecord(_Model):
+    """One seat's part of one ply."""
+
+    seat: int
+    alias: str
+    move: Any
+    """The move as the engine re-reads it on verification."""
+    source: Literal["reply", "retry", "fallback"]
+    say: str = ""
+    latency_s: float
+    attempts: list[AttemptRecord] = Field(default_factory=list)
+    nodes: int | None = None
+    """Program seats: the engine helper calls the move cost."""
+
+
+class PlyRecord(_Model):
+    """A ply (a command turn in the battle): the decisions and the standings after it."""
+
+    ply: int
+    decisions: list[DecisionRecord]
+    standings: list[int]
+    integrity: dict[str, Any] = Field(default_factory=dict)
+
+
+class FallbackAttempt(_Model):
+    """One attempt of a decision that fell back, as its fallback record keeps it."""
+
+    n: int
+    latency_s: float
+    cause: str | None
+    error: str
+    status: int | None
+    reply: str | None
+    """The raw reply, cut at 2,000 characters."""
+
+
+class FallbackRecord(_Model):
+    """A decision the seat did not make itself, and why (docs/rules.md#the-decision-protocol)."""
+
+    run: str
+    episode: str
+    game_index: int
+    ply: int
+    seat: int
+    alias: str
+    cause: str
+    last_error: str
+    attempts: list[FallbackAttempt]
+    move: Any
+
+
+class GameResult(_Model):
+    """How a game ended, as its replay and the league store keep it."""
+
+    scores: list[int] | None
+    """One score per seat, summing to zero; None for a no-contest."""
+    reason: str
+    """`complete`, or `deadline` when the wall clock stopped the game."""
+    ending: str
+    detail: str = ""
+    plies: int
+
+
+class GameRecord(_Model):
+    """One game of the episode."""
+
+    index: int
+    aliases: list[str]
+    plies: list[PlyRecord] = Field(default_factory=list)
+    fallbacks: list[FallbackRecord] = Field(default_factory=list)
+    result: GameResult | None = None
+    """None while unfinished."""
+    integrity: dict[str, Any] = Field(default_factory=dict)
+    programs: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Seat -> the program's SHA-256, seed, node budget and timeout, for program seats."""
+    wall_s: float = 0.0
+
+
+class Spectator(_Model):
+    """What only spectators see: who played."""
+
+    policies: dict[str, list[str]]
+    """Game index -> the policy names at seats 0 and 1."""
+    authors: dict[str, str | None] = Field(default_factory=dict)
+
+
+class MatchRecord(_Model):
+    """The match an episode belongs to: its place in the schedule, seed and policies."""
+
+    id: str
+    index: int
+    """Position in the league's schedule, from 0; ratings follow it."""
+    entry: str
+    """The game entry as the config wrote it (`rotate` stays `rotate`)."""
+    k: int
+    seed: int
+    first: str
+    second: str
+
+
+class Replay(_Model):
+    """An episode, re-derivable by `arena verify`."""
+
+    schema_version: int = SCHEMA_VERSION
+    run: str
+    episode: str
+    match: MatchRecord
+    game: str
+    rules_version: int
+    params: dict[str, Any]
+    deadlines: dict[str, float | None]
+    record_prompts: bool
+    templates: dict[str, str] = Field(default_factory=dict)
+    """Template SHA-256 -> its path under `prompts/`."""
+    games: list[GameRecord]
+    spectator: Spectator
+    integrity: dict[str, Any] = Field(default_factory=dict)
+    """Episode-wide integrity data: a backgammon card's commitment and revealed seed."""
+
+    @property
+    def chance(self) -> int | str:
+        """What each game's `initial` was given: the revealed card seed of a card, else the
+        match seed."""
+        card_seed = self.integrity.get("card_seed")
+        return str(card_seed) if card_seed is not None else self.match.seed
+
+
+def move_json(move: Any) -> Any:
+    """A move as the replay stores it (engines give structured moves a `to_json`)."""
+    to_json = getattr(move, "to_json", None)
+    return to_json() if callable(to_json) else move
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` so that readers see the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o644)  # mkstemp makes it private; a replay is for everyone to read
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def load_replay(path: Path) -> Replay:
+    """Read a replay file; a newer schema than this arena knows is an error."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ValueError(
+            f"{path}: replay schema_version {version!r}; this arena reads {SCHEMA_VERSION}"
+        )
+    return Replay.model_validate(data)

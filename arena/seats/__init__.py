@@ -1,0 +1,8 @@
+"""What sits in a seat, one module a kind, each answering the seat protocol.
+
+scripted   a baseline: the game's own, or random
+mock       an in-process stand-in for a model, with seeded faults
+llm        a model behind a provider's wire protocol
+program    a sandboxed program (`arena.programs`)
+factory    from a policy to the seat it plays through in one game
+"""

@@ -1,0 +1,61 @@
+"""From a policy to the seat it plays through in one game.
+
+A seat's randomness derives from the match seed, the game index, the seat
+and the policy, so the same config plays the same games; a model's seats
+share the run's provider pool; a program's seat starts its own sandboxed
+child.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import games
+import providers
+from arena.config import Config, LlmPolicy, MockPolicy, ProgramPolicy, ScriptedPolicy
+from arena.play.protocol import Seat
+from arena.programs import ProgramInfo, ProgramSeat
+from arena.seats.llm import LlmSeat, provider_spec
+from arena.seats.mock import MockSeat
+from arena.seats.program import ProgramPlayer
+from arena.seats.scripted import ScriptedSeat
+
+__all__ = ["make_seat"]
+
+
+def make_seat(
+    config: Config,
+    programs: Mapping[str, ProgramInfo],
+    game: games.Game[Any],
+    policy: str,
+    seed: int,
+    index: int,
+    seat: int,
+    pool: providers.Providers | None = None,
+) -> Seat:
+    """The seat `policy` plays through at `seat` of game `index` of a match on `seed`."""
+    spec = config.policies[policy]
+    rng = random.Random(f"{seed}:{index}:{seat}:{policy}")
+    if isinstance(spec, ScriptedPolicy):
+        return ScriptedSeat(spec.baseline, rng)
+    if isinstance(spec, MockPolicy):
+        return MockSeat(rng, spec.faults, spec.latency_ms / 1000)
+    if isinstance(spec, ProgramPolicy):
+        digest = hashlib.sha256(f"{seed}:{index}:{seat}:program".encode()).hexdigest()
+        program = ProgramSeat(
+            programs[policy], seed=int(digest[:8], 16), node_budget=config.run.node_budget
+        )
+        timeout = spec.timeout_s or game.match_format.program_timeout_s
+        if timeout is None:
+            raise ValueError(
+                f"policy {policy!r} is a program, and programs do not play {game.name}"
+            )
+        return ProgramPlayer(program, timeout)
+    if not isinstance(spec, LlmPolicy) or pool is None:
+        raise RuntimeError(
+            f"policy {policy!r} is a model: its seats need the run's open provider pool"
+        )
+    return LlmSeat(pool.client(provider_spec(spec)), spec)

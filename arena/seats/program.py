@@ -1,0 +1,67 @@
+"""A program in a seat: the seat protocol over a sandboxed program (`arena.programs`).
+
+No retry (programs are deterministic): an illegal reply, a crash, an
+exception or the hard timeout forfeits the game; a move over the node budget
+becomes the first legal move, recorded as a fallback, and the third such move
+in one game forfeits it (docs/rules.md#program-seats).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import structlog
+
+from arena.play.protocol import Decision, DecisionRequest, Seat
+from arena.programs import ProgramForfeit, ProgramSeat
+
+__all__ = ["ProgramPlayer"]
+
+log = structlog.get_logger("arena.seats.program")
+
+
+class ProgramPlayer(Seat):
+    """A program seat of one game, with its hard timeout per move."""
+
+    def __init__(self, program: ProgramSeat, timeout_s: float) -> None:
+        self.program = program
+        self.timeout_s = timeout_s
+
+    async def decide(self, request: DecisionRequest) -> Decision:
+        """The program's move; over budget, the first legal move as a fallback; a forfeit
+        comes back as a decision with source `forfeit`."""
+        started = anyio.current_time()
+        try:
+            chosen = await self.program.choose(
+                request.game, request.state, request.seat, timeout_s=self.timeout_s
+            )
+        except ProgramForfeit as forfeit:
+            latency = anyio.current_time() - started
+            log.warning(
+                "program_forfeited", seat=request.seat, cause=forfeit.cause, detail=forfeit.detail
+            )
+            return Decision(
+                request.seat, None, "forfeit", latency, cause=forfeit.cause, error=forfeit.detail
+            )
+        latency = anyio.current_time() - started
+        if chosen.over_budget:
+            return Decision(
+                request.seat, chosen.move, "fallback", latency, cause="over_budget",
+                nodes=chosen.nodes,
+            )  # fmt: skip
+        return Decision(request.seat, chosen.move, "reply", latency, nodes=chosen.nodes)
+
+    def describe(self) -> dict[str, Any]:
+        """The program's SHA-256, seed, node budget and timeout, for the game's record."""
+        seat = self.program
+        return {
+            "sha256": seat.program.sha256,
+            "seed": seat.seed,
+            "node_budget": seat.node_budget,
+            "timeout_s": self.timeout_s,
+        }
+
+    async def aclose(self) -> None:
+        """End the program's child process."""
+        await self.program.aclose()

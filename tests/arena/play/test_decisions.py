@@ -1,0 +1,235 @@
+"""The decision protocol (SPEC 2.4-2.5) with tiny injected deadlines and generous margins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+import games
+from arena.config import Deadlines
+from arena.play.decisions import decide, decide_batch
+from arena.play.protocol import DecisionRequest, Question
+from tests.arena.fakes import Duel, ScriptSeat
+
+pytestmark = pytest.mark.anyio
+
+MARGIN = 0.5  # generous: these tests prove waits are bounded, not how fast anything is
+FAST = Deadlines(first_reply_s=0.2, retry_s=0.2, decision_s=0.5)
+
+
+def _hex_after(*moves: str) -> tuple[games.Game[Any], Any]:
+    game = games.load("hex")
+    state = game.initial(1)
+    for move in moves:
+        state = game.apply(state, {game.to_act(state)[0]: move})
+    return game, state
+
+
+def _request(seat: ScriptSeat, deadlines: Deadlines = FAST, *moves: str) -> DecisionRequest:
+    game, state = _hex_after(*moves)
+    mover = game.to_act(state)[0]
+    legal = game.legal_moves(state, mover)
+    return DecisionRequest(
+        game,
+        state,
+        mover,
+        seat,
+        lambda feedback: f"PROMPT\n{feedback or ''}",
+        deadlines,
+        legal=legal,
+    )
+
+
+async def test_sound_reply_is_played() -> None:
+    seat = ScriptSeat([("reply", '{"move": " C4 ", "say": "hello", "notes": "mine"}')])
+    decision = await decide(_request(seat))
+    assert (decision.move, decision.source, decision.say, decision.notes) == (
+        "c4",
+        "reply",
+        "hello",
+        "mine",
+    )
+
+
+async def test_late_first_reply_gets_the_retry() -> None:
+    seat = ScriptSeat([("sleep", 5.0, '{"move": "a1"}'), ("reply", '{"move": "b2"}')])
+    decision = await decide(_request(seat))
+    assert decision.source == "retry" and decision.move == "b2"
+    assert decision.attempts[0].cause == "timeout"
+    assert seat.started[1] - seat.started[0] < FAST.first_reply_s + MARGIN
+
+
+async def test_past_decision_s_falls_back_with_timeout_within_the_deadline() -> None:
+    seat = ScriptSeat([("hang",)])
+    request = _request(seat)
+    started = anyio.current_time()
+    decision = await decide(request)
+    elapsed = anyio.current_time() - started
+    assert decision.source == "fallback" and decision.cause == "timeout"
+    assert decision.move == request.game.baseline(request.state, request.seat)
+    assert elapsed < FAST.decision_s + MARGIN
+
+
+async def test_decision_s_cuts_a_long_retry() -> None:
+    deadlines = Deadlines(first_reply_s=0.05, retry_s=10.0, decision_s=0.3)
+    seat = ScriptSeat([("hang",)])
+    started = anyio.current_time()
+    decision = await decide(_request(seat, deadlines))
+    assert decision.cause == "timeout"
+    assert anyio.current_time() - started < deadlines.decision_s + MARGIN
+
+
+@pytest.mark.parametrize(
+    ("script", "cause"),
+    [
+        ([("reply", "")], "empty"),
+        ([("reply", "I like the centre of the board very much.")], "unreadable"),
+        ([("fail", "provider_error")], "provider_error"),
+        ([("hang",)], "timeout"),
+    ],
+)
+async def test_each_failure_cause_is_recorded(script: list[tuple[Any, ...]], cause: str) -> None:
+    decision = await decide(_request(ScriptSeat(script)))
+    assert decision.source == "fallback" and decision.cause == cause
+    assert all(a.cause == cause for a in decision.attempts)
+
+
+async def test_illegal_move_cause() -> None:
+    seat = ScriptSeat([("reply", '{"move": "a1"}')])
+    decision = await decide(_request(seat, FAST, "a1"))
+    assert decision.cause == "illegal" and len(decision.attempts) == 2
+
+
+async def test_unreadable_at_the_token_limit_is_truncated() -> None:
+    seat = ScriptSeat([("reply", '{"move": "c')], stop_reason="length")
+    assert (await decide(_request(seat))).cause == "truncated"
+
+
+async def test_retry_prompt_carries_reason_and_legal_moves() -> None:
+    seat = ScriptSeat([("reply", '{"move": "a1"}'), ("reply", '{"move": "b1"}')])
+    request = _request(seat, FAST, "a1")
+    decision = await decide(request)
+    assert decision.source == "retry"
+    first, retry = (q.prompt for q in seat.questions)
+    assert "REFUSED" not in first
+    assert "YOUR PREVIOUS REPLY WAS REFUSED: illegal" in retry
+    assert "LEGAL MOVES: " + ", ".join(request.legal) in retry
+
+
+async def test_batch_asks_both_seats_concurrently() -> None:
+    deadlines = Deadlines(first_reply_s=1.0, retry_s=0.5, decision_s=1.2)
+    seats = [
+        ScriptSeat([("sleep", 0.7, '{"move": "a"}')]),
+        ScriptSeat([("sleep", 0.7, '{"move": "b"}')]),
+    ]
+    game = Duel()
+    state = game.initial(1)
+    requests = [
+        DecisionRequest(
+            game, state, seat, seats[seat], lambda f: "duel", deadlines, legal=("a", "b")
+        )
+        for seat in (0, 1)
+    ]
+    started = anyio.current_time()
+    decisions = await decide_batch(requests)
+    elapsed = anyio.current_time() - started
+    assert {s: d.move for s, d in decisions.items()} == {0: "a", 1: "b"}
+    assert all(d.source == "reply" for d in decisions.values())
+    # Sequential asking would take 1.4 s; concurrent asking fits inside one first-reply deadline.
+    assert elapsed < deadlines.first_reply_s
+    assert abs(seats[0].started[0] - seats[1].started[0]) < 0.2
+
+
+async def test_each_seat_retries_on_its_own_schedule() -> None:
+    deadlines = Deadlines(first_reply_s=0.3, retry_s=0.3, decision_s=1.0)
+    quick_fail = ScriptSeat([("reply", "nonsense"), ("reply", '{"move": "b"}')])
+    slow_ok = ScriptSeat([("sleep", 0.25, '{"move": "a"}')])
+    game = Duel()
+    state = game.initial(1)
+    requests = [
+        DecisionRequest(game, state, 0, quick_fail, lambda f: "duel", deadlines, legal=("a", "b")),
+        DecisionRequest(game, state, 1, slow_ok, lambda f: "duel", deadlines, legal=("a", "b")),
+    ]
+    decisions = await decide_batch(requests)
+    assert decisions[0].source == "retry" and decisions[1].source == "reply"
+    # The failing seat's retry began before the slow seat had answered.
+    assert quick_fail.started[1] - slow_ok.started[0] < 0.2
+
+
+MARKER_MODEL = "marker-model-7f3a"
+MARKER_URL = "http://10.9.8.7:4321/v1"
+
+
+@pytest.mark.parametrize(
+    "cause",
+    ["timeout", "transport", "not_connected", "rate_limited", "http_status", "provider_error"],
+)
+async def test_retry_prompt_never_quotes_a_provider_error(cause: str) -> None:
+    detail = f"{cause}: openai model {MARKER_MODEL!r} at {MARKER_URL} gave no usable answer"
+    seat = ScriptSeat([("fail", cause, detail), ("reply", '{"move": "b1"}')])
+    decision = await decide(_request(seat))
+    assert decision.source == "retry"
+    assert decision.attempts[0].error == detail  # the record keeps it (spectator side)
+    retry = seat.questions[1].prompt
+    assert "YOUR PREVIOUS REPLY WAS REFUSED: " in retry
+    assert MARKER_MODEL not in retry and MARKER_URL not in retry and "openai" not in retry
+
+
+@pytest.mark.parametrize(
+    ("script", "reason"),
+    [
+        ([("hang",)], "no reply in time"),
+        ([("reply", "")], "the reply was empty"),
+        ([("fail", "http_status", "HTTP 503 from x")], "the reply could not be delivered"),
+    ],
+)
+async def test_retry_reasons_come_from_the_fixed_vocabulary(
+    script: list[tuple[Any, ...]], reason: str
+) -> None:
+    seat = ScriptSeat([*script, ("reply", '{"move": "b1"}')])
+    await decide(_request(seat, Deadlines(first_reply_s=0.1, retry_s=0.3, decision_s=0.6)))
+    assert f"YOUR PREVIOUS REPLY WAS REFUSED: {reason}\n" in seat.questions[1].prompt
+
+
+async def test_truncated_and_illegal_reasons() -> None:
+    seat = ScriptSeat([("reply", '{"move": "c')], stop_reason="length")
+    await decide(_request(seat))
+    assert "REFUSED: the reply was cut off at the token limit\n" in seat.questions[1].prompt
+    seat = ScriptSeat([("reply", '{"move": "a1"}'), ("reply", '{"move": "b1"}')])
+    await decide(_request(seat, FAST, "a1"))
+    assert "REFUSED: illegal: " in seat.questions[1].prompt
+
+
+async def test_a_reply_handed_back_after_the_deadline_is_a_timeout() -> None:
+    # The seat shields itself from the arena's cut-off and answers late all the same:
+    # lateness is decided by arrival, not by which wake-up the event loop saw first.
+    deadlines = Deadlines(first_reply_s=0.1, retry_s=0.1, decision_s=0.2)
+    seat = ScriptSeat([("late", 0.15, '{"move": "a1"}')])
+    decision = await decide(_request(seat, deadlines))
+    assert decision.source == "fallback" and decision.cause == "timeout"
+    assert decision.attempts[0].cause == "timeout"
+
+
+async def test_the_decision_ends_with_its_attempts_not_a_second_cut() -> None:
+    deadlines = Deadlines(first_reply_s=0.1, retry_s=10.0, decision_s=0.25)
+    seat = ScriptSeat([("hang",)])
+    decision = await decide(_request(seat, deadlines))
+    # Both attempts were asked and both timed out at their own deadline, the second cut
+    # to what was left of decision_s: no extra record of an arena cut-off.
+    assert [a.n for a in decision.attempts] == [1, 2]
+    assert all(a.prompt for a in decision.attempts)
+
+
+async def test_the_mock_seats_slow_fault_answers_clearly_late() -> None:
+    import random
+
+    from arena.seats.mock import MockSeat
+
+    game, state = _hex_after()
+    seat = MockSeat(random.Random(1), {"slow": 1.0})
+    question = Question("p", "move", 1, game, state, 0, game.legal_moves(state, 0))
+    deadline = anyio.current_time() + 0.05
+    await seat.ask(question, deadline=deadline)
+    assert anyio.current_time() >= deadline + 0.25
