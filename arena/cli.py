@@ -25,7 +25,7 @@ from arena.logs import close_logging, configure_logging
 
 __all__ = ["main"]
 
-Handler = Callable[[argparse.Namespace], int]
+_Handler = Callable[[argparse.Namespace], int]
 
 
 def _run_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `arena` command; returns the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
-    handler: Handler | None = getattr(args, "handler", None)
+    handler: _Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return 0

@@ -31,6 +31,7 @@ __all__ = [
     "ProgramPolicy",
     "RunTable",
     "ScriptedPolicy",
+    "draw_master_seed",
     "load_config",
     "parse_config",
     "program_games",

@@ -49,7 +49,7 @@ _SCORES = (1.0, 0.5, 0.0)
 _NEWTON_TOLERANCE = 1e-10
 _NEWTON_MAX_STEPS = 200
 
-FloatArray = npt.NDArray[np.float64]
+_FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,13 +192,13 @@ class _BTFit:
     """The policies in order of first appearance in the schedule."""
     policies: list[str]
     """The policies in the arrays' order (by name)."""
-    point: FloatArray
+    point: _FloatArray
     """Shape (policies,): the fit to the matches as given."""
-    resampled: FloatArray
+    resampled: _FloatArray
     """Shape (resamples, policies): the fit to each bootstrap resample."""
 
 
-def _match_cells(rated: list[MatchOutcome], policies: list[str]) -> FloatArray:
+def _match_cells(rated: list[MatchOutcome], policies: list[str]) -> _FloatArray:
     """Each match's wins as a flat (n x n) wins matrix, n = policies + the anchor.
 
     Cell i*n + j of row m holds what policy i scored against j in match m;
@@ -215,7 +215,7 @@ def _match_cells(rated: list[MatchOutcome], policies: list[str]) -> FloatArray:
     return cells
 
 
-def _bootstrap_counts(matches: int, seed: int, resamples: int) -> FloatArray:
+def _bootstrap_counts(matches: int, seed: int, resamples: int) -> _FloatArray:
     """How often each match is drawn in each resample, shape (resamples, matches)."""
     if matches == 0:
         return np.zeros((resamples, 0))
@@ -230,7 +230,7 @@ def _bootstrap_counts(matches: int, seed: int, resamples: int) -> FloatArray:
     )
 
 
-def _with_anchor_prior(wins: FloatArray) -> FloatArray:
+def _with_anchor_prior(wins: _FloatArray) -> _FloatArray:
     """Add the prior: each policy draws one virtual game against the anchor (last index)."""
     wins = wins.copy()
     wins[:, :-1, -1] += 0.5
@@ -238,7 +238,7 @@ def _with_anchor_prior(wins: FloatArray) -> FloatArray:
     return wins
 
 
-def _newton_step(theta: FloatArray, wins: FloatArray, games: FloatArray) -> FloatArray:
+def _newton_step(theta: _FloatArray, wins: _FloatArray, games: _FloatArray) -> _FloatArray:
     """The Newton step of the log-likelihood in the policies' log-strengths (anchor fixed).
 
     Shapes: theta (batch, n) with the anchor's 0 last, wins and games (batch, n, n).
@@ -253,11 +253,11 @@ def _newton_step(theta: FloatArray, wins: FloatArray, games: FloatArray) -> Floa
     information = -curvature[:, :policies, :policies]
     diagonal = np.arange(policies)
     information[:, diagonal, diagonal] += curvature.sum(axis=2)[:, :policies]
-    step: FloatArray = np.linalg.solve(information, gradient[:, :, None])[:, :, 0]
+    step: _FloatArray = np.linalg.solve(information, gradient[:, :, None])[:, :, 0]
     return step
 
 
-def _fit_log_strengths(wins: FloatArray) -> FloatArray:
+def _fit_log_strengths(wins: _FloatArray) -> _FloatArray:
     """Maximum-likelihood log-strengths, shape (batch, policies), from wins (batch, n, n).
 
     Damped Newton: a step whose largest coordinate is m is scaled by
@@ -280,10 +280,10 @@ def _fit_log_strengths(wins: FloatArray) -> FloatArray:
     )
 
 
-def _on_elo_scale(theta: FloatArray) -> FloatArray:
+def _on_elo_scale(theta: _FloatArray) -> _FloatArray:
     """Log-strengths as Elo-scale ratings: mean 1500 over the real policies."""
     centred = theta - theta.mean(axis=-1, keepdims=True)
-    scaled: FloatArray = ELO_START + _ELO_PER_LOG_STRENGTH * centred
+    scaled: _FloatArray = ELO_START + _ELO_PER_LOG_STRENGTH * centred
     return scaled
 
 
@@ -308,7 +308,7 @@ def _bt_fit(matches: Iterable[MatchOutcome], seed: int, resamples: int) -> _BTFi
     return _BTFit(shown, policies, ratings[0], ratings[1:])
 
 
-def _interval(samples: FloatArray) -> tuple[FloatArray, FloatArray]:
+def _interval(samples: _FloatArray) -> tuple[_FloatArray, _FloatArray]:
     """The 2.5th and 97.5th percentiles along the resample axis."""
     low, high = np.percentile(samples, [2.5, 97.5], axis=0)
     return low, high

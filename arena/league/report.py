@@ -21,7 +21,7 @@ from arena.league.standings import GameSummary
 from arena.league.store import LeagueStore
 from arena.league.tables import league_tables
 
-__all__ = ["WHATS", "League", "load_league", "render", "standings_tables"]
+__all__ = ["FORMATS", "WHATS", "League", "load_league", "render", "standings_tables"]
 
 WHATS = ("standings", "h2h", "fallbacks", "games")
 FORMATS = ("table", "json", "csv")

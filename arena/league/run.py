@@ -37,11 +37,12 @@ from arena.play.episode import EpisodeSetup, play_episode
 from arena.play.match import Episode
 from arena.record.replay import Replay, write_atomic
 
-__all__ = ["Progress", "RunResult", "execute"]
+__all__ = ["Failure", "Progress", "RunResult", "execute"]
 
 log = structlog.get_logger("arena.league.run")
 
 Failure = dict[str, str]
+"""An episode that failed: its id and the error, as the summary lists it."""
 
 
 @dataclass

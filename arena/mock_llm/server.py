@@ -23,10 +23,10 @@ _START_S = 5.0  # a loopback server that is not up in 5 s never will be
 _STOP_S = 5.0
 _GRACE_S = 1  # then uvicorn cancels whatever still runs
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+_Scope = MutableMapping[str, Any]
+_Message = MutableMapping[str, Any]
+_Receive = Callable[[], Awaitable[_Message]]
+_Send = Callable[[_Message], Awaitable[None]]
 
 
 class MockLLM:
@@ -62,7 +62,7 @@ class MockLLM:
         for scope in list(self._pauses):
             scope.cancel()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
         """Serve one ASGI connection scope."""
         if scope["type"] != "http":  # run with lifespan="off": nothing to start or stop
             return
@@ -79,7 +79,7 @@ class MockLLM:
             await _send_json(send, 404, {"error": {"message": message}})
 
     async def _answer(
-        self, endpoint: tuple[str, str | None], body: bytes, receive: Receive, send: Send
+        self, endpoint: tuple[str, str | None], body: bytes, receive: _Receive, send: _Send
     ) -> None:
         try:
             request = json.loads(body)
@@ -97,7 +97,7 @@ class MockLLM:
         else:  # sent only if the client is still there: the server is stopping
             await _send_json(send, 503, {"error": {"message": "mock server stopping"}})
 
-    async def _delay(self, fault: str | None, receive: Receive) -> bool:
+    async def _delay(self, fault: str | None, receive: _Receive) -> bool:
         if fault == "hang":
             return await self._pause(receive, None)
         delay = self.latency_s + (self.slow_s if fault == "slow" else 0)
@@ -112,7 +112,7 @@ class MockLLM:
             draw -= rate
         return None
 
-    async def _pause(self, receive: Receive, seconds: float | None) -> bool:
+    async def _pause(self, receive: _Receive, seconds: float | None) -> bool:
         """Wait `seconds` (None: forever); False if the client left or `release` ended it."""
         with anyio.CancelScope() as pause:
             self._pauses.add(pause)
@@ -126,13 +126,13 @@ class MockLLM:
         return not pause.cancelled_caught
 
 
-async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+async def _cancel_on_disconnect(receive: _Receive, scope: anyio.CancelScope) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
     scope.cancel()
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def _read_body(receive: _Receive) -> bytes:
     chunks: list[bytes] = []
     while True:
         message = await receive()
@@ -142,13 +142,13 @@ async def _read_body(receive: Receive) -> bytes:
 
 
 async def _send_json(
-    send: Send, status: int, value: object, headers: Mapping[str, str] | None = None
+    send: _Send, status: int, value: object, headers: Mapping[str, str] | None = None
 ) -> None:
     await _send(send, status, json.dumps(value).encode(), headers)
 
 
 async def _send(
-    send: Send, status: int, body: bytes, headers: Mapping[str, str] | None = None
+    send: _Send, status: int, body: bytes, headers: Mapping[str, str] | None = None
 ) -> None:
     raw = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
     raw += [(name.encode(), value.encode()) for name, value in (headers or {}).items()]
@@ -217,7 +217,7 @@ async def serving(app: MockLLM, *, host: str = "127.0.0.1", port: int = 0) -> As
             tg.start_soon(partial(server.serve, sockets=[sock]))
             try:
                 with anyio.fail_after(_START_S):
-                    while not server.started:
+                    while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, no event
                         await anyio.sleep(0.005)
                 bound = sock.getsockname()[1]
                 yield f"http://[{host}]:{bound}" if ":" in host else f"http://{host}:{bound}"

@@ -159,6 +159,8 @@ _GEMINI_PATH = re.compile(r"^/v1beta/models/([^/:]+):generateContent$")
 
 
 def route(path: str) -> tuple[str, str | None] | None:
+    """The protocol a request path speaks and the model it names (Gemini's is in the path),
+    or None for a path the mock does not serve."""
     if path in ("/v1/chat/completions", "/chat/completions"):
         return "openai", None
     if path == "/v1/messages":

@@ -39,6 +39,7 @@ __all__ = [
     "NO_REPLY",
     "REPLY_CUT",
     "RETRY_REASONS",
+    "SEAT_LEAD_S",
     "TextSeat",
     "decide",
     "decide_batch",
@@ -201,13 +202,15 @@ async def decide_batch(
 ) -> dict[int, Decision]:
     """Ask every seat of the batch at once (each retries on its own schedule); with
     `switch_off`, prompted seats are not asked (`switched_off`)."""
-    ask = switched_off if switch_off else decide
+    if switch_off:
+        # Nobody waits on anything: the rest of the episode runs at full speed to its end.
+        return {req.seat: await switched_off(req) for req in requests}
     if len(requests) == 1:
-        return {requests[0].seat: await ask(requests[0])}
+        return {requests[0].seat: await decide(requests[0])}
     results: dict[int, Decision] = {}
 
     async def one(req: DecisionRequest) -> None:
-        results[req.seat] = await ask(req)
+        results[req.seat] = await decide(req)
 
     async with anyio.create_task_group() as group:
         for req in requests:

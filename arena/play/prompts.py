@@ -23,9 +23,11 @@ __all__ = [
     "PromptError",
     "PromptTemplate",
     "SeatContext",
+    "first_line",
     "load_template",
     "prompts_dir",
     "render",
+    "rules_summary",
 ]
 
 PLACEHOLDERS = frozenset(

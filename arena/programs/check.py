@@ -19,9 +19,10 @@ from arena.programs.policy import DEFAULT_NODE_BUDGET, SandboxLimits, program_ga
 from arena.programs.seat import ProgramForfeit, ProgramSeat
 from arena.programs.static import ProgramRefused, register
 
-__all__ = ["CheckGame", "CheckReport", "PlyRecord", "check_program"]
+__all__ = ["PROGRAM_SEAT", "CheckGame", "CheckReport", "PlyRecord", "check_program"]
 
 PROGRAM_SEAT = 0
+"""The seat the checked program plays in both games; the baseline plays the other."""
 
 
 @dataclass(frozen=True, slots=True)

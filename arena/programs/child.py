@@ -38,6 +38,16 @@ import traceback
 from collections.abc import Callable
 from typing import Any, BinaryIO, NoReturn, cast
 
+__all__ = [
+    "Channel",
+    "Context",
+    "HelperError",
+    "NodeBudgetExceeded",
+    "Runtime",
+    "SandboxRefusal",
+    "main",
+]
+
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
 _PR_SET_PDEATHSIG = 1
@@ -144,10 +154,12 @@ class Channel:
         os.close(devnull)
 
     def send(self, message: dict[str, Any]) -> None:
+        """One JSON line to the arena."""
         self._out.write(json.dumps(message).encode() + b"\n")
         self._out.flush()
 
     def receive(self) -> dict[str, Any]:
+        """The arena's next JSON line."""
         line = self._in.readline()
         if not line:
             raise SystemExit(0)  # the parent closed the pipe: the game is over
@@ -206,6 +218,7 @@ class Context:
         return cast("int", self._call("with_dice", state, d1, d2))
 
     def start_move(self) -> None:
+        """A new move begins: its node budget is whole again."""
         self._spent = False
 
     def _call(self, fn: str, *args: Any) -> Any:
@@ -354,6 +367,7 @@ class Runtime:
         self.filename = str(hello.get("filename", "program.py"))
 
     def load(self, source: str, allowed: frozenset[str]) -> None:
+        """Run the program's source in its restricted namespace, importing only `allowed`."""
         code = compile(source, self.filename, "exec", dont_inherit=True)
         lines = source.splitlines(keepends=True)
         linecache.cache[self.filename] = (len(source), None, lines, self.filename)
@@ -378,6 +392,7 @@ class Runtime:
             _GUARD.program_running = False
 
     def choose(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Ask the program for a move (or a setup) and wrap its answer as the reply message."""
         method = "choose_setup" if message.get("kind") == "setup" else "choose_move"
         self.ctx.start_move()
         try:
@@ -400,6 +415,7 @@ class Runtime:
         return {"op": "failed", "kind": "sandbox", "detail": detail, "output": _OUTPUT.text}
 
     def serve(self) -> None:
+        """Answer the arena's messages until it says goodbye or the pipe closes."""
         while True:
             message = self.channel.receive()
             if message.get("op") == "choose":

@@ -48,9 +48,14 @@ class Registration(Protocol):
     """A registered program, as the ledger records it."""
 
     @property
-    def path(self) -> Path: ...
+    def path(self) -> Path:
+        """The program file."""
+        ...
+
     @property
-    def sha256(self) -> str: ...
+    def sha256(self) -> str:
+        """SHA-256 of its bytes."""
+        ...
 
 
 def register_programs(out: Path, programs: Mapping[str, Registration]) -> None:

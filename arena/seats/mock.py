@@ -26,7 +26,7 @@ from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
 from arena.record.replay import move_json
 
-__all__ = ["FAULTS", "MockSeat"]
+__all__ = ["FAULTS", "SLOW_LATE_S", "MockSeat"]
 
 FAULTS = MOCK_FAULTS
 

@@ -113,10 +113,12 @@ class BackgammonDrawer:
         return str(move)
 
     def static(self, game: games.Game[Any], initial: Any) -> dict[str, Any]:
+        """The seats' colours in this game."""
         colours = [colour_of(initial.game, 0), colour_of(initial.game, 1)]
         return {"colours": colours, "seat_colours": [_SWATCH[c] for c in colours]}
 
     def frame(self, game: games.Game[Any], before: Any | None, after: Any) -> dict[str, Any]:
+        """The points after the ply, its dice, and each checker step of the play."""
         board = _board(after.black, after.white)
         out: dict[str, Any] = {
             **board,

@@ -25,7 +25,15 @@ from arena.viewer.backgammon import BackgammonDrawer
 from arena.viewer.battle import turn_frames
 from games.battle import BattleState, squad_prefix
 
-__all__ = ["DRAWERS", "Drawer", "drawer_for"]
+__all__ = [
+    "DRAWERS",
+    "BattleDrawer",
+    "Drawer",
+    "GridDrawer",
+    "QuoridorDrawer",
+    "StrategoDrawer",
+    "drawer_for",
+]
 
 
 class Drawer(Protocol):
@@ -62,6 +70,7 @@ class GridDrawer:
     """connect-four, hex and breakthrough: a rectangle of cells holding R, B or nothing."""
 
     def static(self, game: games.Game[Any], initial: Any) -> dict[str, Any]:
+        """The files, ranks and side names."""
         view = game.view(initial, 0)
         return {
             "files": "".join(view["files"]),
@@ -70,6 +79,7 @@ class GridDrawer:
         }
 
     def frame(self, game: games.Game[Any], before: Any | None, after: Any) -> dict[str, Any]:
+        """The cells after the ply, and which of them changed."""
         view = game.view(after, 0)
         cells = _cell_rows(view)
         old = None if before is None else _cell_rows(game.view(before, 0))
@@ -88,6 +98,7 @@ class QuoridorDrawer(GridDrawer):
     """Quoridor: the grid with its two pawns, plus the walls and the walls left."""
 
     def frame(self, game: games.Game[Any], before: Any | None, after: Any) -> dict[str, Any]:
+        """The grid's frame, with the walls standing and the walls each seat has left."""
         out = super().frame(game, before, after)
         view = game.view(after, 0)
         old_walls = set() if before is None else set(game.view(before, 0)["walls"])
@@ -110,6 +121,7 @@ class BattleDrawer:
     """The battle: the squads, then every tick of every command turn, re-run by the engine."""
 
     def static(self, game: games.Game[Any], initial: Any) -> dict[str, Any]:
+        """The map, every soldier's side and squad, the squad letters and the clock."""
         s: BattleState = initial
         return {
             "map_size": s.layout.map_size,
@@ -121,6 +133,7 @@ class BattleDrawer:
         }
 
     def frame(self, game: games.Game[Any], before: Any | None, after: Any) -> dict[str, Any]:
+        """Every tick of the command turn that led to `after`, the orders and survivors."""
         s: BattleState = after
         if before is None:
             ticks = [(s.tick, _soldiers_b64(s.x, s.y, s.hp))]
@@ -162,10 +175,12 @@ class StrategoDrawer:
         return str(move)
 
     def static(self, game: games.Game[Any], initial: Any) -> dict[str, Any]:
+        """The board's files, ranks, lakes and sides."""
         view = game.view(initial, 0)
         return {"files": "abcdefghij", "ranks": 10, "lakes": view["lakes"], "sides": view["sides"]}
 
     def frame(self, game: games.Game[Any], before: Any | None, after: Any) -> dict[str, Any]:
+        """Each seat's view after the ply, and the spectator's board that joins them."""
         views = [game.view(after, 0), game.view(after, 1)]
         seen = [_stratego_board(v["pieces"]) for v in views]
         board, owners, flags = ["."] * 100, ["."] * 100, ["."] * 100

@@ -23,6 +23,8 @@ class ScriptSeat(TextSeat):
     stop_reason: str | None = None
     questions: list[Question] = field(default_factory=list)
     started: list[float] = field(default_factory=list)
+    answered: list[float] = field(default_factory=list)
+    """When each attempt that replied handed its answer back (anyio's clock)."""
 
     async def ask(self, question: Question, *, deadline: float) -> Answer:
         self.questions.append(question)
@@ -38,8 +40,12 @@ class ScriptSeat(TextSeat):
             return Answer(text=step[2], stop_reason=self.stop_reason)
         if step[0] == "sleep":
             await anyio.sleep(step[1])
-            return Answer(text=step[2], stop_reason=self.stop_reason)
-        return Answer(text=step[1], stop_reason=self.stop_reason)
+            return self._answer(step[2])
+        return self._answer(step[1])
+
+    def _answer(self, text: str) -> Answer:
+        self.answered.append(anyio.current_time())
+        return Answer(text=text, stop_reason=self.stop_reason)
 
 
 class DuelState(NamedTuple):

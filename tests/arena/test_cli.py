@@ -34,7 +34,8 @@ def test_run_then_verify(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     out = tmp_path / "out"
     assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 0
     printed = capsys.readouterr().out
-    assert "tactician" in printed and "mean game score" in printed
+    assert "tactician" in printed
+    assert "mean game score" in printed
     summary = json.loads((out / "summary.json").read_text())
     assert len(summary["games"]) == 2
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]

@@ -89,7 +89,8 @@ def test_deadlines_per_game() -> None:
         "decision_s": 8,
     }
     assert config.deadlines_for("connect-four").decision_s == 8
-    assert config.wall_s_for("hex") == 60 and config.wall_s_for("quoridor") == 1200
+    assert config.wall_s_for("hex") == 60
+    assert config.wall_s_for("quoridor") == 1200
 
 
 def test_toml_errors_name_the_file(tmp_path: Path) -> None:

@@ -81,7 +81,8 @@ async def test_reply_text_usage_and_ids(
     assert completion.usage == Usage(
         input_uncached=21, cache_read=1800, cache_write=188, output=393, reasoning=None
     )
-    assert completion.raw_usage is not None and completion.raw_usage["service_tier"] == "standard"
+    assert completion.raw_usage is not None
+    assert completion.raw_usage["service_tier"] == "standard"
     assert completion.request_id == "req_011CSHoEeqs5C35K2UUqR7Fy"
     assert completion.model == "claude-sonnet-4-5-20250929"
 

@@ -93,7 +93,8 @@ async def test_equal_specs_share_a_client_and_clients_close_at_exit() -> None:
     async with Providers(transport=httpx.MockTransport(InFlight(0))) as pool:
         a, b = pool.client(spec()), pool.client(spec())
         other = pool.client(spec("other"))
-        assert a is b and a is not other
+        assert a is b
+        assert a is not other
         await a.complete(REQUEST, deadline=anyio.current_time() + 1)
     with pytest.raises(RuntimeError, match="async with Providers"):
         pool.client(spec())

@@ -58,3 +58,12 @@ def test_any_json_body_parses_or_is_invalid(protocol: WireProtocolName, body: An
 def test_any_retry_header_reads_as_a_wait_or_nothing(headers: dict[str, str]) -> None:
     wait = retry_after_from_headers(headers)
     assert wait is None or 0 <= wait < float("inf")
+
+
+@given(seconds=st.integers(0, 10**6), millis=st.integers(0, 10**9) | st.none())
+def test_a_numeric_retry_header_reads_as_its_value(seconds: int, millis: int | None) -> None:
+    headers = {"retry-after": str(seconds)}
+    if millis is not None:
+        headers["retry-after-ms"] = str(millis)  # the finer one wins
+    expected = millis / 1000 if millis is not None else seconds
+    assert retry_after_from_headers(headers) == expected

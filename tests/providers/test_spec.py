@@ -12,7 +12,8 @@ from providers import DEFAULT_BASE_URLS, PROTOCOLS, Price, ProviderSpec, Usage
 def test_each_protocol_has_its_default_base_url(protocol: str) -> None:
     spec = ProviderSpec.model_validate({"protocol": protocol, "model": "m"})
     assert spec.base_url == DEFAULT_BASE_URLS[protocol]  # type: ignore[index]
-    assert spec.api_key is None and spec.max_connections == 16
+    assert spec.api_key is None
+    assert spec.max_connections == 16
 
 
 def test_base_url_keeps_no_trailing_slash() -> None:

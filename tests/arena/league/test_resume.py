@@ -120,7 +120,8 @@ def test_killed_twice_resumes_to_the_uninterrupted_standings(tmp_path: Path) -> 
     assert _table(cut) == _table(whole)
     whole_ratings = json.loads((whole / "summary.json").read_text())["ratings"]
     cut_ratings = json.loads((cut / "summary.json").read_text())["ratings"]
-    assert cut_ratings["elo"] == whole_ratings["elo"] and cut_ratings["bt"] == whole_ratings["bt"]
+    assert cut_ratings["elo"] == whole_ratings["elo"]
+    assert cut_ratings["bt"] == whole_ratings["bt"]
     assert main(["verify", str(cut)]) == 0
 
 
@@ -149,7 +150,9 @@ def test_a_changed_config_is_refused_unless_told(
     capsys.readouterr()
     assert main(["run", str(changed), "--out", str(out), "--no-progress"]) == 2
     error = capsys.readouterr().err
-    assert "run.matches: 1 -> 2" in error and "--resume-anyway" in error and "--force-new" in error
+    assert "run.matches: 1 -> 2" in error
+    assert "--resume-anyway" in error
+    assert "--force-new" in error
     assert main(["run", str(changed), "--out", str(out), "--no-progress", "--resume-anyway"]) == 0
     assert _finished(out) == 2 * EPISODES
     assert main(["run", str(config), "--out", str(out), "--no-progress", "--force-new"]) == 0
@@ -190,7 +193,8 @@ def test_a_card_cut_by_a_kill_keeps_its_finished_game_and_is_replaced(tmp_path: 
     process = _arena("run", str(config), "--out", str(out))
     deadline = time.monotonic() + 60
     while not list((out / "partial-cards").glob("*.json")):  # game 1 is done, game 2 in play
-        assert process.poll() is None and time.monotonic() < deadline, "game 1 never finished"
+        assert process.poll() is None, "the run ended before game 1 finished"
+        assert time.monotonic() < deadline, "game 1 never finished"
         time.sleep(0.005)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
@@ -208,8 +212,10 @@ def test_a_card_cut_by_a_kill_keeps_its_finished_game_and_is_replaced(tmp_path: 
     games = {(g["episode"], g["game_index"]): g for g in summary["games"]}
     cut = f"{card}~cancelled-a1"
     assert games[(cut, 1)]["scores"] is not None  # the finished game is kept
-    assert games[(cut, 2)]["scores"] is None and games[(cut, 2)]["ending"] == "no-contest"
-    assert games[(card, 1)]["scores"] is not None and games[(card, 2)]["scores"] is not None
+    assert games[(cut, 2)]["scores"] is None
+    assert games[(cut, 2)]["ending"] == "no-contest"
+    assert games[(card, 1)]["scores"] is not None
+    assert games[(card, 2)]["scores"] is not None
     assert summary["ratings"]["matches_rated"] == 1  # the replacement card, not the cut one
     assert {r["no_contest"] for r in summary["standings"]["overall"]} == {1}
     assert main(["verify", str(out)]) == 0

@@ -49,7 +49,8 @@ def test_every_pair_faces_the_same_seed_and_rotation_resolves() -> None:
 def test_board_episodes_swap_seats() -> None:
     match = next(schedule(5, ["hex"], 1, ["a", "b"]))
     one, two = match.episodes()
-    assert one.seats(1) == ("a", "b") and two.seats(2) == ("b", "a")
+    assert one.seats(1) == ("a", "b")
+    assert two.seats(2) == ("b", "a")
     assert one.id != two.id
 
 

@@ -33,12 +33,12 @@ from providers import (
     ProviderSpec,
     Timeout,
 )
+from tests.timing import MARGIN_S
 
 pytestmark = pytest.mark.anyio
 
 LEGAL = ("a1", "b2", "c3", "d4")
 BOARD_PROMPT = "You play hex.\nREPLY KEY: move\nLEGAL MOVES: " + ", ".join(LEGAL) + "\n"
-MARGIN_S = 1.0  # generous: these tests check that waits are bounded, not how fast
 
 
 @pytest.fixture(scope="module")
@@ -125,10 +125,14 @@ async def test_each_protocol_answers_a_legal_move_through_our_client(
         request = CompletionRequest(BOARD_PROMPT, 64, system="you play hex")
         completion = await model.complete(request, deadline=anyio.current_time() + 5)
     reply = json.loads(completion.text)
-    assert reply["move"] in LEGAL and reply["say"] and "notes" in reply
+    assert reply["move"] in LEGAL
+    assert reply["say"]
+    assert "notes" in reply
     assert completion.stop_reason == "stop"
-    assert completion.usage.input_uncached and completion.usage.output
-    assert completion.request_id and completion.model
+    assert completion.usage.input_uncached
+    assert completion.usage.output
+    assert completion.request_id
+    assert completion.model
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -139,15 +143,19 @@ async def test_replies_are_real_shaped(mock: tuple[MockLLM, str], protocol: str)
     assert response.status_code == 200
     assert response.headers["content-length"] == str(len(response.content))
     if protocol == "openai":
-        assert body["id"].startswith("chatcmpl-") and response.headers["x-request-id"]
+        assert body["id"].startswith("chatcmpl-")
+        assert response.headers["x-request-id"]
         assert body["usage"]["total_tokens"] == (
             body["usage"]["prompt_tokens"] + body["usage"]["completion_tokens"]
         )
     elif protocol == "anthropic":
-        assert body["id"].startswith("msg_") and response.headers["request-id"]
-        assert body["usage"]["input_tokens"] > 0 and body["usage"]["output_tokens"] > 0
+        assert body["id"].startswith("msg_")
+        assert response.headers["request-id"]
+        assert body["usage"]["input_tokens"] > 0
+        assert body["usage"]["output_tokens"] > 0
     else:
-        assert body["responseId"] and body["usageMetadata"]["candidatesTokenCount"] > 0
+        assert body["responseId"]
+        assert body["usageMetadata"]["candidatesTokenCount"] > 0
         assert body["modelVersion"] == "mock-1"
 
 
@@ -178,14 +186,16 @@ def test_battle_orders_are_valid() -> None:
             if order["do"] == "attack":
                 assert order["enemy"] in ("B3", "B7")
             if order["do"] == "move":
-                assert all(1 <= c <= 20 for c in order["to"]) and len(order["to"]) == 2
+                assert all(1 <= c <= 20 for c in order["to"])
+                assert len(order["to"]) == 2
 
 
 @given(st.lists(st.integers(1, 9), min_size=1, max_size=9, unique=True), st.integers(0, 2**32))
 def test_orders_without_enemies_never_attack(squads: list[int], seed: int) -> None:
     lines = PromptLines.read("REPLY KEY: orders\nYOUR SQUADS: " + " ".join(f"B{n}" for n in squads))
     orders = invent(lines, random.Random(seed))
-    assert isinstance(orders, list) and len(orders) == len(squads)
+    assert isinstance(orders, list)
+    assert len(orders) == len(squads)
     assert all(o["do"] != "attack" for o in orders)
     assert all(1 <= c <= 45 for o in orders if o["do"] == "move" for c in o["to"])
 
@@ -193,7 +203,8 @@ def test_orders_without_enemies_never_attack(squads: list[int], seed: int) -> No
 @pytest.mark.parametrize("seed", range(5))
 def test_stratego_setup_is_a_shuffled_army(seed: int) -> None:
     setup = invent(PromptLines.read("REPLY KEY: setup"), random.Random(seed))
-    assert isinstance(setup, str) and len(setup) == 40
+    assert isinstance(setup, str)
+    assert len(setup) == 40
     assert Counter(setup) == Counter(STRATEGO_PIECES)
     assert Counter(STRATEGO_PIECES) == Counter(
         {
@@ -212,7 +223,8 @@ def test_stratego_setup_is_a_shuffled_army(seed: int) -> None:
         }
     )
     illegal = invent(PromptLines.read("REPLY KEY: setup"), random.Random(seed), illegal=True)
-    assert isinstance(illegal, str) and Counter(illegal) != Counter(STRATEGO_PIECES)
+    assert isinstance(illegal, str)
+    assert Counter(illegal) != Counter(STRATEGO_PIECES)
 
 
 def test_without_a_list_the_guess_is_a_short_token() -> None:
@@ -298,7 +310,8 @@ async def test_prose_has_no_move(
     set_faults("prose=1")
     text, reason = reply_of(protocol, (await post(protocol, mock[1])).json())
     assert reason in ("stop", "end_turn", "STOP")
-    assert "{" not in text and "move" not in text.lower()
+    assert "{" not in text
+    assert "move" not in text.lower()
     assert not any(re.search(rf"\b{m}\b", text) for m in LEGAL)
 
 
@@ -310,7 +323,8 @@ async def test_illegal_is_well_formed_but_not_in_the_list(
     text, _ = reply_of(protocol, (await post(protocol, mock[1])).json())
     move = json.loads(text)["move"]
     # Shaped like the listed moves (a letter a-d then a digit 1-4), yet not among them.
-    assert re.fullmatch(r"[a-d][1-4]", move) and move not in LEGAL
+    assert re.fullmatch(r"[a-d][1-4]", move)
+    assert move not in LEGAL
 
 
 def test_illegal_falls_back_to_an_unreadable_token_when_every_variation_is_legal() -> None:
@@ -337,7 +351,8 @@ async def test_stats_count_requests_and_injected_faults(
     injected = {k: stats["injected"][k] - before["injected"][k] for k in FAULTS}
     assert stats["requests"] - before["requests"] == 20
     assert injected["500"] + injected["prose"] == 20
-    assert injected["500"] > 0 and injected["prose"] > 0
+    assert injected["500"] > 0
+    assert injected["prose"] > 0
 
 
 async def test_keep_alive_answers_add_no_latency(mock: tuple[MockLLM, str]) -> None:
@@ -348,7 +363,8 @@ async def test_keep_alive_answers_add_no_latency(mock: tuple[MockLLM, str]) -> N
         started = time.monotonic()
         for _ in range(20):
             assert (await post("openai", url, client=client)).status_code == 200
-    assert time.monotonic() - started < 0.4
+    # Twenty stalls would cost 0.8 s; a handful of local round trips costs far less.
+    assert time.monotonic() - started < 20 * 0.040
 
 
 async def test_unknown_paths_and_bodies_are_refused(mock: tuple[MockLLM, str]) -> None:
@@ -356,7 +372,8 @@ async def test_unknown_paths_and_bodies_are_refused(mock: tuple[MockLLM, str]) -
     async with httpx.AsyncClient() as client:
         missing = await client.post(f"{url}/v2/complete", json={})
         not_json = await client.post(f"{url}/v1/messages", content=b"hello")
-    assert missing.status_code == 404 and "/v1/messages" in missing.json()["error"]["message"]
+    assert missing.status_code == 404
+    assert "/v1/messages" in missing.json()["error"]["message"]
     assert not_json.status_code == 400
 
 
@@ -388,8 +405,10 @@ def test_parse_faults() -> None:
     spec = "illegal=0.05, 429=0.05,500=0.02,529=0.01,hang=0.01,slow=0.02,garbage=0.02,truncated=0.02,prose=0.02"
     rates = parse_faults(spec)
     assert list(rates) == list(FAULTS)  # draw order, whatever the spec's order
-    assert rates["illegal"] == 0.05 and rates["hang"] == 0.01
-    assert parse_faults("") == {} and parse_faults("500=0") == {}
+    assert rates["illegal"] == 0.05
+    assert rates["hang"] == 0.01
+    assert parse_faults("") == {}
+    assert parse_faults("500=0") == {}
 
 
 @pytest.mark.parametrize(
@@ -422,9 +441,9 @@ async def test_a_hang_does_not_block_shutdown() -> None:
     started = time.monotonic()
     async with anyio.create_task_group() as tg, serving(app) as url:
         tg.start_soon(wait_forever, url)
-        while not app.injected["hang"]:
+        while not app.injected["hang"]:  # noqa: ASYNC110 - the server counts, it signals nothing
             await anyio.sleep(0.01)
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 5.0  # the server's own 5 s stop cut-off never came
     assert outcome == [503]  # released at shutdown, not cut off
 
 

@@ -13,6 +13,7 @@ from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.record.replay import load_replay
 from arena.record.verify import verify_replay
+from tests.timing import MARGIN_S
 
 
 def _battle(policies: dict[str, Any], game: dict[str, Any]) -> dict[str, Any]:
@@ -35,7 +36,8 @@ def test_battle_episode_records_chain_orders_and_verifies(tmp_path: Path) -> Non
     }
     (replay,) = _run(tmp_path, _battle(policies, {}))
     assert [g.index for g in replay.games] == [1, 2]
-    assert replay.games[0].aliases == ["Alpha", "Bravo"] and replay.games[1].aliases == [
+    assert replay.games[0].aliases == ["Alpha", "Bravo"]
+    assert replay.games[1].aliases == [
         "Bravo",
         "Alpha",
     ]
@@ -69,5 +71,5 @@ def test_switch_off_when_two_turns_no_longer_fit(tmp_path: Path) -> None:
         1 for g in replay.games for p in g.plies for d in p.decisions if d.source != "fallback"
     )
     assert asked > 0, "the seats were asked while two turns still fitted"
-    assert sum(g.wall_s for g in replay.games) < 0.5 + 0.5
+    assert sum(g.wall_s for g in replay.games) < 0.5 + MARGIN_S
     verify_replay(replay)

@@ -1,6 +1,8 @@
-"""Reply extraction (SPEC 2.2): last JSON object with the key, then a `move:` label, then the text."""
+"""Reply extraction: last JSON object with the key, then a `move:` label, then the text."""
 
 from __future__ import annotations
+
+import json
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -23,7 +25,8 @@ def test_label_when_no_json_object_has_the_key() -> None:
 def test_prose_reaches_the_reader_whole() -> None:
     reply = "I would play c4 because the centre matters."
     got = extract(reply)
-    assert got.move == reply and got.via == "text"
+    assert got.move == reply
+    assert got.via == "text"
 
 
 def test_empty_reply_has_no_move() -> None:
@@ -32,14 +35,17 @@ def test_empty_reply_has_no_move() -> None:
 
 def test_say_and_notes_are_cut() -> None:
     got = extract('{"move": "a", "say": "' + "s" * 500 + '", "notes": "' + "n" * 5000 + '"}')
-    assert len(got.say) == SAY_MAX and got.notes is not None and len(got.notes) == NOTES_MAX
+    assert len(got.say) == SAY_MAX
+    assert got.notes is not None
+    assert len(got.notes) == NOTES_MAX
 
 
 def test_battle_orders_are_decoded_lists() -> None:
     got = extract('{"orders": [{"squad": "A1", "do": "hold"}]}', key="orders")
     assert got.move == [{"squad": "A1", "do": "hold"}]
     labelled = extract('orders: [{"squad": "A2", "do": "advance"}]', key="orders")
-    assert labelled.move == [{"squad": "A2", "do": "advance"}] and labelled.via == "label"
+    assert labelled.move == [{"squad": "A2", "do": "advance"}]
+    assert labelled.via == "label"
 
 
 def test_non_string_move_values_become_text() -> None:
@@ -50,3 +56,15 @@ def test_non_string_move_values_become_text() -> None:
 def test_extraction_never_crashes(text: str) -> None:
     got = extract(text)
     assert got.move is None or isinstance(got.move, str)
+
+
+NOISE = st.text(alphabet=st.characters(blacklist_characters="{}"))
+"""Prose around the reply's object: anything but braces, which could open an object of its own."""
+
+
+@given(before=NOISE, move=st.text(), say=st.text(max_size=300), after=NOISE)
+def test_a_move_object_in_noise_is_read_whole(before: str, move: str, say: str, after: str) -> None:
+    reply = before + json.dumps({"move": move, "say": say}) + after
+    got = extract(reply)
+    assert (got.move, got.via) == (move, "json")
+    assert got.say == say[:SAY_MAX]

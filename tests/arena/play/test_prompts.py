@@ -37,8 +37,10 @@ def test_arena_prompt_prints_the_exact_prompt(capsys: pytest.CaptureFixture[str]
     first = text.splitlines()[0]
     assert first.startswith("GAME: hex (game 1 of 2) | YOU ARE: cog-")
     assert "seat 0, red" in first
-    assert "LEGAL MOVES: " in text and "REPLY KEY: move" in text
-    assert "1. " in text and "2. " in text  # two plies of history before ply 3
+    assert "LEGAL MOVES: " in text
+    assert "REPLY KEY: move" in text
+    assert "1. " in text
+    assert "2. " in text
 
 
 def test_arena_prompt_refuses_a_finished_game(capsys: pytest.CaptureFixture[str]) -> None:

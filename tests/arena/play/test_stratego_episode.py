@@ -72,9 +72,7 @@ def test_unreadable_setups_fall_back_to_the_seeded_setup_and_verify(tmp_path: Pa
         broken_seat = replay.spectator.policies[str(game.index)].index("broken")
         setup_fallback = [f for f in game.fallbacks if f.ply == 1]
         assert [(f.seat, f.cause) for f in setup_fallback] == [(broken_seat, "unreadable")]
-        assert setup_fallback[0].move == G.random_setup(
-            replay.match.seed, broken_seat, game.index
-        )
+        assert setup_fallback[0].move == G.random_setup(replay.match.seed, broken_seat, game.index)
         reveals = [p.integrity["battle"] for p in game.plies if "battle" in p.integrity]
         assert reveals, "battles reveal both pieces in the replay"
         assert {"attacker", "defender", "result", "move"} <= set(reveals[0])

@@ -41,6 +41,7 @@ from arena.programs.child import __file__ as CHILD_FILE
 from arena.programs.helpers import COMMON_HELPERS, EngineHelpers, HelperRefused
 from arena.programs.sandbox import ChildProcess
 from games.stratego.worlds import sample_world
+from tests.timing import MARGIN_S
 
 pytestmark = pytest.mark.anyio
 
@@ -217,7 +218,8 @@ def create(ctx):
 def test_register_records_sha256_and_refuses_with_every_problem(tmp_path: Path) -> None:
     info = register(PLAYERS / "greedy.py")
     assert info.sha256 == hashlib.sha256((PLAYERS / "greedy.py").read_bytes()).hexdigest()
-    assert info.name == "greedy" and info.plays_setup
+    assert info.name == "greedy"
+    assert info.plays_setup
     bad = tmp_path / "bad.py"
     bad.write_text("import os\nimport time\n")
     with pytest.raises(ProgramRefused) as caught:
@@ -279,7 +281,7 @@ async def test_runtime_guard_refuses_what_slips_past_the_static_check(
 
 async def test_writing_a_file_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     target = tmp_path / "written.txt"
-    tmp_path.chmod(0o777)  # even a permitted directory stays untouched
+    tmp_path.chmod(0o777)  # noqa: ASYNC240 - even a permitted directory stays untouched
     info = registered(
         tmp_path, program(f"real_builtins()['op' + 'en']({str(target)!r}, 'w')", escape=True)
     )
@@ -333,7 +335,8 @@ async def test_an_endless_loop_times_out_and_the_child_is_reaped(tmp_path: Path)
             await player.choose(C4, state, 0, timeout_s=1.0)
         assert player.pid is None
     assert caught.value.cause == "timeout"
-    assert anyio.current_time() - start < 4.0
+    # The 1 s timeout, then a kill that reaps the child: no wait for it to end by itself.
+    assert anyio.current_time() - start < 1.0 + MARGIN_S
     await a_good_program_still_plays()
 
 
@@ -476,7 +479,8 @@ class Tour:
 
 async def test_backgammon_helpers_never_show_the_next_roll(tmp_path: Path) -> None:
     played = await first_move(registered(tmp_path, BACKGAMMON_TOUR), game=games.load("backgammon"))
-    assert played.nodes == 5 and not played.over_budget
+    assert played.nodes == 5
+    assert not played.over_budget
 
 
 def test_engine_helpers_refuse_bad_calls_and_count_them() -> None:
@@ -490,7 +494,8 @@ def test_engine_helpers_refuse_bad_calls_and_count_them() -> None:
     with pytest.raises(HelperRefused, match="seat"):
         helpers.call("standing", [10, 2])
     assert helpers.call("apply", [10, "d"]) == 11
-    assert helpers.nodes == 4 and helpers.next_handle == 12
+    assert helpers.nodes == 4
+    assert helpers.next_handle == 12
 
 
 # --- Stratego -----------------------------------------------------------------------------
@@ -535,7 +540,8 @@ async def test_stratego_setup_goes_through_choose_setup(tmp_path: Path) -> None:
         setup = await player.choose(STRATEGO, state, 0, timeout_s=5)
         state = STRATEGO.apply(state, {0: setup.move, 1: STRATEGO.baseline(state, 1)})
         move = await player.choose(STRATEGO, state, 0, timeout_s=5)
-    assert move.move in STRATEGO.legal_moves(state, 0) and move.nodes > 0
+    assert move.move in STRATEGO.legal_moves(state, 0)
+    assert move.nodes > 0
     bad = program("pass") + "\n    def choose_setup(self, view):\n        return 'F' * 40\n"
     info = registered(tmp_path, bad)
     async with ProgramSeat(info, seed=1) as player:
@@ -554,16 +560,19 @@ async def test_a_program_plays_a_full_game_against_the_baseline() -> None:
             seat = seats[0]
             if seat == 1:
                 played = await player.choose(C4, state, seat, timeout_s=5)
-                assert 0 < played.nodes <= 100 and not played.over_budget
+                assert 0 < played.nodes <= 100
+                assert not played.over_budget
                 move = played.move
             else:
                 move = C4.baseline(state, seat)
             state = C4.apply(state, {seat: move})
         box = player.sandbox
     assert C4.outcome(state) is not None
-    assert box is not None and box["network"].startswith(("isolated", "shared"))
+    assert box is not None
+    assert box["network"].startswith(("isolated", "shared"))
     if os.geteuid() == 0:
-        assert box["uid"] == 65534 and box["processes"] == "one (RLIMIT_NPROC)"
+        assert box["uid"] == 65534
+        assert box["processes"] == "one (RLIMIT_NPROC)"
 
 
 @pytest.mark.parametrize(
@@ -578,9 +587,11 @@ async def test_examples_pass_the_check(name: str, game: str, budget: int) -> Non
     report = await check_program(PLAYERS / name, game, seed=3, node_budget=budget)
     assert report.passed, report.summary()
     assert report.sha256 == hashlib.sha256((PLAYERS / name).read_bytes()).hexdigest()
-    assert len(report.games) == 2 and report.games[0] == report.games[0]
+    assert len(report.games) == 2
+    assert report.games[0] == report.games[0]
     program_moves = [r for r in report.games[0].records if r.nodes is not None]
-    assert program_moves and all(r.nodes is not None and r.nodes <= budget for r in program_moves)
+    assert program_moves
+    assert all(r.nodes is not None and r.nodes <= budget for r in program_moves)
     assert "PASSED" in report.summary()
 
 
@@ -606,14 +617,14 @@ async def test_string_sets_are_stable_because_hashes_are_seeded(tmp_path: Path) 
 async def test_check_refuses_statically_and_by_forfeit(tmp_path: Path) -> None:
     (tmp_path / "clock.py").write_text("import time\n\ndef create(ctx):\n    return None\n")
     report = await check_program(tmp_path / "clock.py", "connect-four")
-    assert not report.passed and "line 1" in report.problems[0]
+    assert not report.passed
+    assert "line 1" in report.problems[0]
     (tmp_path / "boom.py").write_text(program("raise RuntimeError('boom')"))
     report = await check_program(tmp_path / "boom.py", "connect-four", node_budget=10)
-    assert (
-        report.problems
-        == tuple(p for p in report.problems if p.startswith("run ") and "exception" in p)
-        and len(report.problems) == 2
+    assert report.problems == tuple(
+        p for p in report.problems if p.startswith("run ") and "exception" in p
     )
+    assert len(report.problems) == 2
     with pytest.raises(ValueError, match="battle"):
         await check_program(PLAYERS / "greedy.py", "battle")
 
@@ -634,7 +645,8 @@ async def test_aclose_ends_an_idle_child() -> None:
     player = ProgramSeat(register(PLAYERS / "random_player.py"), seed=1)
     await player.choose(C4, C4.initial(3), 0, timeout_s=5)
     pid = player.pid
-    assert pid is not None and not reaped(pid)
+    assert pid is not None
+    assert not reaped(pid)
     await player.aclose()
     assert reaped(pid)
 

@@ -48,15 +48,18 @@ def _ledger(out: Path) -> list[dict[str, Any]]:
 def test_every_card_is_committed_before_it_is_revealed(card_run: Path) -> None:
     events = _ledger(card_run)
     replays = [load_replay(p) for p in sorted((card_run / "replays").glob("*.json"))]
-    assert len(replays) == 1 and len(replays[0].games) == 2
+    assert len(replays) == 1
+    assert len(replays[0].games) == 2
     for replay in replays:
         card = replay.integrity["card"]
         mine = [e for e in events if e["card"] == card]
         assert [e["event"] for e in mine] == ["commit", "reveal"]
         seed = replay.integrity["card_seed"]
         assert mine[0]["commitment"] == hashlib.sha256(seed.encode()).hexdigest()
-        assert mine[1]["seed"] == seed and mine[1]["status"] == "finished"
-        assert replay.games[0].aliases == ["BLACK", "WHITE"] and replay.games[1].aliases == [
+        assert mine[1]["seed"] == seed
+        assert mine[1]["status"] == "finished"
+        assert replay.games[0].aliases == ["BLACK", "WHITE"]
+        assert replay.games[1].aliases == [
             "WHITE",
             "BLACK",
         ]

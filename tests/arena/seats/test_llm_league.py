@@ -24,12 +24,12 @@ from arena.play.protocol import Question, SeatFailure
 from arena.record.replay import load_replay
 from arena.record.verify import verify_replay
 from arena.seats.llm import LlmSeat
+from tests.timing import MARGIN_S
 
 pytestmark = pytest.mark.anyio
 
 FAULTS = "429=0.05,500=0.03,529=0.02,hang=0.02,slow=0.02,garbage=0.03,truncated=0.03,prose=0.03,illegal=0.05"
 DEADLINES = {"first_reply_s": 0.4, "retry_s": 0.4, "decision_s": 0.9}
-MARGIN = 0.3
 
 
 def _config(url: str, out_name: str) -> dict[str, Any]:
@@ -75,12 +75,18 @@ async def test_injected_faults_show_up_as_retries_or_fallback_causes(tmp_path: P
         for game in replay.games:
             for ply in game.plies:
                 for decision in ply.decisions:
-                    assert decision.latency_s < DEADLINES["decision_s"] + MARGIN
+                    assert decision.latency_s < DEADLINES["decision_s"] + MARGIN_S
                     for attempt in decision.attempts:
                         causes[attempt.cause or "ok"] += 1
                         statuses.update(r["status"] for r in attempt.retries if r["status"])
-                        if attempt.cause == "timeout" and attempt.status is None and not attempt.retries:
-                            cut += 1  # cut off by the arena's own scope: the provider's record is lost
+                        if (
+                            attempt.cause == "timeout"
+                            and attempt.status is None
+                            and not attempt.retries
+                        ):
+                            cut += (
+                                1  # cut off by the arena's own scope: the provider's record is lost
+                            )
                         if attempt.cost_usd is not None:
                             costs.append(attempt.cost_usd)
     injected = app.injected
@@ -98,7 +104,8 @@ async def test_injected_faults_show_up_as_retries_or_fallback_causes(tmp_path: P
         assert statuses[status] <= injected[str(status)], (status, statuses, injected)
         missing += injected[str(status)] - statuses[status]
     assert missing <= cut, (statuses, injected, cut)
-    assert costs and all(c > 0 for c in costs)
+    assert costs
+    assert all(c > 0 for c in costs)
 
 
 async def test_refused_connection_is_not_connected_then_transport(tmp_path: Path) -> None:

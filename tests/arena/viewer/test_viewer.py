@@ -144,17 +144,21 @@ def test_board_frames_follow_the_recorded_moves(board_run: tuple[Path, list[Repl
             expected = f"{second}2" if second == first else f"{second}1"
             assert _cell(after2, files, expected) == "B"
         elif replay.game == "hex":
-            assert _cell(after1, files, first) == "R" and _cell(after2, files, second) == "B"
+            assert _cell(after1, files, first) == "R"
+            assert _cell(after2, files, second) == "B"
             assert after2["changed"] == [second]
         elif replay.game == "breakthrough":
             start, end = first.split("-")
-            assert _cell(after1, files, start) == "." and _cell(after1, files, end) == "R"
+            assert _cell(after1, files, start) == "."
+            assert _cell(after1, files, end) == "R"
             assert sorted(after1["changed"]) == sorted([start, end])
         else:
             if first.endswith(("h", "v")):
-                assert after1["walls"] == [first] and after1["walls_left"] == [9, 10]
+                assert after1["walls"] == [first]
+                assert after1["walls_left"] == [9, 10]
             else:
-                assert after1["pawns"][0] == first and _cell(after1, files, first) == "R"
+                assert after1["pawns"][0] == first
+                assert _cell(after1, files, first) == "R"
         seen.add(replay.game)
     assert seen == set(BOARD_GAMES)
 
@@ -223,7 +227,8 @@ def test_battle_frames_are_one_per_tick_and_hash_to_the_chain(
         record = replay.games[index]
         states: list[BattleState] = _states(replay, index)
         assert len(g["frames"]) == len(record.plies) + 1
-        assert len(g["frames"][0]["ticks"]) == 1 and g["frames"][0]["first_tick"] == 0
+        assert len(g["frames"][0]["ticks"]) == 1
+        assert g["frames"][0]["first_tick"] == 0
         digest = hashlib.sha256(f"{replay.match.seed}:{record.index}".encode()).digest()
         for ply, frame in enumerate(g["frames"][1:], start=1):
             hashes = record.plies[ply - 1].integrity["hashes"]
@@ -286,8 +291,10 @@ def test_stratego_spectator_board_is_the_union_of_the_seat_views(
                 assert shown == code or (shown == "?" and frame["owners"][i] == str(1 - seat))
         hidden_seen |= "?" in frame["seen"][0]
         revealed_seen |= "r" in frame["flags"] or "b" in frame["flags"]
-    assert hidden_seen and revealed_seen
-    assert g["frames"][0]["board"] == "." * 100 and g["frames"][0]["phase"] == "setup"
+    assert hidden_seen
+    assert revealed_seen
+    assert g["frames"][0]["board"] == "." * 100
+    assert g["frames"][0]["phase"] == "setup"
 
 
 def _index(square: str) -> int:
@@ -319,7 +326,8 @@ def test_backgammon_plays_are_shown_one_checker_step_at_a_time(
                 ["BLACK", "WHITE"] if g["index"] == 1 else ["WHITE", "BLACK"]
             )
             opening = g["frames"][0]
-            assert opening["opening"] and opening["dice"] == list(states[0].dice)
+            assert opening["opening"]
+            assert opening["dice"] == list(states[0].dice)
             for ply, frame in enumerate(g["frames"][1:], start=1):
                 before, after = states[ply - 1], states[ply]
                 board = game.integrity(after)["board"]
@@ -328,14 +336,16 @@ def test_backgammon_plays_are_shown_one_checker_step_at_a_time(
                     board["bar"],
                     board["off"],
                 ]
-                assert frame["dice"] == list(before.dice) and frame["mover"] == before.colour
+                assert frame["dice"] == list(before.dice)
+                assert frame["mover"] == before.colour
                 move = g["plies"][ply - 1]["decisions"][0]["move"]
                 if move == "NONE":
                     assert frame["steps"] == []
                     continue
                 steps = frame["steps"]
                 assert steps, f"ply {ply}: {move} has no steps"
-                assert steps[-1]["points"] == board["points"] and steps[-1]["off"] == board["off"]
+                assert steps[-1]["points"] == board["points"]
+                assert steps[-1]["off"] == board["off"]
                 rolled = list(before.dice) * (2 if before.dice[0] == before.dice[1] else 1)
                 for step in steps:
                     rolled.remove(step["die"])  # every step uses one die of the roll
@@ -356,9 +366,8 @@ def test_play_steps_of_known_plays() -> None:
     doubles = game.with_dice(start, (6, 6))
     after = game.apply(doubles, {0: game.parse(doubles, 0, "24/18(2) 13/7(2)")})
     steps = play_steps(OPENING, OPENING, (6, 6), (after.black, after.white))
-    assert steps is not None and sorted(steps) == sorted(
-        [(24, 18, 6, False)] * 2 + [(13, 7, 6, False)] * 2
-    )
+    assert steps is not None
+    assert sorted(steps) == sorted([(24, 18, 6, False)] * 2 + [(13, 7, 6, False)] * 2)
     assert play_steps(OPENING, OPENING, (3, 1), (OPENING, OPENING)) == []
 
 
@@ -384,7 +393,8 @@ def test_build_site_writes_a_league_page_and_a_page_per_replay(
     assert pages == sorted(p.stem for p in (run / "replays").glob("*.json"))
     league = _page_data(out / "index.html")
     summary = json.loads((run / "summary.json").read_text())
-    assert _plain(league["standings"]) == summary["standings"] and not league["in_progress"]
+    assert _plain(league["standings"]) == summary["standings"]
+    assert not league["in_progress"]
     assert len(league["games"]) == len(summary["games"])
     assert all(g["page"].startswith("games/") for g in league["games"])
     assert {g["fallback_count"] > 0 for g in league["games"]} == {True, False}
@@ -434,7 +444,8 @@ def test_ratings_and_h2h_from_the_summary_are_shown_as_given(
     (run / "summary.json").write_text(json.dumps(summary))
     league = _page_data(build_site(run) / "index.html")
     assert league["ratings"] == summary["ratings"]
-    assert league["h2h"] == summary["h2h"] and league["h2h_source"] == "summary"
+    assert league["h2h"] == summary["h2h"]
+    assert league["h2h_source"] == "summary"
 
 
 def test_h2h_counts_wins_draws_losses_and_no_contests() -> None:
@@ -449,7 +460,8 @@ def test_h2h_counts_wins_draws_losses_and_no_contests() -> None:
 
 def test_embedded_json_cannot_close_its_script_element() -> None:
     text = embed_json({"say": "</script><script>alert(1)</script>"})
-    assert "</script>" not in text and json.loads(text)["say"].startswith("</script>")
+    assert "</script>" not in text
+    assert json.loads(text)["say"].startswith("</script>")
 
 
 def test_main_view_builds_and_refuses_a_folder_without_replays(

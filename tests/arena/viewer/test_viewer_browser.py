@@ -159,11 +159,13 @@ def test_board_page_shows_the_engine_position_and_steps_by_keyboard(
     recorded = replay.games[0].plies[ply - 1].standings
     assert [int(tab.page.inner_text(f"[data-standing='{s}']")) for s in (0, 1)] == recorded
     tab.page.keyboard.press("ArrowRight")
-    assert tab.ply() == ply + 1 and f"ply={ply + 1}" in tab.page.url
+    assert tab.ply() == ply + 1
+    assert f"ply={ply + 1}" in tab.page.url
     assert tab.pieces() == _expected_grid(replay, ply + 1)
     tab.page.keyboard.press("ArrowLeft")
     tab.page.keyboard.press("ArrowLeft")
-    assert tab.ply() == ply - 1 and tab.pieces() == _expected_grid(replay, ply - 1)
+    assert tab.ply() == ply - 1
+    assert tab.pieces() == _expected_grid(replay, ply - 1)
     if kind == "quoridor":
         view = games.load("quoridor").view(_states(replay)[ply - 1], 0)
         walls = tab.page.eval_on_selector_all("[data-wall]", "els => els.map(e => e.dataset.wall)")
@@ -178,7 +180,8 @@ def test_board_page_shows_the_engine_position_and_steps_by_keyboard(
         assert tab.page.locator("polygon[data-cell]").count() == 49
         a1 = tab.page.locator("polygon[data-cell='a1']").bounding_box()
         a2 = tab.page.locator("polygon[data-cell='a2']").bounding_box()
-        assert a2["x"] > a1["x"] and a2["y"] < a1["y"]
+        assert a2["x"] > a1["x"]
+        assert a2["y"] < a1["y"]
     tab.page.keyboard.press("End")
     tab.shoot(kind)
     tab.assert_clean()
@@ -205,7 +208,8 @@ def test_battle_page_plays_the_ticks_the_engine_re_derives(sites: Sites, tab: Ta
     replay = next(iter(sites.replays["battle"].values()))
     states = _states(replay, 1)
     tab.open(sites.url("battle", replay.episode, "#game=2&ply=2"))
-    assert tab.page.evaluate("document.body.dataset.game") == "2" and tab.ply() == 2
+    assert tab.page.evaluate("document.body.dataset.game") == "2"
+    assert tab.ply() == 2
 
     def soldiers(x: Any, y: Any, hp: Any) -> dict[str, str]:
         layout = states[0].layout
@@ -229,7 +233,8 @@ def test_battle_page_plays_the_ticks_the_engine_re_derives(sites: Sites, tab: Ta
     tab.page.click("#play")  # plays tick by tick into the first turn, then pauses on a click
     tab.page.wait_for_function("+document.querySelector('#where').dataset.tick >= 3", timeout=5000)
     tab.page.click("#play")
-    assert tab.ply() == 1 and "ply=1" in tab.page.url
+    assert tab.ply() == 1
+    assert "ply=1" in tab.page.url
     tab.page.goto(sites.url("battle", replay.episode, "#game=2&ply=2"))
     tab.shoot("battle")
     tab.assert_clean()
@@ -275,7 +280,8 @@ def test_backgammon_page_moves_one_checker_at_a_time(sites: Sites, tab: Tab) -> 
     tab.open(sites.url("backgammon", replay.episode, f"#game=1&ply={ply}&step=1"))
     before, after = states[ply - 1], states[ply]
     first_die = tab.page.locator(".die[data-current='1']")
-    assert first_die.count() == 1 and int(first_die.get_attribute("data-die") or 0) in before.dice
+    assert first_die.count() == 1
+    assert int(first_die.get_attribute("data-die") or 0) in before.dice
     counts = tab.page.eval_on_selector_all(
         "polygon[data-point]",
         "els => els.map(e => [+e.dataset.point, +e.dataset.count, e.dataset.piece || ''])",
@@ -318,7 +324,9 @@ def test_league_page_filters_and_links(sites: Sites, tab: Tab) -> None:
     tab.page.select_option("#filter-game", "")
     tab.page.check("#filter-fallbacks")
     shown = visible.evaluate_all("els => els.map(e => +e.dataset.fallbacks)")
-    assert shown and all(n > 0 for n in shown) and len(shown) < total
+    assert shown
+    assert all(n > 0 for n in shown)
+    assert len(shown) < total
     assert tab.page.inner_text("#games-count") == f"{len(shown)} of {total} games"
     tab.page.uncheck("#filter-fallbacks")
     tab.page.select_option("#filter-policy", "shaky")
