@@ -8,7 +8,7 @@ is the newcomer's page. The story, one module each:
     static    registration: the static check and the SHA-256 (`register`)
     child     the runtime inside the child: confinement, the guard, the loop
     sandbox   the child process: start, JSON lines, a kill that always reaps
-    helpers   the engine behind `ctx.legal_moves`, `ctx.apply`, ...: nodes
+    engine    the engine behind `ctx.legal_moves`, `ctx.apply`, ...: nodes
     seat      `ProgramSeat.choose`: one move, its nodes, forfeits
     check     `check_program`: the static check and two identical games
 

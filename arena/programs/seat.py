@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 import games
-from arena.programs.helpers import EngineHelpers, HelperRefused, helper_names
+from arena.programs.engine import EngineHelpers, HelperRefused, helper_names
 from arena.programs.policy import (
     ALLOWED_MODULES,
     DEFAULT_NODE_BUDGET,

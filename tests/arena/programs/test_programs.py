@@ -38,7 +38,7 @@ from arena.programs import (
     register,
 )
 from arena.programs.child import __file__ as CHILD_FILE
-from arena.programs.helpers import COMMON_HELPERS, EngineHelpers, HelperRefused
+from arena.programs.engine import COMMON_HELPERS, EngineHelpers, HelperRefused
 from arena.programs.sandbox import ChildProcess
 from games.stratego.worlds import sample_world
 from tests.timing import MARGIN_S
