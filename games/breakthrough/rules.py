@@ -25,10 +25,10 @@ indexes a table of ready-made legal-move strings.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple
 
-from games.core import COMPLETE, Illegal, Outcome, TurnGame, Unreadable, normalise_token
+from games.core import Outcome, TurnGame, Unreadable, normalise_token
 
 __all__ = ["PLY_CAP", "SIDES", "Breakthrough", "Position", "from_rows", "standing_of"]
 
@@ -70,19 +70,20 @@ _STEP: tuple[int, int] = (1, -1)
 
 
 class Position(NamedTuple):
-    """A breakthrough position; seat `ply % 2` moves next.
+    """A breakthrough position; seat `ply % 2` moves next while the game goes on.
 
-    `red` and `blue` are bitboards (see the module docstring). `result` and
-    `movable` are derived from the other fields and cached so that `outcome`
-    and `legal_moves` are cheap: `result` is the outcome the rules produced
-    (None while play goes on; the ply cap is applied by the game, not stored),
-    `movable` packs per file which pieces of the side to move can step
-    left, straight and right (0 once the rules have ended the game).
+    `red` and `blue` are bitboards (see the module docstring). The other
+    fields are derived from them and cached when the position is made, so the
+    framework's questions are attribute reads: `to_act` and `result` (the
+    rules' ending, or `ply-cap` at 300 plies), and `movable`, which packs per
+    file which pieces of the side to move can step left, straight and right
+    (0 once the rules have ended the game).
     """
 
     red: int
     blue: int
     ply: int
+    to_act: tuple[int, ...]
     result: Outcome | None
     movable: int
 
@@ -107,22 +108,30 @@ _WINS: tuple[dict[str, Outcome], ...] = tuple(
 )
 
 
-def _settle(red: int, blue: int, ply: int) -> Position:
-    """The position after seat `1 - ply % 2` moved, with its result and movable cached.
+_SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
+_OVER: tuple[int, ...] = ()
 
-    Rule order follows the seed: landing on the far rank, then the last enemy
-    piece taken, then the side to move left without a move.
+
+def _settle(red: int, blue: int, ply: int) -> Position:
+    """The position after seat `1 - ply % 2` moved, with its turn, result and movable cached.
+
+    Rule order follows the rules text: landing on the far rank, then the last
+    enemy piece taken, then the side to move left without a move; only then
+    the ply cap.
     """
     mover, last = ply & 1, 1 - (ply & 1)
     pieces = (red, blue)
     if pieces[last] & GOAL[last]:
-        return Position(red, blue, ply, _WINS[last]["home-rank"], 0)
+        return Position(red, blue, ply, _OVER, _WINS[last]["home-rank"], 0)
     if not pieces[mover]:
-        return Position(red, blue, ply, _WINS[last]["no-pieces"], 0)
+        return Position(red, blue, ply, _OVER, _WINS[last]["no-pieces"], 0)
     movable = _movable(pieces[mover], pieces[last], mover)
     if not movable:
-        return Position(red, blue, ply, _WINS[last]["no-moves"], 0)
-    return Position(red, blue, ply, None, movable)
+        return Position(red, blue, ply, _OVER, _WINS[last]["no-moves"], 0)
+    if ply >= PLY_CAP:
+        capped = Outcome.by_standing(standing_of(red, 0), standing_of(blue, 1), "ply-cap")
+        return Position(red, blue, ply, _OVER, capped, movable)
+    return Position(red, blue, ply, _SEATS[mover], None, movable)
 
 
 class _Step(NamedTuple):
@@ -189,22 +198,9 @@ def legal_of(movable: int, seat: int) -> tuple[str, ...]:
     )
 
 
-def _play_step(s: Position, step: _Step) -> Position:
-    """The position after the side to move plays `step`, which must be legal."""
-    red, blue, ply = s.red, s.blue, s.ply
-    if ply & 1:
-        blue ^= step.flips
-        red &= ~step.target
-    else:
-        red ^= step.flips
-        blue &= ~step.target
-    return _settle(red, blue, ply + 1)
-
-
 # --- notation -----------------------------------------------------------------
 
 _PATTERN = re.compile(r"[a-f][1-6][a-f][1-6]")
-_CANONICAL = re.compile(r"[a-f][1-6]-[a-f][1-6]")
 
 
 def read_move(text: str) -> str:
@@ -296,7 +292,6 @@ def from_rows(rows: Sequence[str], ply: int = 0) -> Position:
 # --- the game -----------------------------------------------------------------
 
 _INITIAL = from_rows(["BBBBBB", "BBBBBB", "......", "......", "RRRRRR", "RRRRRR"])
-_SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
 
 
 class Breakthrough(TurnGame[Position]):
@@ -312,49 +307,6 @@ class Breakthrough(TurnGame[Position]):
         if game not in (1, 2):
             raise ValueError(f"game index {game!r} must be 1 or 2 (its place in the match)")
         return _INITIAL
-
-    # TurnGame's public methods, specialised for speed with identical behaviour.
-
-    def outcome(self, s: Position) -> Outcome | None:
-        """The rules' result, else the ply-cap adjudication at 300 plies, else None."""
-        if s.result is None and s.ply >= PLY_CAP:
-            return self._by_standing(s, COMPLETE, "ply-cap")
-        return s.result
-
-    def to_act(self, s: Position) -> tuple[int, ...]:
-        """(seat to move,) while the game goes on, else ()."""
-        if s.result is not None or s.ply >= PLY_CAP:
-            return ()
-        return _SEATS[s.ply & 1]
-
-    def legal_moves(self, s: Position, seat: int) -> tuple[str, ...]:
-        """Moves of `seat` by (from file, from rank, to file, to rank); () off turn."""
-        if s.result is not None or s.ply >= PLY_CAP or s.ply & 1 != seat:
-            return ()
-        return legal_of(s.movable, seat)
-
-    def parse(self, s: Position, seat: int, move: object) -> str:
-        """The canonical legal move `move` reads as; Unreadable or Illegal otherwise."""
-        if not isinstance(move, str):
-            raise Unreadable(f"expected the move as text, got {type(move).__name__}")
-        canonical = read_move(move)
-        self._check_turn(s, seat)
-        if not s.movable & _STEPS[seat].get(canonical, _NO_STEP).movable_bit:
-            raise Illegal(f"{canonical} is not legal here: {refusal(s, seat, canonical)}")
-        return canonical
-
-    def apply(self, s: Position, moves: Mapping[int, Any]) -> Position:
-        """The position after the side to move plays its canonical legal move."""
-        if s.result is not None or s.ply >= PLY_CAP:
-            raise Illegal("the game is over: no move can be applied")
-        seat = s.ply & 1
-        if len(moves) != 1 or seat not in moves:
-            raise Illegal(f"expected exactly one move, by seat {seat}; got seats {sorted(moves)}")
-        move = moves[seat]
-        step = _STEPS[seat].get(move) if type(move) is str else None
-        if step is None or not s.movable & step.movable_bit:
-            raise Illegal(f"{move!r} is not a legal move of seat {seat} here: {self._why(s, move)}")
-        return _play_step(s, step)
 
     def standing(self, s: Position, seat: int) -> int:
         """The seed's breakthrough standing of `seat` (see `standing_of`)."""
@@ -401,37 +353,28 @@ class Breakthrough(TurnGame[Position]):
             "ply_cap": PLY_CAP,
         }
 
-    # TurnGame's rule functions.
-
-    def _mover(self, s: Position) -> int:
-        return s.ply & 1
-
-    def _result(self, s: Position) -> Outcome | None:
-        return s.result
+    # -- TurnGame's rule functions ----------------------------------------------
 
     def _legal(self, s: Position) -> tuple[str, ...]:
+        """Moves by (from file, from rank, to file, to rank)."""
         return legal_of(s.movable, s.ply & 1)
 
-    def _read(self, token: str) -> str:
-        return read_move(token)
+    def _play(self, s: Position, move: str) -> Position | None:
+        """The position after the side to move plays `move`; None if it is no legal step."""
+        red, blue, ply = s.red, s.blue, s.ply
+        step = _STEPS[ply & 1].get(move)
+        if step is None or not s.movable & step.movable_bit:
+            return None
+        if ply & 1:
+            blue ^= step.flips
+            red &= ~step.target
+        else:
+            red ^= step.flips
+            blue &= ~step.target
+        return _settle(red, blue, ply + 1)
 
-    def _play(self, s: Position, move: str) -> Position:
-        return _play_step(s, _STEPS[s.ply & 1][move])
+    def _refusal(self, s: Position, move: str, text: str) -> str:
+        return f"{move} is not legal here: {refusal(s, s.ply & 1, move)}"
 
-    def _is_legal(self, s: Position, move: str) -> bool:
-        return bool(s.movable & _STEPS[s.ply & 1].get(move, _NO_STEP).movable_bit)
-
-    def _check_turn(self, s: Position, seat: int) -> None:
-        outcome = self.outcome(s)
-        if outcome is not None:
-            raise Illegal(f"the game is over ({outcome.ending}): seat {seat} has no move")
-        if s.ply & 1 != seat:
-            raise Illegal(f"it is seat {s.ply & 1}'s turn ({SIDES[s.ply & 1]}), not seat {seat}'s")
-
-    def _why(self, s: Position, move: object) -> str:
-        if isinstance(move, str) and _CANONICAL.fullmatch(move):
-            return refusal(s, s.ply & 1, move)
-        return "apply takes canonical moves like 'b2-c3' (parse reads looser text)"
-
-
-_NO_STEP = _Step(0, 0, 0)
+    def _read(self, text: str) -> str:
+        return read_move(text)

@@ -15,10 +15,9 @@ of one file into the bottom of the next.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
-from games.core import CachedTurnGame, Illegal, Outcome, Unreadable, normalise_token
+from games.core import Outcome, TurnGame, Unreadable, normalise_token
 
 __all__ = ["FILES", "RANKS", "WEIGHTS", "WINDOW_CELLS", "ConnectFour", "ConnectFourState"]
 
@@ -125,28 +124,6 @@ def _landing(s: ConnectFourState, file: int) -> int:
 _new = tuple.__new__
 
 
-def _drop(s: ConnectFourState, file: int, move: str) -> ConnectFourState:
-    """The state after the mover drops a disc into `file` (known legal)."""
-    bit = _landing(s, file)
-    ply = s.ply + 1
-    legal = s.legal if not bit & _TOP_ROW else tuple(m for m in s.legal if m != move)
-    red, blue = s.red, s.blue
-    # Nobody holds four discs before ply 7, so the line test can wait until then.
-    if ply & 1:  # red has just moved
-        red |= bit
-        if ply > 6 and _has_four(red):
-            return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _RED_WINS))
-        to_act = _SEAT_1
-    else:
-        blue |= bit
-        if ply > 6 and _has_four(blue):
-            return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _BLUE_WINS))
-        to_act = _SEAT_0
-    if ply == _CELLS:
-        return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _BOARD_FULL))
-    return _new(ConnectFourState, (ply, red, blue, legal, to_act, None))
-
-
 def _shown(text: str) -> str:
     """`text` quoted for an error message, cut so a long reply cannot flood it."""
     return repr(text if len(text) <= 40 else text[:37] + "...")
@@ -164,7 +141,7 @@ def _boards(s: ConnectFourState, seat: int) -> tuple[int, int]:
 _INITIAL = ConnectFourState(0, 0, 0, tuple(FILES), _SEAT_0, None)
 
 
-class ConnectFour(CachedTurnGame[ConnectFourState]):
+class ConnectFour(TurnGame[ConnectFourState]):
     """Connect-four: seat 0 red, seat 1 blue; first to four in a line wins."""
 
     name: ClassVar[str] = "connect-four"
@@ -175,40 +152,47 @@ class ConnectFour(CachedTurnGame[ConnectFourState]):
         """The empty board; there is no chance, so `seed` and `game` change nothing."""
         return _INITIAL
 
-    def apply(self, s: ConnectFourState, moves: Mapping[int, Any]) -> ConnectFourState:
-        seat, move = self._single_move(s, moves)
-        file = _FILE_OF.get(move) if isinstance(move, str) else None
-        if file is None or (s.red | s.blue) & _TOP[file]:
-            raise Illegal(
-                f"{move!r} is not a legal move of seat {seat} here (legal: {', '.join(s.legal)})"
-            )
-        return _drop(s, file, move)
-
     # -- TurnGame's rule functions ----------------------------------------------
 
-    def _play(self, s: ConnectFourState, move: str) -> ConnectFourState:
-        return _drop(s, _FILE_OF[move], move)
+    def _legal(self, s: ConnectFourState) -> tuple[str, ...]:
+        return s.legal
 
-    def _is_legal(self, s: ConnectFourState, move: str) -> bool:
+    def _play(self, s: ConnectFourState, move: str) -> ConnectFourState | None:
+        """The state after the mover drops a disc into file `move`; None if it is full."""
         file = _FILE_OF.get(move)
-        return bool(s.to_act) and file is not None and not (s.red | s.blue) & _TOP[file]
+        if file is None:
+            return None
+        filled = s.red | s.blue
+        if filled & _TOP[file]:
+            return None
+        # Adding the file's bottom bit carries through its filled cells to the first hole.
+        bit = (filled + _BOTTOM[file]) & _COLUMN[file]
+        ply = s.ply + 1
+        legal = s.legal if not bit & _TOP_ROW else tuple(m for m in s.legal if m != move)
+        red, blue = s.red, s.blue
+        # Nobody holds four discs before ply 7, so the line test can wait until then.
+        if ply & 1:  # red has just moved
+            red |= bit
+            if ply > 6 and _has_four(red):
+                return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _RED_WINS))
+            to_act = _SEAT_1
+        else:
+            blue |= bit
+            if ply > 6 and _has_four(blue):
+                return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _BLUE_WINS))
+            to_act = _SEAT_0
+        if ply == _CELLS:
+            return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _BOARD_FULL))
+        return _new(ConnectFourState, (ply, red, blue, legal, to_act, None))
+
+    def _refusal(self, s: ConnectFourState, move: str, text: str) -> str:
+        return f"read {move!r} from {_shown(text)}, but file {move} is full (legal: {', '.join(s.legal)})"
 
     # -- notation ----------------------------------------------------------------
 
-    def parse(self, s: ConnectFourState, seat: int, move: object) -> str:
-        """Read a reply's move: a file letter a-g or a digit 1-7, any case, any punctuation."""
-        if not isinstance(move, str):
-            raise Unreadable(f"expected the move as text, got {type(move).__name__}")
-        canonical = self._read(normalise_token(move))
-        self._check_turn(s, seat)
-        if not self._is_legal(s, canonical):
-            raise Illegal(
-                f"read {canonical!r} from {_shown(move)}, but file {canonical} is full "
-                f"(legal: {', '.join(s.legal)})"
-            )
-        return canonical
-
-    def _read(self, token: str) -> str:
+    def _read(self, text: str) -> str:
+        """A file letter a-g or a digit 1-7, any case, any punctuation."""
+        token = normalise_token(text)
         if len(token) == 1 and token in _FILE_OF:
             return token
         if len(token) == 1 and "1" <= token <= str(len(FILES)):

@@ -16,10 +16,9 @@ bit that masking removes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
-from games.core import CachedTurnGame, Illegal, Outcome, Unreadable, normalise_token
+from games.core import Outcome, TurnGame, Unreadable, normalise_token
 
 __all__ = [
     "FILES",
@@ -129,31 +128,6 @@ _WINS = (Outcome.win(0, "connection"), Outcome.win(1, "connection"))
 _INITIAL = HexState(0, 0, 0, (0, 0), tuple(_INDEX), _SEAT_0, None)
 
 
-def _place(s: HexState, move: str) -> HexState:
-    """The state after the mover puts a stone on the empty cell `move`."""
-    bit, near = _CELL[move]
-    ply = s.ply + 1
-    at = s.legal.index(move)
-    legal = s.legal[:at] + s.legal[at + 1 :]
-    linked = s.linked
-    if ply & 1:  # red has just moved
-        red = s.red | bit
-        if bit & _FILE_A or near & linked[0]:
-            # Before this stone no red chain touched file g, so only its own group can.
-            chain = linked[0] | _flood(bit, red & ~linked[0])
-            linked = (chain, linked[1])
-            if chain & _FILE_G:
-                return HexState(ply, red, s.blue, linked, legal, _OVER, _WINS[0])
-        return HexState(ply, red, s.blue, linked, legal, _SEAT_1, None)
-    blue = s.blue | bit
-    if bit & _RANK_1 or near & linked[1]:
-        chain = linked[1] | _flood(bit, blue & ~linked[1])
-        linked = (linked[0], chain)
-        if chain & _RANK_7:
-            return HexState(ply, s.red, blue, linked, legal, _OVER, _WINS[1])
-    return HexState(ply, s.red, blue, linked, legal, _SEAT_0, None)
-
-
 def _boards(s: HexState, seat: int) -> tuple[int, int]:
     """(the seat's stones, the opponent's stones)."""
     if seat == 0:
@@ -230,7 +204,7 @@ def _cost_by_cell(levels: list[int]) -> dict[int, int]:
 # -- the game -------------------------------------------------------------------
 
 
-class Hex(CachedTurnGame[HexState]):
+class Hex(TurnGame[HexState]):
     """Hex 7 x 7: seat 0 red joins files a-g, seat 1 blue ranks 1-7; no swap, no draw."""
 
     name: ClassVar[str] = "hex"
@@ -241,39 +215,52 @@ class Hex(CachedTurnGame[HexState]):
         """The empty board; there is no chance, so `seed` and `game` change nothing."""
         return _INITIAL
 
-    def apply(self, s: HexState, moves: Mapping[int, Any]) -> HexState:
-        seat, move = self._single_move(s, moves)
-        cell = _CELL.get(move) if isinstance(move, str) else None
-        if cell is None or (s.red | s.blue) & cell[0]:
-            raise Illegal(f"{move!r} is not a legal move of seat {seat} here: name an empty cell")
-        return _place(s, move)
-
     # -- TurnGame's rule functions ----------------------------------------------
 
-    def _play(self, s: HexState, move: str) -> HexState:
-        return _place(s, move)
+    def _legal(self, s: HexState) -> tuple[str, ...]:
+        return s.legal
 
-    def _is_legal(self, s: HexState, move: str) -> bool:
+    def _play(self, s: HexState, move: str) -> HexState | None:
+        """The state after the mover puts a stone on cell `move`; None unless it is empty."""
         cell = _CELL.get(move)
-        return bool(s.to_act) and cell is not None and not (s.red | s.blue) & cell[0]
+        if cell is None:
+            return None
+        bit, near = cell
+        if (s.red | s.blue) & bit:
+            return None
+        ply = s.ply + 1
+        at = s.legal.index(move)
+        legal = s.legal[:at] + s.legal[at + 1 :]
+        linked = s.linked
+        if ply & 1:  # red has just moved
+            red = s.red | bit
+            if bit & _FILE_A or near & linked[0]:
+                # Before this stone no red chain touched file g, so only its own group can.
+                chain = linked[0] | _flood(bit, red & ~linked[0])
+                linked = (chain, linked[1])
+                if chain & _FILE_G:
+                    return HexState(ply, red, s.blue, linked, legal, _OVER, _WINS[0])
+            return HexState(ply, red, s.blue, linked, legal, _SEAT_1, None)
+        blue = s.blue | bit
+        if bit & _RANK_1 or near & linked[1]:
+            chain = linked[1] | _flood(bit, blue & ~linked[1])
+            linked = (linked[0], chain)
+            if chain & _RANK_7:
+                return HexState(ply, s.red, blue, linked, legal, _OVER, _WINS[1])
+        return HexState(ply, s.red, blue, linked, legal, _SEAT_0, None)
+
+    def _refusal(self, s: HexState, move: str, text: str) -> str:
+        owner = _SIDES[0] if s.red & _CELL[move][0] else _SIDES[1]
+        return (
+            f"read {move!r} from {_shown(text)}, but {move} already holds "
+            f"a {owner} stone: name an empty cell"
+        )
 
     # -- notation ----------------------------------------------------------------
 
-    def parse(self, s: HexState, seat: int, move: object) -> str:
-        """Read a reply's move: a cell a1..g7, any case, any punctuation or spaces."""
-        if not isinstance(move, str):
-            raise Unreadable(f"expected the move as text, got {type(move).__name__}")
-        canonical = self._read(normalise_token(move))
-        self._check_turn(s, seat)
-        if not self._is_legal(s, canonical):
-            owner = _SIDES[0] if s.red & _CELL[canonical][0] else _SIDES[1]
-            raise Illegal(
-                f"read {canonical!r} from {_shown(move)}, but {canonical} already holds "
-                f"a {owner} stone: name an empty cell"
-            )
-        return canonical
-
-    def _read(self, token: str) -> str:
+    def _read(self, text: str) -> str:
+        """A cell a1..g7, any case, any punctuation or spaces."""
+        token = normalise_token(text)
         if token in _CELL:
             return token
         raise Unreadable(

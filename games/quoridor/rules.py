@@ -16,10 +16,10 @@ get a flood fill.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple
 
-from games.core import Illegal, Outcome, TurnGame, Unreadable, normalise_token
+from games.core import Outcome, TurnGame, Unreadable, normalise_token
 from games.quoridor import lattice
 from games.quoridor.lattice import (
     BLOCKS,
@@ -46,8 +46,10 @@ class QuoridorState(NamedTuple):
 
     `pawns` and `walls_left` are per seat; `pawns` holds cell indices and
     `walls` has bit i set for each placed wall i (see `lattice`). The two
-    blocked-step masks are derived from `walls` and `winner` from the pawns;
-    both are kept because every rule function needs them.
+    blocked-step masks are derived from `walls`, and `to_act` and `result`
+    (`goal-row`, or `ply-cap` at 400 plies) from the rest; all are kept
+    because every rule function and every question of the framework needs
+    them.
     """
 
     ply: int
@@ -56,8 +58,13 @@ class QuoridorState(NamedTuple):
     walls: int
     up_blocked: int
     right_blocked: int
-    winner: int | None
+    to_act: tuple[int, ...]
+    result: Outcome | None
 
+
+_SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
+_OVER: tuple[int, ...] = ()
+_WINS: tuple[Outcome, Outcome] = (Outcome.win(0, "goal-row"), Outcome.win(1, "goal-row"))
 
 _START = QuoridorState(
     ply=0,
@@ -66,7 +73,8 @@ _START = QuoridorState(
     walls=0,
     up_blocked=0,
     right_blocked=0,
-    winner=None,
+    to_act=_SEATS[0],
+    result=None,
 )
 
 # -- rule functions -----------------------------------------------------------
@@ -157,8 +165,9 @@ def play_pawn(s: QuoridorState, cell: int) -> QuoridorState:
     """The state after the mover's pawn goes to `cell` (assumed legal)."""
     seat = s.ply & 1
     pawns = (cell, s.pawns[1]) if seat == 0 else (s.pawns[0], cell)
-    winner = seat if GOAL_RANKS[seat] >> cell & 1 else None
-    return s._replace(ply=s.ply + 1, pawns=pawns, winner=winner)
+    if GOAL_RANKS[seat] >> cell & 1:
+        return s._replace(ply=s.ply + 1, pawns=pawns, to_act=_OVER, result=_WINS[seat])
+    return _capped(s._replace(ply=s.ply + 1, pawns=pawns, to_act=_SEATS[1 - seat]))
 
 
 def play_wall(s: QuoridorState, wall: int) -> QuoridorState:
@@ -167,12 +176,24 @@ def play_wall(s: QuoridorState, wall: int) -> QuoridorState:
     left = s.walls_left
     walls_left = (left[0] - 1, left[1]) if seat == 0 else (left[0], left[1] - 1)
     up_blocked, right_blocked = _with_wall(s, wall)
+    return _capped(
+        s._replace(
+            ply=s.ply + 1,
+            walls_left=walls_left,
+            walls=s.walls | 1 << wall,
+            up_blocked=up_blocked,
+            right_blocked=right_blocked,
+            to_act=_SEATS[1 - seat],
+        )
+    )
+
+
+def _capped(s: QuoridorState) -> QuoridorState:
+    """`s`, a game still going by the rules, ended by standing (`ply-cap`) at the ply cap."""
+    if s.ply < PLY_CAP:
+        return s
     return s._replace(
-        ply=s.ply + 1,
-        walls_left=walls_left,
-        walls=s.walls | 1 << wall,
-        up_blocked=up_blocked,
-        right_blocked=right_blocked,
+        to_act=_OVER, result=Outcome.by_standing(standing(s, 0), standing(s, 1), "ply-cap")
     )
 
 
@@ -207,7 +228,9 @@ def position(
     winners = [seat for seat in (0, 1) if GOAL_RANKS[seat] >> s.pawns[seat] & 1]
     if len(winners) > 1:
         raise ValueError(f"pawns {red!r}, {blue!r} cannot both stand on their goal ranks")
-    return s._replace(ply=ply, winner=winners[0] if winners else None)
+    if winners:
+        return s._replace(ply=ply, to_act=_OVER, result=_WINS[winners[0]])
+    return _capped(s._replace(ply=ply, to_act=_SEATS[ply & 1], result=None))
 
 
 # -- notation -----------------------------------------------------------------
@@ -286,9 +309,6 @@ def tactician(s: QuoridorState) -> str:
 
 # -- the game -----------------------------------------------------------------
 
-_SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
-_WINS: tuple[Outcome, Outcome] = (Outcome.win(0, "goal-row"), Outcome.win(1, "goal-row"))
-
 
 class Quoridor(TurnGame[QuoridorState]):
     """Quoridor, 9 x 9, 10 walls a side; moves are `e2` (pawn) or `e3h` (wall)."""
@@ -303,56 +323,6 @@ class Quoridor(TurnGame[QuoridorState]):
         if game not in (1, 2):
             raise ValueError(f"game must be 1 or 2 (its index in the match), got {game!r}")
         return _START
-
-    def ply(self, s: QuoridorState) -> int:
-        """Plies played so far."""
-        return s.ply
-
-    def outcome(self, s: QuoridorState) -> Outcome | None:
-        """goal-row when a pawn reached its goal rank, ply-cap at 400 plies, else None."""
-        if s.winner is not None:
-            return _WINS[s.winner]
-        if s.ply >= PLY_CAP:
-            return self._by_standing(s, "complete", "ply-cap")
-        return None
-
-    def to_act(self, s: QuoridorState) -> tuple[int, ...]:
-        """The mover while the game goes on; () once it is over."""
-        if s.winner is not None or s.ply >= PLY_CAP:
-            return ()
-        return _SEATS[s.ply & 1]
-
-    def legal_moves(self, s: QuoridorState, seat: int) -> tuple[str, ...]:
-        """Pawn moves by (file, rank), then walls by (anchor file, anchor rank, h, v)."""
-        if s.winner is not None or s.ply >= PLY_CAP or seat != s.ply & 1:
-            return ()
-        return self._legal(s)
-
-    def parse(self, s: QuoridorState, seat: int, move: object) -> str:
-        """Read `move` tolerantly; Unreadable if it is no move, Illegal if not legal here."""
-        if not isinstance(move, str):
-            raise Unreadable(f"expected the move as text, got {type(move).__name__} {move!r}")
-        canonical = read_move(move)
-        self._check_turn(s, seat)
-        fault = self._fault(s, canonical)
-        if fault is not None:
-            raise Illegal(f"{canonical!r} (read from {move!r}) is not legal here: {fault}")
-        return canonical
-
-    def apply(self, s: QuoridorState, moves: Mapping[int, Any]) -> QuoridorState:
-        """The state after the mover's move; Illegal if it is not legal (`s` is unchanged)."""
-        seats = self.to_act(s)
-        if not seats:
-            raise Illegal("the game is over: no move can be applied")
-        if len(moves) != 1 or seats[0] not in moves:
-            raise Illegal(
-                f"expected exactly one move, by seat {seats[0]}; got seats {sorted(moves)}"
-            )
-        move = moves[seats[0]]
-        fault = self._fault(s, move) if isinstance(move, str) else "it is not text"
-        if fault is not None:
-            raise Illegal(f"{move!r} is not a legal move of seat {seats[0]} here: {fault}")
-        return self._play(s, move)
 
     def standing(self, s: QuoridorState, seat: int) -> int:
         """1000 - 10 x dist + 2 x walls left (SPEC 4: dist ignores pawns)."""
@@ -392,42 +362,44 @@ class Quoridor(TurnGame[QuoridorState]):
             "ply_cap": PLY_CAP,
         }
 
-    def _fault(self, s: QuoridorState, move: str) -> str | None:
-        """Why the mover may not play the canonical `move`, or None if it may."""
-        cell = NAME_TO_CELL.get(move)
-        if cell is not None:
-            seat = s.ply & 1
-            targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
-            if cell in targets:
-                return None
-            reachable = ", ".join(CELL_NAMES[t] for t in targets)
-            return f"the pawn on {CELL_NAMES[s.pawns[seat]]} can move only to {reachable}"
-        wall = NAME_TO_WALL.get(move)
-        if wall is None:
-            return "it is not a canonical quoridor move (e.g. e2 or e3h)"
-        return _wall_fault(s, wall)
-
-    # TurnGame's rule functions, for the generic paths (and tests against them).
-
-    def _mover(self, s: QuoridorState) -> int:
-        return s.ply & 1
-
-    def _result(self, s: QuoridorState) -> Outcome | None:
-        return None if s.winner is None else _WINS[s.winner]
+    # -- TurnGame's rule functions ----------------------------------------------
 
     def _legal(self, s: QuoridorState) -> tuple[str, ...]:
+        """Pawn moves by (file, rank), then walls by (anchor file, anchor rank, h, v)."""
         seat = s.ply & 1
         pawn = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
         return tuple([CELL_NAMES[c] for c in pawn] + [WALL_NAMES[w] for w in legal_walls(s)])
 
-    def _read(self, token: str) -> str:
-        return read_move(token)
-
-    def _play(self, s: QuoridorState, move: str) -> QuoridorState:
+    def _play(self, s: QuoridorState, move: str) -> QuoridorState | None:
+        """The state after the mover's `move`; None if it is no canonical legal move."""
         cell = NAME_TO_CELL.get(move)
         if cell is not None:
-            return play_pawn(s, cell)
-        return play_wall(s, NAME_TO_WALL[move])
+            seat = s.ply & 1
+            targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
+            return play_pawn(s, cell) if cell in targets else None
+        wall = NAME_TO_WALL.get(move)
+        if wall is None or _wall_fault(s, wall) is not None:
+            return None
+        return play_wall(s, wall)
 
-    def _is_legal(self, s: QuoridorState, move: str) -> bool:
-        return self._fault(s, move) is None
+    def _refusal(self, s: QuoridorState, move: str, text: str) -> str:
+        return f"{move!r} (read from {text!r}) is not legal here: {_fault(s, move)}"
+
+    def _read(self, text: str) -> str:
+        return read_move(text)
+
+
+def _fault(s: QuoridorState, move: str) -> str | None:
+    """Why the mover may not play the canonical `move`, or None if it may."""
+    cell = NAME_TO_CELL.get(move)
+    if cell is not None:
+        seat = s.ply & 1
+        targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
+        if cell in targets:
+            return None
+        reachable = ", ".join(CELL_NAMES[t] for t in targets)
+        return f"the pawn on {CELL_NAMES[s.pawns[seat]]} can move only to {reachable}"
+    wall = NAME_TO_WALL.get(move)
+    if wall is None:
+        return "it is not a canonical quoridor move (e.g. e2 or e3h)"
+    return _wall_fault(s, wall)

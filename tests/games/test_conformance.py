@@ -142,6 +142,22 @@ def test_board_baselines_are_the_tactician_of_spec(name: str) -> None:
             assert game.baseline(state, seat) == games.TurnGame.baseline(game, state, seat)
 
 
+@pytest.mark.parametrize("name", BOARD_GAMES)
+def test_turn_states_carry_their_turn_and_result(name: str) -> None:
+    """A TurnGame state's `to_act` and `result` agree, and the ply cap is the last ply."""
+    game = games.load(name)
+    assert isinstance(game, games.TurnGame)
+    for n in range(4):
+        states, _ = _playout(game, n, 200 + n)
+        for state in states:
+            assert (state.to_act == ()) == (state.result is not None)
+            assert state.to_act in ((), (0,), (1,))
+            assert game.ply(state) == state.ply
+            if game.ply_cap is not None:
+                assert state.ply <= game.ply_cap
+                assert state.ply < game.ply_cap or state.result is not None
+
+
 def test_rotation_follows_the_seed() -> None:
     assert [games.resolve_rotation(s) for s in (4, 5, 6, 7, -1)] == [
         "connect-four",
