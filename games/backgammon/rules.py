@@ -28,27 +28,28 @@ mover's standing minus the opponent's after it, ties to the first listed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from games.backgammon import dice as dice_rules
-from games.backgammon.board import (
+from games.backgammon.dice import Roll
+from games.backgammon.moves import PlayTable, find_play, legal_plays
+from games.backgammon.notation import NONE, read_play
+from games.backgammon.state import (
     CHECKERS,
     COLOURS,
     OPENING,
+    BackgammonState,
+    Side,
     board_json,
     check_apart,
     colour_index,
     pip_count,
     side_from_points,
-    standing_of,
 )
-from games.backgammon.dice import Roll
-from games.backgammon.notation import NONE, read_play
-from games.backgammon.plays import PlayTable, Side, find_play, legal_plays
 from games.core import COMPLETE, Game, Illegal, MatchFormat, Outcome, ProgramHelper, Unreadable
 
-__all__ = ["PLY_CAP", "Backgammon", "BackgammonState", "colour_of", "seat_of"]
+__all__ = ["PLY_CAP", "Backgammon", "colour_of", "seat_of", "standing_of"]
 
 PLY_CAP = 1000
 _ENDINGS = ("single", "gammon", "backgammon")
@@ -68,34 +69,11 @@ def seat_of(game: int, colour: str) -> int:
     return index if game == 1 else 1 - index
 
 
-@dataclass(frozen=True, slots=True)
-class BackgammonState:
-    """One position with the roll of the ply to play; never mutated."""
-
-    black: Side
-    white: Side
-    turn: int
-    """The colour to move: 0 BLACK, 1 WHITE."""
-    roll: Roll | None
-    """The dice of ply `ply + 1` and how they were drawn; None once the game is over."""
-    ply: int
-    """Plies played so far."""
-    game: int
-    game_seed: str
-
-    @property
-    def dice(self) -> tuple[int, ...]:
-        """The dice of the ply to play (for ply 1: BLACK's die, WHITE's die); () when over."""
-        return self.roll.dice if self.roll is not None else ()
-
-    @property
-    def colour(self) -> str:
-        """The colour to move, BLACK or WHITE."""
-        return COLOURS[self.turn]
-
-    def sides(self) -> tuple[Side, Side]:
-        """(mover, opponent), each in its own numbering."""
-        return (self.black, self.white) if self.turn == 0 else (self.white, self.black)
+def standing_of(side: Side) -> int:
+    """1000 - pips - 6 x blots + 8 x home-board points made, for one side."""
+    blots = sum(1 for count in side[1:25] if count == 1)
+    made = sum(1 for count in side[1:7] if count >= 2)
+    return 1000 - pip_count(side) - 6 * blots + 8 * made
 
 
 def _ending(loser: Side) -> int:

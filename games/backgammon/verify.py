@@ -22,9 +22,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.backgammon import dice as dice_rules
-from games.backgammon.board import COLOURS, OPENING, board_json, sides_from_board
-from games.backgammon.plays import Side, legal_plays
-from games.backgammon.rules import Backgammon, BackgammonState
+from games.backgammon.moves import legal_plays
+from games.backgammon.rules import Backgammon
+from games.backgammon.state import (
+    COLOURS,
+    OPENING,
+    BackgammonState,
+    Side,
+    board_json,
+    sides_from_board,
+)
 
 __all__ = ["PlyRecord", "VerifyFailure", "ply_record", "verify_card"]
 

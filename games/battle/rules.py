@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from games.battle.layout import MAX_MAP, MIN_MAP, SQUADS, Layout, spawn_cells
-from games.battle.orders import DEFAULT_VERB, Orders, SquadOrder, read_orders, squad_prefix
+from games.battle.notation import DEFAULT_VERB, Orders, SquadOrder, read_orders, squad_prefix
 from games.battle.state import BattleState, Soldier
 from games.battle.tick import FULL_HP, Field, directive
 from games.battle.view import build_view

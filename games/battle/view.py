@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from games.battle.layout import SQUADS
-from games.battle.orders import squad_prefix
+from games.battle.notation import squad_prefix
 from games.battle.state import BattleState
 
 __all__ = ["ENEMY_MARKS", "OWN_MARKS", "build_view"]

@@ -9,7 +9,7 @@ clock (`wall-clock`).
 
 Wall legality never searches the board per candidate wall: a wall can cut a
 pawn off only if it closes a loop in the drawing the walls make with the
-board edge (`lattice.closes_loop`) AND blocks a step of that pawn's current
+board edge (`board.closes_loop`) AND blocks a step of that pawn's current
 shortest path (one BFS per pawn per position, cached); only walls doing both
 get a flood fill.
 """
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple
 
 from games.core import Outcome, TurnGame, Unreadable, normalise_token
-from games.quoridor import lattice
-from games.quoridor.lattice import (
+from games.quoridor import board
+from games.quoridor.board import (
     BLOCKS,
     GOAL_RANKS,
     PERPENDICULAR,
@@ -45,7 +45,7 @@ class QuoridorState(NamedTuple):
     """A quoridor position, immutable.
 
     `pawns` and `walls_left` are per seat; `pawns` holds cell indices and
-    `walls` has bit i set for each placed wall i (see `lattice`). The two
+    `walls` has bit i set for each placed wall i (see `board`). The two
     blocked-step masks are derived from `walls`, and `to_act` and `result`
     (`goal-row`, or `ply-cap` at 400 plies) from the rest; all are kept
     because every rule function and every question of the framework needs
@@ -123,7 +123,7 @@ def _wall_fault(s: QuoridorState, wall: int) -> str | None:
             if (w ^ wall) & 1 == 0 and BLOCKS[w] & BLOCKS[wall]
         ]
         return f"it overlaps wall {', '.join(overlap)} (a step it blocks is blocked already)"
-    for seat in _cut_off(s, wall, lattice.components(s.walls)):
+    for seat in _cut_off(s, wall, board.components(s.walls)):
         pawn = CELL_NAMES[s.pawns[seat]]
         return f"it would leave the pawn on {pawn} without a path to rank {_goal_rank(seat)}"
     return None
@@ -131,7 +131,7 @@ def _wall_fault(s: QuoridorState, wall: int) -> str | None:
 
 def _cut_off(s: QuoridorState, wall: int, labels: tuple[int, ...]) -> list[int]:
     """The seats whose pawn `wall` would leave without a path to its goal rank."""
-    if not lattice.closes_loop(wall, labels):
+    if not board.closes_loop(wall, labels):
         return []
     up_blocked, right_blocked = _with_wall(s, wall)
     cut = []
@@ -139,7 +139,7 @@ def _cut_off(s: QuoridorState, wall: int, labels: tuple[int, ...]) -> list[int]:
         cell = s.pawns[seat]
         _, path_up, path_right = route(cell, seat, s.up_blocked, s.right_blocked)
         on_path = BLOCKS[wall] & (path_right if wall & 1 else path_up)
-        if on_path and not lattice.reaches(cell, GOAL_RANKS[seat], up_blocked, right_blocked):
+        if on_path and not board.reaches(cell, GOAL_RANKS[seat], up_blocked, right_blocked):
             cut.append(seat)
     return cut
 
@@ -149,9 +149,9 @@ def legal_walls(s: QuoridorState) -> list[int]:
     if not s.walls_left[s.ply & 1]:
         return []
     walls, up_blocked, right_blocked = s.walls, s.up_blocked, s.right_blocked
-    labels = lattice.components(walls)
+    labels = board.components(walls)
     legal: list[int] = []
-    for wall in range(0, lattice.WALL_COUNT, 2):
+    for wall in range(0, board.WALL_COUNT, 2):
         if walls >> wall & 3:
             continue
         if not up_blocked & BLOCKS[wall] and not _cut_off(s, wall, labels):
@@ -238,7 +238,7 @@ def position(
 FILES = "abcdefghi"
 CELL_NAMES: tuple[str, ...] = tuple(FILES[c // SIZE] + str(c % SIZE + 1) for c in range(81))
 WALL_NAMES: tuple[str, ...] = tuple(
-    FILES[w >> 1 >> 3] + str((w >> 1 & 7) + 1) + "hv"[w & 1] for w in range(lattice.WALL_COUNT)
+    FILES[w >> 1 >> 3] + str((w >> 1 & 7) + 1) + "hv"[w & 1] for w in range(board.WALL_COUNT)
 )
 NAME_TO_CELL: dict[str, int] = {name: c for c, name in enumerate(CELL_NAMES)}
 NAME_TO_WALL: dict[str, int] = {name: w for w, name in enumerate(WALL_NAMES)}

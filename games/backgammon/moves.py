@@ -37,15 +37,10 @@ from games.backgammon.notation import (
     WrittenMove,
     name_steps,
 )
+from games.backgammon.state import Side
 from games.core import Illegal
 
-__all__ = ["Play", "PlayTable", "Side", "find_play", "legal_plays"]
-
-Side = bytes
-"""26 checker counts in the side's own numbering: [0] off, [1..24] points, [25] bar.
-
-Bytes rather than a tuple: they hash and slice in C, and a position's key is
-just the two sides joined."""
+__all__ = ["Play", "PlayTable", "find_play", "legal_plays"]
 
 
 class Play(NamedTuple):
