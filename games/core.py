@@ -208,7 +208,7 @@ class Game(ABC, Generic[S]):
 
     @abstractmethod
     def legal_moves(self, s: S, seat: int) -> tuple[str, ...]:
-        """Every legal move of `seat`, canonical, in the order SPEC.md fixes."""
+        """Every legal move of `seat`, canonical, in the order the game's rules fix."""
 
     @abstractmethod
     def parse(self, s: S, seat: int, move: object) -> Any:
@@ -239,8 +239,8 @@ class Game(ABC, Generic[S]):
         """What `seat` may know of `s`, JSON-able."""
 
     def reply_key(self, s: S) -> str:
-        """The key under which a reply carries its move in state `s` (SPEC 2.2):
-        `move`, the battle's `orders`, Stratego's `setup` in its setup phase."""
+        """The key under which a reply carries its move in state `s`: `move`, the
+        battle's `orders`, Stratego's `setup` in its setup phase."""
         return "move"
 
     def integrity(self, s: S) -> dict[str, Any]:
