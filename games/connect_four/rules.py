@@ -1,16 +1,38 @@
 """Connect-four on 7 files x 6 ranks, the first game of the board gauntlet.
 
-Rules source: `seeds/board-gauntlet-rules.txt` (section "connect-four", the
-tolerant notation and the standing formula), with the gaps fixed by SPEC.md
-section 4 (canonical notation `d`, legal order a..g, endings `four-in-a-row`
-and `board-full`, the tactician baseline). The game ends by itself within 42
-plies, so it has no ply cap.
+Seat 0 is red and drops first, seat 1 blue; a disc falls to the lowest empty
+cell of its file. Four discs of one colour in a line, across, up or on a
+diagonal, win (`four-in-a-row`); a full board without one is a draw
+(`board-full`). The game ends by itself within 42 plies, so it has no ply cap.
 
-Representation: one Python-int bitboard per seat. Cell (file f, rank r),
-both counted from 0, is bit `f * 7 + r`: every file owns seven bits, six cells
-and an always-empty guard bit on top, so shifting by 1, 7, 8 or 6 steps one
-cell up, right, up-right or down-right and a line can never wrap from the top
-of one file into the bottom of the next.
+Rules source:
+    `docs/rules.md#connect-four`: the rules, the tolerant notation, the
+    standing formula and the tactician.
+
+Parameters:
+    None: 7 files a-g (`FILES`) of 6 ranks (`RANKS`).
+
+State:
+    `ConnectFourState`: one Python-int bitboard per seat. Cell (file f, rank
+    r), both counted from 0, is bit `f * 7 + r`: every file owns seven bits,
+    six cells and an always-empty guard bit on top, so shifting by 1, 7, 8 or 6
+    steps one cell up, right, up-right or down-right and a line can never wrap
+    from the top of one file into the bottom of the next. The legal files, the
+    turn and the result are worked out when a disc is dropped.
+
+Notation:
+    A move is a file letter, `d`; the reader takes a letter a-g or a digit 1-7
+    (files a-g) in any case, with any punctuation around it. Legal moves are
+    listed a to g.
+
+Standing:
+    The sum over the 69 four-cell windows (`WINDOW_CELLS`) free of opponent
+    discs of `WEIGHTS[k]`, k the seat's discs in the window. The wall clock
+    adjudicates by it (`wall-clock`, reason `deadline`).
+
+Baseline:
+    tactician: the move maximising the mover's standing after it, ties to the
+    first in legal order.
 """
 
 from __future__ import annotations
@@ -42,7 +64,7 @@ class ConnectFourState(NamedTuple):
     """A position; immutable, compared by value.
 
     `red` and `blue` are the bitboards (see the module docstring). `legal`,
-    `to_act` and `result` are derived from them when the move is applied, so
+    `to_act` and `result` are derived from them when the disc is dropped, so
     the framework's questions cost an attribute lookup.
     """
 
@@ -54,7 +76,7 @@ class ConnectFourState(NamedTuple):
     result: Outcome | None
 
 
-# -- rule tables and functions --------------------------------------------------
+# -- rules --------------------------------------------------------------------
 
 
 def _bit(file: int, rank: int) -> int:
@@ -138,6 +160,8 @@ def _boards(s: ConnectFourState, seat: int) -> tuple[int, int]:
     raise ValueError(f"seat {seat!r} does not exist: connect-four's seats are 0 and 1")
 
 
+# -- the game -----------------------------------------------------------------
+
 _INITIAL = ConnectFourState(0, 0, 0, tuple(FILES), _SEAT_0, None)
 
 
@@ -148,11 +172,13 @@ class ConnectFour(TurnGame[ConnectFourState]):
     family: ClassVar[str] = "board"
     rules_version: ClassVar[int] = 1
 
+    # -- state ----------------------------------------------------------------
+
     def initial(self, seed: int | str, game: int = 1) -> ConnectFourState:
         """The empty board; there is no chance, so `seed` and `game` change nothing."""
         return _INITIAL
 
-    # -- TurnGame's rule functions ----------------------------------------------
+    # -- rules ----------------------------------------------------------------
 
     def _legal(self, s: ConnectFourState) -> tuple[str, ...]:
         return s.legal
@@ -188,7 +214,7 @@ class ConnectFour(TurnGame[ConnectFourState]):
     def _refusal(self, s: ConnectFourState, move: str, text: str) -> str:
         return f"read {move!r} from {_shown(text)}, but file {move} is full (legal: {', '.join(s.legal)})"
 
-    # -- notation ----------------------------------------------------------------
+    # -- notation -------------------------------------------------------------
 
     def _read(self, text: str) -> str:
         """A file letter a-g or a digit 1-7, any case, any punctuation."""
@@ -202,14 +228,14 @@ class ConnectFour(TurnGame[ConnectFourState]):
             f"(or a digit 1-7 for files a-g), e.g. 'd'"
         )
 
-    # -- standing ------------------------------------------------------------------
+    # -- standing -------------------------------------------------------------
 
     def standing(self, s: ConnectFourState, seat: int) -> int:
         """Sum of WEIGHTS[k] over the windows free of opponent discs, k = the seat's discs."""
         mine, theirs = _boards(s, seat)
         return sum(WEIGHTS[(mine & w).bit_count()] for w in _WINDOW_MASKS if not theirs & w)
 
-    # -- baseline -------------------------------------------------------------------
+    # -- baseline -------------------------------------------------------------
 
     def baseline(self, s: ConnectFourState, seat: int) -> str:
         """tactician: the move maximising the mover's standing after it, ties to the first.
@@ -227,7 +253,7 @@ class ConnectFour(TurnGame[ConnectFourState]):
                 best_move, best = move, gain
         return best_move
 
-    # -- view -------------------------------------------------------------------------
+    # -- view -----------------------------------------------------------------
 
     def view(self, s: ConnectFourState, seat: int) -> dict[str, Any]:
         """The whole position (nothing is hidden), as JSON-able data.

@@ -1,17 +1,40 @@
 """Hex on a 7 x 7 rhombus, the third game of the board gauntlet.
 
-Rules source: `seeds/board-gauntlet-rules.txt` (section "hex", the tolerant
-notation and the standing formula), with the gaps fixed by SPEC.md section 4
-(canonical notation `c4`, legal order by (file, rank), ending `connection`,
-the tactician baseline). Seat 0 (red) joins file a to file g, seat 1 (blue)
-rank 1 to rank 7. There is no swap rule, no draw and no ply cap: a full board
-always holds exactly one connection, so the game ends within 49 plies.
+Seat 0 (red) moves first and joins file a to file g, seat 1 (blue) joins rank
+1 to rank 7; a move puts a stone on an empty cell. The first chain joining a
+seat's two edges wins (`connection`). There is no swap rule, no draw and no
+ply cap: a full board always holds exactly one connection, so the game ends
+within 49 plies.
 
-Representation: one Python-int bitboard per seat. Cell (file f, rank r), both
-counted from 0, is bit `r * 8 + f`: every rank owns eight bits, seven cells and
-an always-empty guard bit, so the six neighbours of a cell are the shifts by
-1, 8 and 7 either way, and a shift off the side of the board lands on a guard
-bit that masking removes.
+Rules source:
+    `docs/rules.md#hex`: the rules, the tolerant notation, the standing
+    formula and the tactician.
+
+Parameters:
+    None: 7 files a-g (`FILES`) of 7 ranks (`RANKS`).
+
+State:
+    `HexState`: one Python-int bitboard per seat. Cell (file f, rank r), both
+    counted from 0, is bit `r * 8 + f`: every rank owns eight bits, seven
+    cells and an always-empty guard bit, so the six neighbours of a cell are
+    the shifts by 1, 8 and 7 either way, and a shift off the side of the board
+    lands on a guard bit that masking removes. Each seat's stones chained to
+    its first edge, the empty cells in legal order, the turn and the result
+    are worked out when a stone is placed.
+
+Notation:
+    A move is a cell, a file then a rank, `c4`; the reader takes any case and
+    any punctuation or spaces. Legal moves are listed by (file, rank).
+
+Standing:
+    1000 - 10 x distToWin: the fewest stones the seat must still place to join
+    its edges, counting its own stones free and the opponent's impassable
+    (`dist_to_win`; `UNREACHABLE`, 99, when they cut the edges apart). The
+    wall clock adjudicates by it (`wall-clock`, reason `deadline`).
+
+Baseline:
+    tactician: the move maximising the mover's standing after it, ties to the
+    first in legal order.
 """
 
 from __future__ import annotations
@@ -67,7 +90,7 @@ class HexState(NamedTuple):
     result: Outcome | None
 
 
-# -- rule tables and functions --------------------------------------------------
+# -- rules --------------------------------------------------------------------
 
 
 def _name(file: int, rank: int) -> str:
@@ -142,7 +165,7 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-# -- standing -------------------------------------------------------------------
+# -- standing -----------------------------------------------------------------
 
 
 def _levels(mine: int, theirs: int, edge: int) -> list[int]:
@@ -201,7 +224,7 @@ def _cost_by_cell(levels: list[int]) -> dict[int, int]:
     return costs
 
 
-# -- the game -------------------------------------------------------------------
+# -- the game -----------------------------------------------------------------
 
 
 class Hex(TurnGame[HexState]):
@@ -211,11 +234,13 @@ class Hex(TurnGame[HexState]):
     family: ClassVar[str] = "board"
     rules_version: ClassVar[int] = 1
 
+    # -- state ----------------------------------------------------------------
+
     def initial(self, seed: int | str, game: int = 1) -> HexState:
         """The empty board; there is no chance, so `seed` and `game` change nothing."""
         return _INITIAL
 
-    # -- TurnGame's rule functions ----------------------------------------------
+    # -- rules ----------------------------------------------------------------
 
     def _legal(self, s: HexState) -> tuple[str, ...]:
         return s.legal
@@ -256,7 +281,7 @@ class Hex(TurnGame[HexState]):
             f"a {owner} stone: name an empty cell"
         )
 
-    # -- notation ----------------------------------------------------------------
+    # -- notation -------------------------------------------------------------
 
     def _read(self, text: str) -> str:
         """A cell a1..g7, any case, any punctuation or spaces."""
@@ -267,14 +292,14 @@ class Hex(TurnGame[HexState]):
             f"read {_shown(token)}: a hex move is one cell, a file a-g then a rank 1-7, e.g. 'c4'"
         )
 
-    # -- standing ------------------------------------------------------------------
+    # -- standing -------------------------------------------------------------
 
     def standing(self, s: HexState, seat: int) -> int:
         """1000 - 10 x distToWin (0-1 BFS; own stones free, empty cells 1, unreachable 99)."""
         mine, theirs = _boards(s, seat)
         return 1000 - 10 * dist_to_win(mine, theirs, seat)
 
-    # -- baseline -------------------------------------------------------------------
+    # -- baseline -------------------------------------------------------------
 
     def baseline(self, s: HexState, seat: int) -> str:
         """tactician: the move maximising the mover's standing after it, ties to the first.
@@ -300,7 +325,7 @@ class Hex(TurnGame[HexState]):
                 best_move, best = move, after
         return best_move
 
-    # -- view -------------------------------------------------------------------------
+    # -- view -----------------------------------------------------------------
 
     def view(self, s: HexState, seat: int) -> dict[str, Any]:
         """The whole position (nothing is hidden), as JSON-able data.

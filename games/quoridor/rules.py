@@ -1,17 +1,40 @@
-"""Quoridor on a 9 x 9 board with 10 walls a side.
+"""Quoridor on a 9 x 9 board with 10 walls a side, the fourth game of the board gauntlet.
 
-Rules source: /work/shared/seeds/board-gauntlet-rules.txt, section "quoridor",
-with SPEC.md section 4: a jump also needs the step from the mover to the
-opponent open; legal moves list pawn moves by (file, rank), then walls by
-(anchor file, anchor rank, h before v); `standing`'s distance ignores pawns;
-the game is adjudicated by standing at 400 plies (`ply-cap`) and at the wall
-clock (`wall-clock`).
+Seat 0 (red) starts on e1 and moves first, seat 1 (blue) on e9; each must
+bring its pawn to the far rank (`goal-row`). A turn either moves the pawn one
+step (jumping the other pawn when it stands in the way, sideways when the jump
+is walled off) or places a wall; no wall may leave a pawn without a path to
+its goal rank. At 400 plies a game the rules have not ended is adjudicated by
+standing (`ply-cap`).
 
-Wall legality never searches the board per candidate wall: a wall can cut a
-pawn off only if it closes a loop in the drawing the walls make with the
-board edge (`board.closes_loop`) AND blocks a step of that pawn's current
-shortest path (one BFS per pawn per position, cached); only walls doing both
-get a flood fill.
+Rules source:
+    `docs/rules.md#quoridor`: the rules, among them that a jump also needs
+    the step from the mover to the other pawn open; the legal-move order, the
+    tolerant notation, the standing formula, the ply cap and the ending names.
+
+Parameters:
+    None: 9 x 9 cells (`board.SIZE`), `WALLS_PER_SEAT` 10, `PLY_CAP` 400.
+
+State:
+    `QuoridorState`: the pawns' cells, the walls left per seat and the placed
+    walls as a bit set, with the steps they block as two masks (`board`), and
+    the turn and the result, worked out when the state is made. `position`
+    builds one from cell and wall names.
+
+Notation:
+    A pawn move is its destination cell, `e2`; a wall is its anchor and `h`
+    or `v`, `e3h`. The reader lower-cases and keeps a-z and 0-9. Legal moves
+    list pawn moves by (file, rank), then walls by (anchor file, anchor rank,
+    h before v).
+
+Standing:
+    1000 - 10 x dist + 2 x walls left, dist being the steps the seat's pawn
+    needs to its goal rank around the walls, ignoring pawns. The ply cap and
+    the wall clock (`wall-clock`, reason `deadline`) adjudicate by it.
+
+Baseline:
+    tactician: the move maximising the mover's standing after it, ties to the
+    first in legal order (computed directly, `tactician`).
 """
 
 from __future__ import annotations
@@ -30,6 +53,27 @@ from games.quoridor.board import (
     route,
     set_bits,
 )
+
+__all__ = [
+    "CELL_NAMES",
+    "FILES",
+    "NAME_TO_CELL",
+    "NAME_TO_WALL",
+    "PLY_CAP",
+    "SIDES",
+    "WALLS_PER_SEAT",
+    "WALL_NAMES",
+    "Quoridor",
+    "QuoridorState",
+    "legal_walls",
+    "pawn_targets",
+    "play_pawn",
+    "play_wall",
+    "position",
+    "read_move",
+    "standing",
+    "tactician",
+]
 
 # -- parameters ---------------------------------------------------------------
 
@@ -77,7 +121,50 @@ _START = QuoridorState(
     result=None,
 )
 
-# -- rule functions -----------------------------------------------------------
+
+def position(
+    red: str,
+    blue: str,
+    red_walls: Sequence[str] = (),
+    blue_walls: Sequence[str] = (),
+    ply: int = 0,
+) -> QuoridorState:
+    """A position from names, for tests and tools: the pawns' cells, the walls
+    each seat has placed (its walls left follow) and the plies played (their
+    parity says who moves). ValueError names any value no game could reach.
+    """
+    cells = [NAME_TO_CELL.get(name) for name in (red, blue)]
+    if cells[0] is None or cells[1] is None or cells[0] == cells[1]:
+        raise ValueError(f"pawns {red!r}, {blue!r} must be two different cells a1..i9")
+    if ply < 0:
+        raise ValueError(f"ply must be 0 or more, got {ply}")
+    s = _START._replace(pawns=(cells[0], cells[1]))
+    for seat, names in enumerate((red_walls, blue_walls)):
+        if len(names) > WALLS_PER_SEAT:
+            raise ValueError(f"seat {seat} has {len(names)} walls; at most {WALLS_PER_SEAT}")
+        for name in names:
+            wall = NAME_TO_WALL.get(name)
+            fault = (
+                "not a wall a1h..h8v" if wall is None else _wall_fault(s._replace(ply=seat), wall)
+            )
+            if wall is None or fault is not None:
+                raise ValueError(f"wall {name!r} of seat {seat} cannot stand: {fault}")
+            s = play_wall(s._replace(ply=seat), wall)
+    winners = [seat for seat in (0, 1) if GOAL_RANKS[seat] >> s.pawns[seat] & 1]
+    if len(winners) > 1:
+        raise ValueError(f"pawns {red!r}, {blue!r} cannot both stand on their goal ranks")
+    if winners:
+        return s._replace(ply=ply, to_act=_OVER, result=_WINS[winners[0]])
+    return _capped(s._replace(ply=ply, to_act=_SEATS[ply & 1], result=None))
+
+
+# -- rules --------------------------------------------------------------------
+
+# Wall legality never searches the board per candidate wall: a wall can cut a
+# pawn off only if it closes a loop in the drawing the walls make with the
+# board edge (`board.closes_loop`) AND blocks a step of that pawn's current
+# shortest path (one search per pawn per position); only walls doing both get
+# a flood fill.
 
 
 def pawn_targets(mover: int, other: int, up_blocked: int, right_blocked: int) -> list[int]:
@@ -129,6 +216,22 @@ def _wall_fault(s: QuoridorState, wall: int) -> str | None:
     return None
 
 
+def _fault(s: QuoridorState, move: str) -> str | None:
+    """Why the mover may not play the canonical `move`, or None if it may."""
+    cell = NAME_TO_CELL.get(move)
+    if cell is not None:
+        seat = s.ply & 1
+        targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
+        if cell in targets:
+            return None
+        reachable = ", ".join(CELL_NAMES[t] for t in targets)
+        return f"the pawn on {CELL_NAMES[s.pawns[seat]]} can move only to {reachable}"
+    wall = NAME_TO_WALL.get(move)
+    if wall is None:
+        return "it is not a canonical quoridor move (e.g. e2 or e3h)"
+    return _wall_fault(s, wall)
+
+
 def _cut_off(s: QuoridorState, wall: int, labels: tuple[int, ...]) -> list[int]:
     """The seats whose pawn `wall` would leave without a path to its goal rank."""
     if not board.closes_loop(wall, labels):
@@ -145,7 +248,7 @@ def _cut_off(s: QuoridorState, wall: int, labels: tuple[int, ...]) -> list[int]:
 
 
 def legal_walls(s: QuoridorState) -> list[int]:
-    """The walls the mover may place, ascending (SPEC order)."""
+    """The walls the mover may place, ascending (legal order)."""
     if not s.walls_left[s.ply & 1]:
         return []
     walls, up_blocked, right_blocked = s.walls, s.up_blocked, s.right_blocked
@@ -197,42 +300,6 @@ def _capped(s: QuoridorState) -> QuoridorState:
     )
 
 
-def position(
-    red: str,
-    blue: str,
-    red_walls: Sequence[str] = (),
-    blue_walls: Sequence[str] = (),
-    ply: int = 0,
-) -> QuoridorState:
-    """A position from names, for tests and tools: the pawns' cells, the walls
-    each seat has placed (its walls left follow) and the plies played (their
-    parity says who moves). ValueError names any value no game could reach.
-    """
-    cells = [NAME_TO_CELL.get(name) for name in (red, blue)]
-    if cells[0] is None or cells[1] is None or cells[0] == cells[1]:
-        raise ValueError(f"pawns {red!r}, {blue!r} must be two different cells a1..i9")
-    if ply < 0:
-        raise ValueError(f"ply must be 0 or more, got {ply}")
-    s = _START._replace(pawns=(cells[0], cells[1]))
-    for seat, names in enumerate((red_walls, blue_walls)):
-        if len(names) > WALLS_PER_SEAT:
-            raise ValueError(f"seat {seat} has {len(names)} walls; at most {WALLS_PER_SEAT}")
-        for name in names:
-            wall = NAME_TO_WALL.get(name)
-            fault = (
-                "not a wall a1h..h8v" if wall is None else _wall_fault(s._replace(ply=seat), wall)
-            )
-            if wall is None or fault is not None:
-                raise ValueError(f"wall {name!r} of seat {seat} cannot stand: {fault}")
-            s = play_wall(s._replace(ply=seat), wall)
-    winners = [seat for seat in (0, 1) if GOAL_RANKS[seat] >> s.pawns[seat] & 1]
-    if len(winners) > 1:
-        raise ValueError(f"pawns {red!r}, {blue!r} cannot both stand on their goal ranks")
-    if winners:
-        return s._replace(ply=ply, to_act=_OVER, result=_WINS[winners[0]])
-    return _capped(s._replace(ply=ply, to_act=_SEATS[ply & 1], result=None))
-
-
 # -- notation -----------------------------------------------------------------
 
 FILES = "abcdefghi"
@@ -242,7 +309,7 @@ WALL_NAMES: tuple[str, ...] = tuple(
 )
 NAME_TO_CELL: dict[str, int] = {name: c for c, name in enumerate(CELL_NAMES)}
 NAME_TO_WALL: dict[str, int] = {name: w for w, name in enumerate(WALL_NAMES)}
-"""Exactly the seed's patterns ^[a-i][1-9]$ (pawn) and ^[a-h][1-8][hv]$ (wall)."""
+"""Exactly the notation's patterns ^[a-i][1-9]$ (pawn) and ^[a-h][1-8][hv]$ (wall)."""
 
 
 def read_move(text: str) -> str:
@@ -318,20 +385,56 @@ class Quoridor(TurnGame[QuoridorState]):
     rules_version: ClassVar[int] = 1
     ply_cap: ClassVar[int | None] = PLY_CAP
 
+    # -- state ----------------------------------------------------------------
+
     def initial(self, seed: int | str, game: int = 1) -> QuoridorState:
         """The start: pawns on e1 and e9, 10 walls each; no chance, so `seed` is unused."""
         if game not in (1, 2):
             raise ValueError(f"game must be 1 or 2 (its index in the match), got {game!r}")
         return _START
 
+    # -- rules ----------------------------------------------------------------
+
+    def _legal(self, s: QuoridorState) -> tuple[str, ...]:
+        """Pawn moves by (file, rank), then walls by (anchor file, anchor rank, h, v)."""
+        seat = s.ply & 1
+        pawn = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
+        return tuple([CELL_NAMES[c] for c in pawn] + [WALL_NAMES[w] for w in legal_walls(s)])
+
+    def _play(self, s: QuoridorState, move: str) -> QuoridorState | None:
+        """The state after the mover's `move`; None if it is no canonical legal move."""
+        cell = NAME_TO_CELL.get(move)
+        if cell is not None:
+            seat = s.ply & 1
+            targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
+            return play_pawn(s, cell) if cell in targets else None
+        wall = NAME_TO_WALL.get(move)
+        if wall is None or _wall_fault(s, wall) is not None:
+            return None
+        return play_wall(s, wall)
+
+    def _refusal(self, s: QuoridorState, move: str, text: str) -> str:
+        return f"{move!r} (read from {text!r}) is not legal here: {_fault(s, move)}"
+
+    # -- notation -------------------------------------------------------------
+
+    def _read(self, text: str) -> str:
+        return read_move(text)
+
+    # -- standing -------------------------------------------------------------
+
     def standing(self, s: QuoridorState, seat: int) -> int:
-        """1000 - 10 x dist + 2 x walls left (SPEC 4: dist ignores pawns)."""
+        """1000 - 10 x dist + 2 x walls left (dist ignores pawns)."""
         return standing(s, seat)
+
+    # -- baseline -------------------------------------------------------------
 
     def baseline(self, s: QuoridorState, seat: int) -> str:
         """tactician: the move maximising the mover's standing after it, ties to the first."""
         self._check_turn(s, seat)
         return tactician(s)
+
+    # -- view -----------------------------------------------------------------
 
     def view(self, s: QuoridorState, seat: int) -> dict[str, Any]:
         """What `seat` sees (everything; quoridor hides nothing).
@@ -361,45 +464,3 @@ class Quoridor(TurnGame[QuoridorState]):
             "walls_left": {"0": s.walls_left[0], "1": s.walls_left[1]},
             "ply_cap": PLY_CAP,
         }
-
-    # -- TurnGame's rule functions ----------------------------------------------
-
-    def _legal(self, s: QuoridorState) -> tuple[str, ...]:
-        """Pawn moves by (file, rank), then walls by (anchor file, anchor rank, h, v)."""
-        seat = s.ply & 1
-        pawn = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
-        return tuple([CELL_NAMES[c] for c in pawn] + [WALL_NAMES[w] for w in legal_walls(s)])
-
-    def _play(self, s: QuoridorState, move: str) -> QuoridorState | None:
-        """The state after the mover's `move`; None if it is no canonical legal move."""
-        cell = NAME_TO_CELL.get(move)
-        if cell is not None:
-            seat = s.ply & 1
-            targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
-            return play_pawn(s, cell) if cell in targets else None
-        wall = NAME_TO_WALL.get(move)
-        if wall is None or _wall_fault(s, wall) is not None:
-            return None
-        return play_wall(s, wall)
-
-    def _refusal(self, s: QuoridorState, move: str, text: str) -> str:
-        return f"{move!r} (read from {text!r}) is not legal here: {_fault(s, move)}"
-
-    def _read(self, text: str) -> str:
-        return read_move(text)
-
-
-def _fault(s: QuoridorState, move: str) -> str | None:
-    """Why the mover may not play the canonical `move`, or None if it may."""
-    cell = NAME_TO_CELL.get(move)
-    if cell is not None:
-        seat = s.ply & 1
-        targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
-        if cell in targets:
-            return None
-        reachable = ", ".join(CELL_NAMES[t] for t in targets)
-        return f"the pawn on {CELL_NAMES[s.pawns[seat]]} can move only to {reachable}"
-    wall = NAME_TO_WALL.get(move)
-    if wall is None:
-        return "it is not a canonical quoridor move (e.g. e2 or e3h)"
-    return _wall_fault(s, wall)
