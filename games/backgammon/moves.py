@@ -199,7 +199,7 @@ def legal_plays(mover: Side, opponent: Side, dice: tuple[int, int]) -> PlayTable
     return PlayTable.of(plays)
 
 
-# --- matching a written play ------------------------------------------------------
+# -- matching a written play --------------------------------------------------
 
 
 def _hits(before: Side, after: Side) -> frozenset[int]:

@@ -63,7 +63,7 @@ OrderKey = tuple[tuple[int, ...], int, tuple[bool, ...], tuple[tuple[int, ...], 
 points): the higher, the earlier a play stands in the legal list."""
 
 
-# --- naming -----------------------------------------------------------------------
+# -- naming -------------------------------------------------------------------
 
 
 _Move = tuple[int, int, bool, tuple[int, ...]]
@@ -184,7 +184,7 @@ def _described(moves: list[_Move]) -> tuple[str, OrderKey]:
     return " ".join(parts), (pairs, depth, tuple([move[2] for move in moves]), stops)
 
 
-# --- reading ----------------------------------------------------------------------
+# -- reading ------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)

@@ -166,7 +166,7 @@ class Field:
         self.hp = np.minimum(self.hp + RECOVERY * healing, FULL_HP)
         return self._link()
 
-    # -- step 2: the controller -------------------------------------------------
+    # -- step 2: the controller -----------------------------------------------
 
     def _targets(self, ids: Ints) -> tuple[Ints, Ints, Bools, Bools]:
         """Per living soldier: its squad's target cell and whether it may attack / move."""
@@ -224,7 +224,7 @@ class Field:
         going = distance[rows, pick] < _FAR
         return ids[going], cx[rows, pick][going], cy[rows, pick][going]
 
-    # -- steps 3 and 4: resolution ------------------------------------------------
+    # -- steps 3 and 4: resolution --------------------------------------------
 
     def _resolve_attacks(self, attackers: Ints, victims: Ints) -> Bools:
         """Apply the attacks in ascending attacker id; return who attacked.
@@ -303,7 +303,7 @@ class Field:
         self.grid[nx + _PAD, ny + _PAD] = ids
         self.x[ids], self.y[ids] = nx, ny
 
-    # -- steps 6 and 7 ----------------------------------------------------------------
+    # -- steps 6 and 7 --------------------------------------------------------
 
     def _pay(self, sides: Ints, *kinds: str) -> None:
         """Pay each soldier of `sides` (one entry per soldier) the rewards `kinds`."""
