@@ -184,7 +184,7 @@ class ConnectFour(TurnGame[ConnectFourState]):
         return s.legal
 
     def _play(self, s: ConnectFourState, move: str) -> ConnectFourState | None:
-        """The state after the mover drops a disc into file `move`; None if it is full."""
+        """The state after the mover drops a disc into file `move`; None if no such file is open."""
         file = _FILE_OF.get(move)
         if file is None:
             return None
@@ -212,7 +212,8 @@ class ConnectFour(TurnGame[ConnectFourState]):
         return _new(ConnectFourState, (ply, red, blue, legal, to_act, None))
 
     def _refusal(self, s: ConnectFourState, move: str, text: str) -> str:
-        return f"read {move!r} from {_shown(text)}, but file {move} is full (legal: {', '.join(s.legal)})"
+        legal = ", ".join(s.legal)
+        return f"read {move!r} from {_shown(text)}, but file {move} is full (legal: {legal})"
 
     # -- notation -------------------------------------------------------------
 
