@@ -13,9 +13,10 @@ representation that makes it fast (tuples, Python-int bitboards, numpy arrays
 it never writes after construction).
 
 `TurnGame` is the shared frame of the alternating games with an enumerable
-move set: it handles turn order, terminal checks, the ply cap, adjudication by
-standing and the `tactician` baseline once, so a game implements only "in
-progress, your turn" (OpenSpiel's shape).
+move set: it answers turn order and the end from fields every state carries,
+and handles reading, refusing, adjudication by standing and the `tactician`
+baseline once, so a game implements only "in progress, your turn" (OpenSpiel's
+shape).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 __all__ = [
     "COMPLETE",
     "DEADLINE",
-    "CachedTurnGame",
     "Game",
     "Illegal",
     "MatchFormat",
@@ -38,6 +38,7 @@ __all__ = [
     "Outcome",
     "ProgramHelper",
     "TurnGame",
+    "TurnState",
     "Unreadable",
     "normalise_token",
 ]
@@ -89,6 +90,14 @@ class Outcome:
     def draw(cls, ending: str, reason: str = COMPLETE) -> Outcome:
         """Both seats score 0."""
         return cls((0, 0), reason, ending)
+
+    @classmethod
+    def by_standing(cls, first: int, second: int, ending: str, reason: str = COMPLETE) -> Outcome:
+        """Seat 0 with standing `first` against seat 1 with `second`: the higher wins, equal
+        standings draw."""
+        if first == second:
+            return cls.draw(ending, reason)
+        return cls.win(0 if first > second else 1, ending, reason)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able copy, as replays and the league store keep it."""
@@ -199,7 +208,7 @@ class Game(ABC, Generic[S]):
 
     @abstractmethod
     def legal_moves(self, s: S, seat: int) -> tuple[str, ...]:
-        """Every legal move of `seat`, canonical, in the order SPEC.md fixes."""
+        """Every legal move of `seat`, canonical, in the order the game's rules fix."""
 
     @abstractmethod
     def parse(self, s: S, seat: int, move: object) -> Any:
@@ -230,8 +239,8 @@ class Game(ABC, Generic[S]):
         """What `seat` may know of `s`, JSON-able."""
 
     def reply_key(self, s: S) -> str:
-        """The key under which a reply carries its move in state `s` (SPEC 2.2):
-        `move`, the battle's `orders`, Stratego's `setup` in its setup phase."""
+        """The key under which a reply carries its move in state `s`: `move`, the
+        battle's `orders`, Stratego's `setup` in its setup phase."""
         return "move"
 
     def integrity(self, s: S) -> dict[str, Any]:
@@ -261,147 +270,150 @@ def normalise_token(text: str) -> str:
     return _STRIP.sub("", text.strip().lower())
 
 
-class TurnGame(Game[S]):
+class TurnState(Protocol):
+    """What the frame reads from a `TurnGame` state: fields the game works out when it
+    makes the state, so every question about turns and the end is an attribute read."""
+
+    @property
+    def ply(self) -> int:
+        """Plies played so far."""
+
+    @property
+    def to_act(self) -> tuple[int, ...]:
+        """(the seat to move,) while the game goes on; () once it is over."""
+
+    @property
+    def result(self) -> Outcome | None:
+        """The final truth: the rules' ending or, at the ply cap, `ply-cap`; None until then."""
+
+
+T = TypeVar("T", bound=TurnState)
+
+
+class TurnGame(Game[T]):
     """An alternating two-seat game with an enumerable move set.
 
-    Subclasses implement the rule functions named with a leading underscore;
-    this class handles whose turn it is, the ply cap and the baseline.
+    A game implements the rule functions named with a leading underscore, for a
+    game in progress with the state's mover to play:
+
+    - `_legal(s)`: the mover's legal moves, canonical and in the game's order;
+    - `_read(text)`: the canonical move a reply's text stands for, or Unreadable
+      saying what was read;
+    - `_play(s, move)`: the state after the mover plays `move`, or None when
+      `move` is not a canonical legal move (one call checks and plays);
+    - `_refusal(s, move, text)`: why the canonical `move`, read from `text`, is
+      refused: the message of the Illegal that `parse` raises (and `apply`, for
+      a canonical move).
+
+    Every state carries `ply`, `to_act` and `result` (`TurnState`), worked out
+    by the game when it makes the state: a game with a `ply_cap` ends there, if
+    its rules have not ended it, with `Outcome.by_standing(..., "ply-cap")`.
+    This class answers the public questions from those fields and handles the
+    turn checks, adjudication by standing and the tactician baseline once.
     """
 
     ply_cap: ClassVar[int | None] = None
+    """The ply at which a game the rules have not ended is over (`ply-cap`); None: none."""
     baseline_name: ClassVar[str | None] = "tactician"
 
     @abstractmethod
-    def _mover(self, s: S) -> int:
-        """The seat whose turn it is (meaningful while the game goes on)."""
+    def _legal(self, s: T) -> tuple[str, ...]:
+        """The mover's legal moves, canonical and in the game's order."""
 
     @abstractmethod
-    def _result(self, s: S) -> Outcome | None:
-        """The outcome the rules themselves produced, before any ply cap."""
+    def _read(self, text: str) -> str:
+        """The canonical move `text` stands for; raise Unreadable (saying what was read)."""
 
     @abstractmethod
-    def _legal(self, s: S) -> tuple[str, ...]:
-        """The mover's legal moves, canonical and in SPEC order."""
+    def _play(self, s: T, move: str) -> T | None:
+        """The state after the mover plays `move`, or None if it is no canonical legal move."""
 
     @abstractmethod
-    def _read(self, token: str) -> str:
-        """Canonical form of a normalised token; raise Unreadable if it is none."""
+    def _refusal(self, s: T, move: str, text: str) -> str:
+        """Why the mover may not play the canonical `move`, read from the reply `text`."""
 
-    @abstractmethod
-    def _play(self, s: S, move: str) -> S:
-        """The state after the mover plays the canonical, legal `move`."""
+    def ply(self, s: T) -> int:
+        """Plies played so far."""
+        return s.ply
 
-    @abstractmethod
-    def _is_legal(self, s: S, move: str) -> bool:
-        """Whether the canonical `move` is legal for the mover."""
+    def to_act(self, s: T) -> tuple[int, ...]:
+        """(the seat to move,) while the game goes on, else ()."""
+        return s.to_act
 
-    def outcome(self, s: S) -> Outcome | None:
-        result = self._result(s)
-        if result is None and self.ply_cap is not None and self.ply(s) >= self.ply_cap:
-            return self._by_standing(s, COMPLETE, "ply-cap")
-        return result
+    def outcome(self, s: T) -> Outcome | None:
+        """The rules' ending, `ply-cap` at the ply cap, else None."""
+        return s.result
 
-    def to_act(self, s: S) -> tuple[int, ...]:
-        if self.outcome(s) is not None:
-            return ()
-        return (self._mover(s),)
+    def legal_moves(self, s: T, seat: int) -> tuple[str, ...]:
+        """The legal moves of `seat`, canonical and in the game's order; () off turn."""
+        to_act = s.to_act
+        return self._legal(s) if to_act and to_act[0] == seat else ()
 
-    def legal_moves(self, s: S, seat: int) -> tuple[str, ...]:
-        if self.to_act(s) != (seat,):
-            return ()
-        return self._legal(s)
-
-    def parse(self, s: S, seat: int, move: object) -> str:
+    def parse(self, s: T, seat: int, move: object) -> str:
+        """The canonical legal move a reply's text reads as; Unreadable or Illegal otherwise."""
         if not isinstance(move, str):
             raise Unreadable(f"expected the move as text, got {type(move).__name__}")
-        token = normalise_token(move)
-        canonical = self._read(token)
+        canonical = self._read(move)
         self._check_turn(s, seat)
-        if not self._is_legal(s, canonical):
-            raise Illegal(f"{canonical!r} is not legal here")
+        if self._play(s, canonical) is None:
+            raise Illegal(self._refusal(s, canonical, move))
         return canonical
 
-    def apply(self, s: S, moves: Mapping[int, Any]) -> S:
-        seats = self.to_act(s)
-        if not seats:
-            raise Illegal("the game is over: no move can be applied")
-        seat = seats[0]
-        if set(moves) != {seat}:
-            raise Illegal(f"expected exactly one move, by seat {seat}; got seats {sorted(moves)}")
-        move = moves[seat]
-        if not isinstance(move, str) or not self._is_legal(s, move):
-            raise Illegal(f"{move!r} is not a legal move of seat {seat} here")
-        return self._play(s, move)
+    def apply(self, s: T, moves: Mapping[int, Any]) -> T:
+        """The state after the seat to act plays its canonical legal move; `s` is unchanged."""
+        to_act = s.to_act
+        if to_act and len(moves) == 1:
+            move = moves.get(to_act[0])
+            if isinstance(move, str):
+                after = self._play(s, move)
+                if after is not None:
+                    return after
+        raise self._refused(s, moves)
 
-    def adjudicate(self, s: S) -> Outcome:
-        return self._by_standing(s, DEADLINE, "wall-clock")
+    def adjudicate(self, s: T) -> Outcome:
+        """`wall-clock` (reason `deadline`): the higher standing wins, equal standings draw."""
+        return Outcome.by_standing(self.standing(s, 0), self.standing(s, 1), "wall-clock", DEADLINE)
 
-    def baseline(self, s: S, seat: int) -> str:
+    def baseline(self, s: T, seat: int) -> str:
         """tactician: the move maximising the mover's standing after it, ties to the first."""
         self._check_turn(s, seat)
         best_move, best = "", None
         for move in self._legal(s):
-            value = self.standing(self._play(s, move), seat)
+            after = self._play(s, move)
+            if after is None:
+                raise RuntimeError(f"{self.name}: the listed move {move!r} does not play")
+            value = self.standing(after, seat)
             if best is None or value > best:
                 best_move, best = move, value
         return best_move
 
-    def _by_standing(self, s: S, reason: str, ending: str) -> Outcome:
-        a, b = self.standing(s, 0), self.standing(s, 1)
-        if a == b:
-            return Outcome.draw(ending, reason)
-        return Outcome.win(0 if a > b else 1, ending, reason)
-
-    def _check_turn(self, s: S, seat: int) -> None:
-        if self.to_act(s) != (seat,):
-            raise Illegal(f"it is not seat {seat}'s turn")
-
-
-class _CachedTurns(Protocol):
-    @property
-    def ply(self) -> int: ...
-    @property
-    def to_act(self) -> tuple[int, ...]: ...
-    @property
-    def result(self) -> Outcome | None: ...
-    @property
-    def legal(self) -> tuple[str, ...]: ...
-
-
-C = TypeVar("C", bound=_CachedTurns)
-
-
-class CachedTurnGame(TurnGame[C]):
-    """A TurnGame whose states carry `to_act`, `result` and `legal`, worked out once when
-    the move that made them was applied: every question about turns and the end is then a
-    field read, which is what lets a Python engine run thousands of playouts a second.
-    (Such a game has no ply cap: its cached `result` is the whole truth.)"""
-
-    def to_act(self, s: C) -> tuple[int, ...]:
-        return s.to_act
-
-    def outcome(self, s: C) -> Outcome | None:
-        return s.result
-
-    def legal_moves(self, s: C, seat: int) -> tuple[str, ...]:
+    def _check_turn(self, s: T, seat: int) -> None:
+        """Raise Illegal unless `seat` is to move in `s`."""
         to_act = s.to_act
-        return s.legal if to_act and to_act[0] == seat else ()
+        if to_act and to_act[0] == seat:
+            return
+        if s.result is not None:
+            raise Illegal(f"the game is over ({s.result.ending}): seat {seat} has no move")
+        raise Illegal(f"it is not seat {seat}'s turn: seat {to_act[0]} moves")
 
-    def _mover(self, s: C) -> int:
-        return s.ply & 1
-
-    def _result(self, s: C) -> Outcome | None:
-        return s.result
-
-    def _legal(self, s: C) -> tuple[str, ...]:
-        return s.legal if s.to_act else ()
-
-    def _single_move(self, s: C, moves: Mapping[int, Any]) -> tuple[int, Any]:
-        """The one seat to move and its move; Illegal if the game is over or others moved."""
-        to_act = s.to_act
-        if not to_act:
-            raise Illegal(f"the game is over ({s.result}): no move can be applied")
-        seat = to_act[0]
+    def _refused(self, s: T, moves: Mapping[int, Any]) -> Illegal:
+        """Why `apply` will not play `moves` in `s`."""
+        if s.result is not None:
+            return Illegal(f"the game is over ({s.result.ending}): no move can be applied")
+        seat = s.to_act[0]
         if len(moves) != 1 or seat not in moves:
-            raise Illegal(f"expected exactly one move, by seat {seat}; got seats {list(moves)}")
-        return seat, moves[seat]
+            return Illegal(f"expected exactly one move, by seat {seat}; got seats {list(moves)}")
+        move = moves[seat]
+        if isinstance(move, str) and self._canonical(move):
+            return Illegal(self._refusal(s, move, move))
+        example = next(iter(self._legal(s)), "")
+        return Illegal(
+            f"{move!r} is not a legal move of seat {seat} here: apply takes canonical moves "
+            f"like {example!r} (parse reads a reply's looser text)"
+        )
+
+    def _canonical(self, move: str) -> bool:
+        try:
+            return self._read(move) == move
+        except Unreadable:
+            return False

@@ -1,7 +1,7 @@
 """The soldiers tick by tick through one command turn, for the viewer.
 
 A replay keeps the orders and the gameHash chain, not the field at every
-tick (SPEC 3: bulky derived data is recomputed by the tools that need it).
+tick (bulky derived data is recomputed by the tools that need it).
 `turn_frames` re-runs the tick engine from the state before a turn with the
 orders the state after it holds, and checks every tick against the gameHash
 links the real `apply` produced, so a frame can never drift from the game.

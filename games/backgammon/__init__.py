@@ -7,7 +7,6 @@ records; `render.board_text` draws a view for prompts.
 
 from __future__ import annotations
 
-from games.backgammon.board import COLOURS, OPENING, pip_count, standing_of
 from games.backgammon.dice import (
     Roll,
     commitment,
@@ -17,7 +16,8 @@ from games.backgammon.dice import (
     roll_for_ply,
 )
 from games.backgammon.notation import NONE
-from games.backgammon.rules import PLY_CAP, Backgammon, BackgammonState, colour_of, seat_of
+from games.backgammon.rules import PLY_CAP, Backgammon, colour_of, seat_of, standing_of
+from games.backgammon.state import COLOURS, OPENING, BackgammonState, pip_count
 from games.backgammon.verify import PlyRecord, VerifyFailure, ply_record, verify_card
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Backgammon's verifiable dice: card seed, commitment and the roll of every ply.
 
-Source: SPEC.md section 7 (which fixes the seed text's scheme bit for bit).
+Rules: `docs/rules.md#backgammon`, which fixes the scheme below bit for bit.
 
 A card seed is 64 hex digits drawn when the card starts; the ledger gets
 `commitment(seed)` before the first roll and the seed itself when the card

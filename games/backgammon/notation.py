@@ -1,14 +1,14 @@
 """Backgammon notation: the canonical name of a play, and the tolerant reader.
 
-Source: the seed's notation section and SPEC.md section 7. Points are the
-mover's own numbers (24 farthest, 1 nearest), the bar is 25 and off is 0.
+Rules: `docs/rules.md#backgammon`. Points are the mover's own numbers (24
+farthest, 1 nearest), the bar is 25 and off is 0.
 
 Naming. A play is a multiset of single-die steps. One checker's consecutive
 steps are joined into one move, keeping an intermediate point only where it
 hit (`13/7*/5`); identical moves are grouped (`6/3(2)`); moves are written by
 from-point, then to-point, descending. When several step sequences reach the
-same position, SPEC picks the joined form with the fewest moves, then the one
-whose (from, to) pairs, read in order, are highest. SPEC leaves one tie open,
+same position, the name is the joined form with the fewest moves, then the one
+whose (from, to) pairs, read in order, are highest. That leaves one tie,
 which this module settles: the same pairs with the hit written in different
 places (`14/10* 12/10` or `14/10 12/10*`, `14/8 12/10*` or `14/10*/8 12/10`).
 The form with fewer intermediate points wins, then the one whose hit marks
@@ -63,7 +63,7 @@ OrderKey = tuple[tuple[int, ...], int, tuple[bool, ...], tuple[tuple[int, ...], 
 points): the higher, the earlier a play stands in the legal list."""
 
 
-# --- naming -----------------------------------------------------------------------
+# -- naming -------------------------------------------------------------------
 
 
 _Move = tuple[int, int, bool, tuple[int, ...]]
@@ -184,7 +184,7 @@ def _described(moves: list[_Move]) -> tuple[str, OrderKey]:
     return " ".join(parts), (pairs, depth, tuple([move[2] for move in moves]), stops)
 
 
-# --- reading ----------------------------------------------------------------------
+# -- reading ------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +251,7 @@ def _read_token(token: str) -> WrittenMove:
 
 
 def read_play(text: str) -> tuple[WrittenMove, ...] | None:
-    """Read a play in any of the seed's variants; None means `NONE` (no checker can move).
+    """Read a play in any of the accepted forms; None means `NONE` (no checker can move).
 
     Accepted: spaces, commas or full-width spaces between moves, any case,
     with or without `*`, repeats `6/3(2)`, chains `13/11/8`, `bar` (or 25)

@@ -1,58 +1,77 @@
 """Backgammon, as the AI CUP plays it: 15 checkers a side, no doubling cube.
 
-Rules source: `seeds/backgammon-aicup-rules-ja.txt` (rules, view, notation,
-scoring, the 1,000-ply no-contest), with the points it leaves open fixed by
-SPEC.md section 7 (legal plays, canonical notation, verifiable dice, seats,
-standing, baseline).
+A card is two games on one card seed; seat 0 is BLACK in game 1 and WHITE in
+game 2, and the colour is the seat's alias. The side that bears off all 15
+checkers wins, +1 / -1; the ending is `single` (the loser has borne off a
+checker), `gammon` (none) or `backgammon` (none, and a checker still on the
+bar or in the winner's home board), worth 1, 2 or 3 points, recorded in
+`Outcome.detail` for display only. At 1,000 plies the game is a `no-contest`
+without scores; there is no wall-clock adjudication.
 
-Parameters: none. A card is two games; seat 0 is BLACK in game 1 and WHITE in
-game 2, and the colour is the seat's alias. `initial(card_seed, game=g)`
-derives the game's seed from the 64-hex card seed; every roll then follows
-from it (`dice.py`), so a state carries its game seed and `apply` is pure.
+Rules source:
+    `docs/rules.md#backgammon`: the AI CUP rules (the view, the notation,
+    scoring, the 1,000-ply no-contest), with the legal plays, the canonical
+    notation, the verifiable dice, the seats, the standing and the baseline.
 
-State: both sides in their own numbering (`plays.Side`), the colour to move,
-the roll of the ply to play (None once the game is over), plies played (the
-opening roll belongs to ply 1; a `NONE` ply counts), the game index and seed.
+Parameters:
+    None. `initial(card_seed, game=g)` derives the game's seed from the
+    64-hex card seed, and every roll follows from it (`dice`), so a state
+    carries its game seed and `apply` is pure.
 
-Results: the side that bears off all 15 checkers wins, +1 / -1; the ending is
-`single` (the loser has borne off a checker), `gammon` (none) or `backgammon`
-(none, and a checker still on the bar or in the winner's home board), worth
-1, 2 or 3 points, recorded in `Outcome.detail` for display only. At 1,000
-plies the game is a `no-contest` without scores; there is no wall-clock
-adjudication.
+State:
+    `BackgammonState` (`state`): both sides in their own numbering (`Side`),
+    the colour to move, the roll of the ply to play (None once the game is
+    over), the plies played (the opening roll belongs to ply 1; a `NONE` ply
+    counts), the game index and its seed. Legal plays come from `moves`.
 
-standing: `board.standing_of`. baseline: the legal play maximising the
-mover's standing minus the opponent's after it, ties to the first listed.
+Notation:
+    A play is its checkers' moves in the mover's own point numbers, `24/18
+    13/11`, `6/3(2)`, `13/7*/5` (`notation`), or `NONE` when no checker can
+    move; the reader takes any case and spacing, chains, repeats, `bar` and
+    `off`. Legal plays are listed in the order `notation` fixes.
+
+Standing:
+    1000 - pips - 6 x blots + 8 x home-board points made (`standing_of`), for
+    the seat's own side.
+
+Baseline:
+    The legal play maximising the mover's standing minus the opponent's after
+    it, ties to the first listed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from games.backgammon import dice as dice_rules
-from games.backgammon.board import (
+from games.backgammon.dice import Roll
+from games.backgammon.moves import PlayTable, find_play, legal_plays
+from games.backgammon.notation import NONE, read_play
+from games.backgammon.state import (
     CHECKERS,
     COLOURS,
     OPENING,
+    BackgammonState,
+    Side,
     board_json,
     check_apart,
     colour_index,
     pip_count,
     side_from_points,
-    standing_of,
 )
-from games.backgammon.dice import Roll
-from games.backgammon.notation import NONE, read_play
-from games.backgammon.plays import PlayTable, Side, find_play, legal_plays
 from games.core import COMPLETE, Game, Illegal, MatchFormat, Outcome, ProgramHelper, Unreadable
 
-__all__ = ["PLY_CAP", "Backgammon", "BackgammonState", "colour_of", "seat_of"]
+__all__ = ["PLY_CAP", "Backgammon", "colour_of", "seat_of", "standing_of"]
+
+# -- parameters ---------------------------------------------------------------
 
 PLY_CAP = 1000
 _ENDINGS = ("single", "gammon", "backgammon")
 _OFF, _BAR = 0, 25
+
+# -- rules --------------------------------------------------------------------
 
 
 def colour_of(game: int, seat: int) -> str:
@@ -66,36 +85,6 @@ def seat_of(game: int, colour: str) -> int:
     """The seat playing `colour` in game `game` of a card."""
     index = colour_index(colour)
     return index if game == 1 else 1 - index
-
-
-@dataclass(frozen=True, slots=True)
-class BackgammonState:
-    """One position with the roll of the ply to play; never mutated."""
-
-    black: Side
-    white: Side
-    turn: int
-    """The colour to move: 0 BLACK, 1 WHITE."""
-    roll: Roll | None
-    """The dice of ply `ply + 1` and how they were drawn; None once the game is over."""
-    ply: int
-    """Plies played so far."""
-    game: int
-    game_seed: str
-
-    @property
-    def dice(self) -> tuple[int, ...]:
-        """The dice of the ply to play (for ply 1: BLACK's die, WHITE's die); () when over."""
-        return self.roll.dice if self.roll is not None else ()
-
-    @property
-    def colour(self) -> str:
-        """The colour to move, BLACK or WHITE."""
-        return COLOURS[self.turn]
-
-    def sides(self) -> tuple[Side, Side]:
-        """(mover, opponent), each in its own numbering."""
-        return (self.black, self.white) if self.turn == 0 else (self.white, self.black)
 
 
 def _ending(loser: Side) -> int:
@@ -114,9 +103,21 @@ def _pip_count(s: BackgammonState, args: list[Any]) -> int:
 
 _PIP_COUNT = ProgramHelper(_pip_count)
 
+# -- standing -----------------------------------------------------------------
+
+
+def standing_of(side: Side) -> int:
+    """1000 - pips - 6 x blots + 8 x home-board points made, for one side."""
+    blots = sum(1 for count in side[1:25] if count == 1)
+    made = sum(1 for count in side[1:7] if count >= 2)
+    return 1000 - pip_count(side) - 6 * blots + 8 * made
+
+
+# -- the game -----------------------------------------------------------------
+
 
 class Backgammon(Game[BackgammonState]):
-    """Backgammon with verifiable dice (SPEC 7); see the module docstring."""
+    """Backgammon with verifiable dice; see the module docstring."""
 
     name: ClassVar[str] = "backgammon"
     family: ClassVar[str] = "backgammon"
@@ -132,14 +133,14 @@ class Backgammon(Game[BackgammonState]):
     )
     hidden_chance: ClassVar[bool] = True
 
-    # --- states ---------------------------------------------------------------------
+    # -- state ----------------------------------------------------------------
 
     def initial(self, seed: int | str, game: int = 1) -> BackgammonState:
         """The opening position of game `game` (1 or 2) of the card with seed `seed`."""
         if not isinstance(seed, str) or not dice_rules.is_card_seed(seed):
             raise ValueError(
                 f"backgammon's seed {seed!r} is not a card seed: pass the card's 64 hex digits "
-                "(SPEC 7), e.g. dice.derived_card_seed(master, k, attempt)"
+                "e.g. dice.derived_card_seed(master, k, attempt)"
             )
         seed_of_game = dice_rules.game_seed(seed, game)
         opening = dice_rules.roll_for_ply(seed_of_game, 1)
@@ -185,19 +186,9 @@ class Backgammon(Game[BackgammonState]):
             raise ValueError(f"dice {dice!r} are not two numbers 1-6")
         return replace(s, roll=Roll(s.ply + 1, 0, (dice[0], dice[1])))
 
-    def program_helpers(self) -> dict[str, ProgramHelper]:
-        """`pip_count(state, colour)`, and `with_dice(state, d1, d2)`: a state made by
-        `apply` has no roll a program may see, so it chooses one to explore."""
-        return {"pip_count": _PIP_COUNT, "with_dice": ProgramHelper(self._with_dice, True)}
-
-    def _with_dice(self, s: BackgammonState, args: list[Any]) -> BackgammonState:
-        if len(args) != 2 or not all(type(d) is int and 1 <= d <= 6 for d in args):
-            raise ValueError(f"dice {list(args)!r} are not two numbers 1-6")
-        return self.with_dice(s, (args[0], args[1]))
-
     def integrity(self, s: BackgammonState) -> dict[str, Any]:
-        """The board and the roll drawn for the next ply, so a verifier can run the seed's
-        steps 3 and 4 (dice from the seed; board_before + dice + play = board_after)."""
+        """The board and the roll drawn for the next ply, so a verifier can run steps
+        3 and 4 of `verify` (dice from the seed; board_before + dice + play = board_after)."""
         roll = s.roll
         return {
             "board": self.board(s),
@@ -208,7 +199,7 @@ class Backgammon(Game[BackgammonState]):
         """The board in absolute points and the colour to move, as a replay records it."""
         return {**board_json(s.black, s.white), "to_move": s.colour}
 
-    # --- turn order and results ---------------------------------------------------
+    # -- rules ----------------------------------------------------------------
 
     def to_act(self, s: BackgammonState) -> tuple[int, ...]:
         if self.outcome(s) is not None:
@@ -229,8 +220,6 @@ class Backgammon(Game[BackgammonState]):
         """Backgammon has no wall-clock adjudication: a stopped game is a no-contest."""
         return Outcome(None, COMPLETE, "no-contest")
 
-    # --- plays ---------------------------------------------------------------------
-
     def _table(self, s: BackgammonState) -> PlayTable:
         mover, opponent = s.sides()
         d1, d2 = s.dice
@@ -244,26 +233,6 @@ class Backgammon(Game[BackgammonState]):
         if self.to_act(s) != (seat,):
             return ()
         return self._table(s).names
-
-    def parse(self, s: BackgammonState, seat: int, move: object) -> str:
-        if not isinstance(move, str):
-            raise Unreadable(f"expected the play as text, got {type(move).__name__}")
-        written = read_play(move)
-        self._check_turn(s, seat)
-        table = self._table(s)
-        nothing = table.names == (NONE,)
-        dice = "-".join(map(str, s.dice))
-        if written is None:
-            if nothing:
-                return NONE
-            raise Illegal(f"{move!r}: NONE is refused, {len(table.plays)} plays move with {dice}")
-        if nothing:
-            raise Illegal(f"{move!r}: no checker can move with {dice}; the only reply is NONE")
-        mover, opponent = s.sides()
-        try:
-            return find_play(table, mover, opponent, written).name
-        except Illegal as exc:
-            raise Illegal(f"{move!r} with {dice}: {exc}") from exc
 
     def apply(self, s: BackgammonState, moves: Mapping[int, Any]) -> BackgammonState:
         seats = self.to_act(s)
@@ -288,10 +257,44 @@ class Backgammon(Game[BackgammonState]):
         roll = None if over else dice_rules.roll_for_ply(s.game_seed, ply + 1)
         return BackgammonState(black, white, 1 - s.turn, roll, ply, s.game, s.game_seed)
 
-    # --- standing and baseline -----------------------------------------------------
+    def program_helpers(self) -> dict[str, ProgramHelper]:
+        """`pip_count(state, colour)`, and `with_dice(state, d1, d2)`: a state made by
+        `apply` has no roll a program may see, so it chooses one to explore."""
+        return {"pip_count": _PIP_COUNT, "with_dice": ProgramHelper(self._with_dice, True)}
+
+    def _with_dice(self, s: BackgammonState, args: list[Any]) -> BackgammonState:
+        if len(args) != 2 or not all(type(d) is int and 1 <= d <= 6 for d in args):
+            raise ValueError(f"dice {list(args)!r} are not two numbers 1-6")
+        return self.with_dice(s, (args[0], args[1]))
+
+    # -- notation -------------------------------------------------------------
+
+    def parse(self, s: BackgammonState, seat: int, move: object) -> str:
+        if not isinstance(move, str):
+            raise Unreadable(f"expected the play as text, got {type(move).__name__}")
+        written = read_play(move)
+        self._check_turn(s, seat)
+        table = self._table(s)
+        nothing = table.names == (NONE,)
+        dice = "-".join(map(str, s.dice))
+        if written is None:
+            if nothing:
+                return NONE
+            raise Illegal(f"{move!r}: NONE is refused, {len(table.plays)} plays move with {dice}")
+        if nothing:
+            raise Illegal(f"{move!r}: no checker can move with {dice}; the only reply is NONE")
+        mover, opponent = s.sides()
+        try:
+            return find_play(table, mover, opponent, written).name
+        except Illegal as exc:
+            raise Illegal(f"{move!r} with {dice}: {exc}") from exc
+
+    # -- standing -------------------------------------------------------------
 
     def standing(self, s: BackgammonState, seat: int) -> int:
         return standing_of((s.black, s.white)[colour_index(colour_of(s.game, seat))])
+
+    # -- baseline -------------------------------------------------------------
 
     def baseline(self, s: BackgammonState, seat: int) -> str:
         """The play maximising standing(mover) - standing(opponent) after it, ties to the first."""
@@ -303,10 +306,10 @@ class Backgammon(Game[BackgammonState]):
                 best_name, best = play.name, value
         return best_name
 
-    # --- view ----------------------------------------------------------------------
+    # -- view -----------------------------------------------------------------
 
     def view(self, s: BackgammonState, seat: int) -> dict[str, Any]:
-        """The seed's per-ply information, from `seat`'s side (its own point numbers).
+        """The per-ply information the rules give a seat, from its side (its own point numbers).
 
         `ply` is the ply being decided (1: the play after the opening roll);
         `board` runs from the seat's 24 down to its 1; `legal_plays` is the

@@ -1,6 +1,6 @@
-"""Verifying a backgammon card from its records, as the seed's steps 1-4 describe.
+"""Verifying a backgammon card from its records, in the four steps the rules give.
 
-Source: the seed's verification steps and SPEC.md section 7.
+Rules: `docs/rules.md#backgammon`.
 
 1. the commitment was recorded before play: it must be a sha256 hex digest;
 2. the revealed card seed hashes to it: sha256(utf8(seed)) == commitment;
@@ -22,9 +22,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from games.backgammon import dice as dice_rules
-from games.backgammon.board import COLOURS, OPENING, board_json, sides_from_board
-from games.backgammon.plays import Side, legal_plays
-from games.backgammon.rules import Backgammon, BackgammonState
+from games.backgammon.moves import legal_plays
+from games.backgammon.rules import Backgammon
+from games.backgammon.state import (
+    COLOURS,
+    OPENING,
+    BackgammonState,
+    Side,
+    board_json,
+    sides_from_board,
+)
 
 __all__ = ["PlyRecord", "VerifyFailure", "ply_record", "verify_card"]
 
@@ -48,7 +55,7 @@ class PlyRecord:
 
 @dataclass(frozen=True, slots=True)
 class VerifyFailure:
-    """The first step (1-4, as the seed numbers them) that failed, where, and why."""
+    """The first step (1-4, numbered as in the module docstring) that failed, where, and why."""
 
     step: int
     message: str

@@ -1,6 +1,6 @@
 """Who stands where at spawn, and which squad each soldier belongs to.
 
-SPEC.md section 5 fixes the arithmetic (the upstream battle map's): with
+The rules fix the arithmetic (the upstream battle map's): with
 `W = H = map_size`, `init = map_size * map_size * 0.04`,
 `side = int(sqrt(init)) * 2` and `gap = 3`, the left (red) army fills
 `X in range(W//2 - gap - side, W//2 - gap, 2)` and the right (blue) army

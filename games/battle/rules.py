@@ -1,32 +1,44 @@
 """The squad battle: two commanders, nine squads each, on one open grid.
 
-Rules source: `seeds/battle-rules.txt` (the board, the soldier, the clock,
-the eight steps of a tick, the orders, winning), with the gaps fixed by
-SPEC.md section 5 (spawn arithmetic, unit ids, squads, hp in integer tenths,
-the recovery reading, the deterministic controller and its tie orders, the
-orders schema and its repairs, pincer, the view, the gameHash chain).
+Both seats command at once at tick 0, 20, 40, ... (`to_act` is (0, 1));
+`apply` takes both seats' `Orders` (from `parse` or `baseline`) and runs the
+ticks up to the next command turn or the end. Seat 0 of a game is red (the
+left army, the lower unit ids); which seat is Alpha (squads `A1`..`A9`)
+follows the game index, `squad_prefix(game, seat)`. A game ends in a `wipe`
+when an army has no living soldier (both at once: a draw), at `tickCap` at
+`max_ticks`, or at `wallClock` (reason `deadline`) when the arena's clock
+stops the episode; all are settled by survivors. A game's score for seat `s`
+is `100 * outcome[s] + survivors[s] - survivors[opp]`, outcome being +1 / 0 /
+-1 by survivors; an episode (two games) sums them, within [-362, 362] at map
+size 45.
 
-Parameters: `map_size` (45: the battle, 81 soldiers a side; 31: the
-skirmish, 30 a side), `turn_ticks` (20 ticks per command turn) and
-`max_ticks` (300, the tick cap).
+Rules source:
+    `docs/rules.md#battle`: the board, the soldier, the clock, the eight steps
+    of a tick, the orders, winning; the spawn arithmetic, unit ids, squads, hp
+    in integer tenths, the recovery reading, the deterministic controller and
+    its tie orders, the orders schema and its repairs, pincer, the view and
+    the gameHash chain.
 
-Turns: both seats command at once at tick 0, 20, 40, ... (`to_act` is
-(0, 1)); `apply` takes both seats' `Orders` (from `parse` or `baseline`) and
-runs the ticks up to the next command turn or the end. Seat 0 of a game is
-red (the left army, the lower unit ids); which seat is Alpha (squads
-`A1`..`A9`) follows the game index, `squad_prefix(game, seat)`.
+Parameters:
+    `map_size` (45: the battle, 81 soldiers a side; 31: the skirmish, 30 a
+    side), `turn_ticks` (20 ticks per command turn) and `max_ticks` (300, the
+    tick cap).
 
-State: `BattleState` (positions, hp, current orders, gameHash). Rule
-functions: the tick engine in `tick`, the order reader in `orders`.
-Notation: orders are JSON (`orders` module docstring), cells 1-based.
-Standing: the seat's total hp in tenths. Baseline: `pincer`.
+State:
+    `BattleState` (`state`): positions, hp, the current orders and the
+    gameHash, at a command turn. The tick engine is `tick`, the spawn `layout`.
 
-Results: `wipe` when an army has no living soldier (both at once: a draw),
-`tickCap` at `max_ticks`, `wallClock` (reason `deadline`) when the arena's
-clock stops the episode; all settled by survivors. A game's score for seat
-`s` is `100 * outcome[s] + survivors[s] - survivors[opp]`, outcome being
-+1 / 0 / -1 by survivors; an episode (two games) sums them, within
-[-362, 362] at map size 45.
+Notation:
+    Orders are JSON, cells 1-based (`notation`, whose docstring gives the
+    schema); `parse` reads them with their repairs. Moves are not enumerable:
+    `legal_moves` is always empty.
+
+Standing:
+    The seat's total hp in tenths.
+
+Baseline:
+    `pincer`: squads 1-3 to 4 above the enemy's top, 7-9 to 4 below its
+    bottom, 4-6 to its centroid, all at the enemy centroid's x.
 """
 
 from __future__ import annotations
@@ -38,7 +50,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from games.battle.layout import MAX_MAP, MIN_MAP, SQUADS, Layout, spawn_cells
-from games.battle.orders import DEFAULT_VERB, Orders, SquadOrder, read_orders, squad_prefix
+from games.battle.notation import DEFAULT_VERB, Orders, SquadOrder, read_orders, squad_prefix
 from games.battle.state import BattleState, Soldier
 from games.battle.tick import FULL_HP, Field, directive
 from games.battle.view import build_view
@@ -46,9 +58,13 @@ from games.core import COMPLETE, DEADLINE, Game, Illegal, MatchFormat, Outcome
 
 __all__ = ["PINCER_REACH", "Battle"]
 
+# -- parameters ---------------------------------------------------------------
+
 PINCER_REACH = 4
 """How far above the enemy's top (and below its bottom) pincer's wings aim."""
 _WIN = 100  # the per-game score of an outcome, before the survivor differential
+
+# -- the game -----------------------------------------------------------------
 
 
 class Battle(Game[BattleState]):
@@ -69,6 +85,8 @@ class Battle(Game[BattleState]):
         program_timeout_s=None,
     )
     baseline_name: ClassVar[str | None] = "pincer"
+
+    # -- parameters -----------------------------------------------------------
 
     def __init__(self, map_size: int = 45, turn_ticks: int = 20, max_ticks: int = 300) -> None:
         for label, value, low, high in (
@@ -94,7 +112,7 @@ class Battle(Game[BattleState]):
             "max_ticks": self.max_ticks,
         }
 
-    # -- positions ----------------------------------------------------------------
+    # -- state ----------------------------------------------------------------
 
     def initial(self, seed: int | str, game: int = 1) -> BattleState:
         """The spawn position of game `game` (1 or 2); `seed` only keys the gameHash."""
@@ -159,25 +177,14 @@ class Battle(Game[BattleState]):
             digest=hashlib.sha256(f"{seed}:{game}".encode()).digest(),
         )  # fmt: skip
 
-    # -- turns ----------------------------------------------------------------------
+    # -- rules ----------------------------------------------------------------
 
     def to_act(self, s: BattleState) -> tuple[int, ...]:
         return () if self.outcome(s) is not None else (0, 1)
 
     def legal_moves(self, s: BattleState, seat: int) -> tuple[str, ...]:
-        """Always empty: orders are structured (the `orders` module), not enumerable."""
+        """Always empty: orders are structured (the `notation` module), not enumerable."""
         return ()
-
-    def parse(self, s: BattleState, seat: int, move: object) -> Orders:
-        """Read a decoded `orders` list for `seat`: canonical `Orders` with their repairs."""
-        self._check_seat(s, seat)
-        return read_orders(
-            move,
-            own=squad_prefix(s.game, seat),
-            living=s.living_squads(seat),
-            map_size=self.map_size,
-            previous=s.orders[seat],
-        )
 
     def apply(self, s: BattleState, moves: Mapping[int, Any]) -> BattleState:
         """Both seats' `Orders`; runs the ticks to the next command turn or the end."""
@@ -226,12 +233,6 @@ class Battle(Game[BattleState]):
         if seat not in self.to_act(s):
             raise Illegal(f"seat {seat} has nothing to command: the game is over")
 
-    # -- results -------------------------------------------------------------------
-
-    def standing(self, s: BattleState, seat: int) -> int:
-        """The total hp, in tenths, of `seat`'s living soldiers."""
-        return s.total_hp(seat)
-
     def outcome(self, s: BattleState) -> Outcome | None:
         red, blue = s.survivors(0), s.survivors(1)
         if red == 0 or blue == 0:
@@ -265,7 +266,26 @@ class Battle(Game[BattleState]):
         """MAgent's rewards summed over `seat`'s soldiers so far (recorded, never scored)."""
         return s.reward_milli[seat] / 1000
 
-    # -- the seat's side -------------------------------------------------------------
+    # -- notation -------------------------------------------------------------
+
+    def parse(self, s: BattleState, seat: int, move: object) -> Orders:
+        """Read a decoded `orders` list for `seat`: canonical `Orders` with their repairs."""
+        self._check_seat(s, seat)
+        return read_orders(
+            move,
+            own=squad_prefix(s.game, seat),
+            living=s.living_squads(seat),
+            map_size=self.map_size,
+            previous=s.orders[seat],
+        )
+
+    # -- standing -------------------------------------------------------------
+
+    def standing(self, s: BattleState, seat: int) -> int:
+        """The total hp, in tenths, of `seat`'s living soldiers."""
+        return s.total_hp(seat)
+
+    # -- baseline -------------------------------------------------------------
 
     def baseline(self, s: BattleState, seat: int) -> Orders:
         """pincer: squads 1-3 to 4 above the enemy's top, 7-9 to 4 below its bottom, 4-6 to
@@ -282,6 +302,8 @@ class Battle(Game[BattleState]):
             SquadOrder(f"{prefix}{k}", "move", to=(cx + 1, rows[k - 1] + 1))
             for k in sorted(s.living_squads(seat))
         ))  # fmt: skip
+
+    # -- view -----------------------------------------------------------------
 
     def view(self, s: BattleState, seat: int) -> dict[str, Any]:
         """Everything on the field from `seat`'s side (`view.build_view`); JSON-able."""

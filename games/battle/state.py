@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from games.battle.layout import SQUADS, Layout
-from games.battle.orders import SquadOrder
+from games.battle.notation import SquadOrder
 
 __all__ = ["BattleState", "Soldier"]
 

@@ -1,4 +1,4 @@
-"""The tick engine: the seed's eight steps over numpy arrays.
+"""The tick engine: the eight steps of a tick (`docs/rules.md#battle`) over numpy arrays.
 
 One `Field` holds mutable copies of a state's positions and hp for the ticks
 of one `apply`; the state's own arrays are never written. Every tick:
@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from games.battle.layout import SQUADS, Layout
-from games.battle.orders import SquadOrder
+from games.battle.notation import SquadOrder
 
 __all__ = [
     "ATTACK_OFFSETS",
@@ -61,12 +61,12 @@ RECOVERY = 1
 """hp a soldier that did not attack regains per tick, in tenths (0.1)."""
 
 ATTACK_OFFSETS = ((-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1))
-"""The 8 neighbours, in the tie-break order of SPEC.md section 5 (y grows upward)."""
+"""The 8 neighbours, in the rules' tie-break order (y grows upward)."""
 MOVE_OFFSETS = (
     (0, -2), (-1, -1), (0, -1), (1, -1), (-2, 0), (-1, 0),
     (1, 0), (2, 0), (-1, 1), (0, 1), (1, 1), (0, 2),
 )  # fmt: skip
-"""The 12 move offsets within distance 2, in the tie-break order of SPEC.md section 5."""
+"""The 12 move offsets within distance 2, in the rules' tie-break order."""
 
 REWARD_MILLI = {"step": -5, "dead": -100, "attack": -100, "attack_opponent": 200, "kill": 5000}
 """MAgent's per-soldier rewards in thousandths, so sums stay exact integers.
@@ -166,7 +166,7 @@ class Field:
         self.hp = np.minimum(self.hp + RECOVERY * healing, FULL_HP)
         return self._link()
 
-    # -- step 2: the controller -------------------------------------------------
+    # -- step 2: the controller -----------------------------------------------
 
     def _targets(self, ids: Ints) -> tuple[Ints, Ints, Bools, Bools]:
         """Per living soldier: its squad's target cell and whether it may attack / move."""
@@ -224,7 +224,7 @@ class Field:
         going = distance[rows, pick] < _FAR
         return ids[going], cx[rows, pick][going], cy[rows, pick][going]
 
-    # -- steps 3 and 4: resolution ------------------------------------------------
+    # -- steps 3 and 4: resolution --------------------------------------------
 
     def _resolve_attacks(self, attackers: Ints, victims: Ints) -> Bools:
         """Apply the attacks in ascending attacker id; return who attacked.
@@ -303,7 +303,7 @@ class Field:
         self.grid[nx + _PAD, ny + _PAD] = ids
         self.x[ids], self.y[ids] = nx, ny
 
-    # -- steps 6 and 7 ----------------------------------------------------------------
+    # -- steps 6 and 7 --------------------------------------------------------
 
     def _pay(self, sides: Ints, *kinds: str) -> None:
         """Pay each soldier of `sides` (one entry per soldier) the rewards `kinds`."""
@@ -323,5 +323,5 @@ class Field:
 
 
 def _centroid(sum_x: int, sum_y: int, count: int) -> tuple[int, int]:
-    """SPEC.md's integer centroid, 0-based; (0, 0) for an empty army (never targeted)."""
+    """The rules' integer centroid, 0-based; (0, 0) for an empty army (never targeted)."""
     return (sum_x // count, sum_y // count) if count else (0, 0)

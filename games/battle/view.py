@@ -1,6 +1,6 @@
 """What a commander sees: every squad on the field and a map, as JSON-able data.
 
-The battle hides nothing (SPEC.md section 5), so a seat's view differs from the
+The battle hides nothing, so a seat's view differs from the
 other's only in which army is "own" and in showing own orders. Coordinates
 are 1-based `(x, y)`, `(1, 1)` the bottom-left cell.
 """
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from games.battle.layout import SQUADS
-from games.battle.orders import squad_prefix
+from games.battle.notation import squad_prefix
 from games.battle.state import BattleState
 
 __all__ = ["ENEMY_MARKS", "OWN_MARKS", "build_view"]

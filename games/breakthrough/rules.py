@@ -1,38 +1,62 @@
-"""Breakthrough on a 6 x 6 board.
+"""Breakthrough on a 6 x 6 board, the second game of the board gauntlet.
 
-Rules source: `seeds/board-gauntlet-rules.txt`, section "breakthrough (6 x 6)",
-with the gaps fixed by SPEC.md section 4 (legal-move order, advance measured
-from the owner's own back rank, the 300-ply cap, ending names).
-
-Seat 0 is red on ranks 1-2 and moves up; seat 1 is blue on ranks 5-6 and moves
-down. A piece steps one rank forward, straight onto an empty cell or
+Seat 0 is red on ranks 1-2 and moves up, first; seat 1 is blue on ranks 5-6
+and moves down. A piece steps one rank forward, straight onto an empty cell or
 diagonally onto any cell not holding its own piece (capturing there). Landing
 on the far rank wins (`home-rank`), taking the last enemy piece wins
-(`no-pieces`), a seat to move without a legal move loses (`no-moves`).
+(`no-pieces`), a seat to move without a legal move loses (`no-moves`); at 300
+plies a game the rules have not ended is adjudicated by standing (`ply-cap`).
 
 Two consequences, for readers of results: every move advances a piece, so a
-game lasts at most 85 plies (42 non-winning steps a side) and the 300-ply cap
+game lasts at most 85 plies (42 non-winning steps a side) and the ply cap
 never binds from the initial position; and a side's most advanced piece can
-always step diagonally, so `no-moves` is unreachable. Both are implemented as
-the rules text states them all the same.
+always step diagonally, so `no-moves` is unreachable. Both rules are
+implemented as stated all the same.
 
-Representation: a Python-int bitboard per side, file-major with 18 bits per
-file (file f, rank index r is bit 18 f + r), so one integer can hold per file
-which pieces step straight, left and right (6 bits each); that 18-bit group
-indexes a table of ready-made legal-move strings.
+Rules source:
+    `docs/rules.md#breakthrough`: the rules, the legal-move order, the
+    tolerant notation, the standing formula (advance measured from the
+    owner's own back rank), the ply cap and the ending names.
+
+Parameters:
+    None: 6 files a-f of 6 ranks, 12 pieces a side, `PLY_CAP` 300.
+
+State:
+    `Position`: a Python-int bitboard per side, file-major with 18 bits per
+    file (file f, rank index r is bit 18 f + r), so one integer can hold per
+    file which pieces step straight, left and right (6 bits each); that 18-bit
+    group indexes a table of ready-made legal-move strings. The turn, the
+    result and those movable pieces are worked out when the position is made.
+    `from_rows` builds a position from a diagram.
+
+Notation:
+    A move is `<from>-<to>`, `b2-c3`; the reader lower-cases, keeps a-z and
+    0-9 and takes `<from><to>` (`B2C3`, ` b2 c3 `). Legal moves are listed by
+    (from file, from rank, to file, to rank).
+
+Standing:
+    100 x pieces + 10 x the sum of their advances + 40 x the largest advance
+    (`standing_of`), a piece's advance being its distance in ranks from its
+    owner's back rank. The ply cap and the wall clock (`wall-clock`, reason
+    `deadline`) adjudicate by it.
+
+Baseline:
+    tactician: the move maximising the mover's standing after it, ties to the
+    first in legal order (computed directly: the first legal move of the most
+    advanced piece).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple
 
-from games.core import COMPLETE, Illegal, Outcome, TurnGame, Unreadable, normalise_token
+from games.core import Outcome, TurnGame, Unreadable, normalise_token
 
 __all__ = ["PLY_CAP", "SIDES", "Breakthrough", "Position", "from_rows", "standing_of"]
 
-# --- parameters ---------------------------------------------------------------
+# -- parameters ---------------------------------------------------------------
 
 SIZE = 6
 FILES = "abcdef"
@@ -41,7 +65,7 @@ SIDES: tuple[str, str] = ("red", "blue")
 SYMBOLS: tuple[str, str] = ("R", "B")
 _ARMY = 2 * SIZE
 
-# --- geometry -----------------------------------------------------------------
+# -- state --------------------------------------------------------------------
 
 _STRIDE = 18
 _GROUP = (1 << _STRIDE) - 1
@@ -66,28 +90,55 @@ GOAL: tuple[int, int] = (RANKS[SIZE - 1], RANKS[0])
 """The rank each seat wins on reaching: red the top, blue the bottom."""
 _STEP: tuple[int, int] = (1, -1)
 
-# --- state --------------------------------------------------------------------
-
 
 class Position(NamedTuple):
-    """A breakthrough position; seat `ply % 2` moves next.
+    """A breakthrough position; seat `ply % 2` moves next while the game goes on.
 
-    `red` and `blue` are bitboards (see the module docstring). `result` and
-    `movable` are derived from the other fields and cached so that `outcome`
-    and `legal_moves` are cheap: `result` is the outcome the rules produced
-    (None while play goes on; the ply cap is applied by the game, not stored),
-    `movable` packs per file which pieces of the side to move can step
-    left, straight and right (0 once the rules have ended the game).
+    `red` and `blue` are bitboards (see the module docstring). The other
+    fields are derived from them and cached when the position is made, so the
+    framework's questions are attribute reads: `to_act` and `result` (the
+    rules' ending, or `ply-cap` at 300 plies), and `movable`, which packs per
+    file which pieces of the side to move can step left, straight and right
+    (0 once the rules have ended the game).
     """
 
     red: int
     blue: int
     ply: int
+    to_act: tuple[int, ...]
     result: Outcome | None
     movable: int
 
 
-# --- rule functions -----------------------------------------------------------
+def from_rows(rows: Sequence[str], ply: int = 0) -> Position:
+    """A position from a diagram read top down: rows[0] is rank 6, rows[5] rank 1.
+
+    Each row has 6 characters `.` (empty), `R` (red) or `B` (blue); `ply` is
+    the plies played, so seat `ply % 2` moves next. The result is derived as
+    after a move: a position whose side to move already stands on its goal
+    rank, or whose other side has no piece, cannot arise and is refused.
+    """
+    if len(rows) != SIZE or any(len(row) != SIZE or set(row) - set(".RB") for row in rows):
+        raise ValueError(f"rows {list(rows)!r} are not 6 rows of 6 characters from '.RB'")
+    if ply < 0:
+        raise ValueError(f"ply {ply} is negative; give the number of plies played")
+    pieces = [0, 0]
+    for i, row in enumerate(rows):
+        for f, char in enumerate(row):
+            if char != ".":
+                pieces[SYMBOLS.index(char)] |= _bit(f, SIZE - 1 - i)
+    mover = ply & 1
+    if pieces[mover] & GOAL[mover]:
+        raise ValueError(f"{SIDES[mover]} is to move (ply {ply}) but already stands on its goal")
+    if not pieces[1 - mover] or max(p.bit_count() for p in pieces) > _ARMY:
+        raise ValueError(
+            f"{SIDES[1 - mover]} made the last move (ply {ply}) so needs a piece, and no side "
+            f"has more than {_ARMY}: got rows {list(rows)!r}"
+        )
+    return _settle(pieces[0], pieces[1], ply)
+
+
+# -- rules --------------------------------------------------------------------
 
 
 def _movable(own: int, other: int, seat: int) -> int:
@@ -107,22 +158,30 @@ _WINS: tuple[dict[str, Outcome], ...] = tuple(
 )
 
 
-def _settle(red: int, blue: int, ply: int) -> Position:
-    """The position after seat `1 - ply % 2` moved, with its result and movable cached.
+_SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
+_OVER: tuple[int, ...] = ()
 
-    Rule order follows the seed: landing on the far rank, then the last enemy
-    piece taken, then the side to move left without a move.
+
+def _settle(red: int, blue: int, ply: int) -> Position:
+    """The position after seat `1 - ply % 2` moved, with its turn, result and movable cached.
+
+    Rule order follows the rules: landing on the far rank, then the last
+    enemy piece taken, then the side to move left without a move; only then
+    the ply cap.
     """
     mover, last = ply & 1, 1 - (ply & 1)
     pieces = (red, blue)
     if pieces[last] & GOAL[last]:
-        return Position(red, blue, ply, _WINS[last]["home-rank"], 0)
+        return Position(red, blue, ply, _OVER, _WINS[last]["home-rank"], 0)
     if not pieces[mover]:
-        return Position(red, blue, ply, _WINS[last]["no-pieces"], 0)
+        return Position(red, blue, ply, _OVER, _WINS[last]["no-pieces"], 0)
     movable = _movable(pieces[mover], pieces[last], mover)
     if not movable:
-        return Position(red, blue, ply, _WINS[last]["no-moves"], 0)
-    return Position(red, blue, ply, None, movable)
+        return Position(red, blue, ply, _OVER, _WINS[last]["no-moves"], 0)
+    if ply >= PLY_CAP:
+        capped = Outcome.by_standing(standing_of(red, 0), standing_of(blue, 1), "ply-cap")
+        return Position(red, blue, ply, _OVER, capped, movable)
+    return Position(red, blue, ply, _SEATS[mover], None, movable)
 
 
 class _Step(NamedTuple):
@@ -163,7 +222,7 @@ class _FileMoves(dict[int, tuple[str, ...]]):
     def __missing__(self, group: int) -> tuple[str, ...]:
         f, to_r = self.file, _STEP[self.seat]
         moves = []
-        for r in range(SIZE):  # from rank, then to file: SPEC 4's order
+        for r in range(SIZE):  # from rank, then to file: the legal order
             for shift, to_f in ((SIZE, f - 1), (0, f), (2 * SIZE, f + 1)):
                 if group >> (shift + r) & 1:
                     moves.append(_step_name(f, r, to_f, r + to_r))
@@ -177,7 +236,7 @@ _TABLES: tuple[tuple[_FileMoves, ...], ...] = tuple(
 
 
 def legal_of(movable: int, seat: int) -> tuple[str, ...]:
-    """The legal moves packed in `movable` for `seat`, in SPEC 4's order."""
+    """The legal moves packed in `movable` for `seat`, in legal order."""
     t0, t1, t2, t3, t4, t5 = _TABLES[seat]
     return (
         t0[movable & _GROUP]
@@ -189,28 +248,15 @@ def legal_of(movable: int, seat: int) -> tuple[str, ...]:
     )
 
 
-def _play_step(s: Position, step: _Step) -> Position:
-    """The position after the side to move plays `step`, which must be legal."""
-    red, blue, ply = s.red, s.blue, s.ply
-    if ply & 1:
-        blue ^= step.flips
-        red &= ~step.target
-    else:
-        red ^= step.flips
-        blue &= ~step.target
-    return _settle(red, blue, ply + 1)
-
-
-# --- notation -----------------------------------------------------------------
+# -- notation -----------------------------------------------------------------
 
 _PATTERN = re.compile(r"[a-f][1-6][a-f][1-6]")
-_CANONICAL = re.compile(r"[a-f][1-6]-[a-f][1-6]")
 
 
 def read_move(text: str) -> str:
     """The canonical move a reply's text stands for; Unreadable if it is none.
 
-    The seed's reading: lower-case, trim, keep a-z0-9, then <from><to> with
+    The reading: lower-case, trim, keep a-z0-9, then <from><to> with
     files a-f and ranks 1-6 (`B2C3`, `b2-c3`, ` b2 c3 ` all read `b2-c3`).
     """
     token = normalise_token(text)
@@ -242,7 +288,7 @@ def refusal(s: Position, seat: int, move: str) -> str:
     return "the rules forbid it here"
 
 
-# --- standing -----------------------------------------------------------------
+# -- standing -----------------------------------------------------------------
 
 
 def standing_of(pieces: int, seat: int) -> int:
@@ -262,41 +308,9 @@ def standing_of(pieces: int, seat: int) -> int:
     return 100 * count + 10 * ((SIZE - 1) * count - rank_sum) + 40 * (SIZE - 1 - low)
 
 
-# --- positions from diagrams --------------------------------------------------
-
-
-def from_rows(rows: Sequence[str], ply: int = 0) -> Position:
-    """A position from a diagram read top down: rows[0] is rank 6, rows[5] rank 1.
-
-    Each row has 6 characters `.` (empty), `R` (red) or `B` (blue); `ply` is
-    the plies played, so seat `ply % 2` moves next. The result is derived as
-    after a move: a position whose side to move already stands on its goal
-    rank, or whose other side has no piece, cannot arise and is refused.
-    """
-    if len(rows) != SIZE or any(len(row) != SIZE or set(row) - set(".RB") for row in rows):
-        raise ValueError(f"rows {list(rows)!r} are not 6 rows of 6 characters from '.RB'")
-    if ply < 0:
-        raise ValueError(f"ply {ply} is negative; give the number of plies played")
-    pieces = [0, 0]
-    for i, row in enumerate(rows):
-        for f, char in enumerate(row):
-            if char != ".":
-                pieces[SYMBOLS.index(char)] |= _bit(f, SIZE - 1 - i)
-    mover = ply & 1
-    if pieces[mover] & GOAL[mover]:
-        raise ValueError(f"{SIDES[mover]} is to move (ply {ply}) but already stands on its goal")
-    if not pieces[1 - mover] or max(p.bit_count() for p in pieces) > _ARMY:
-        raise ValueError(
-            f"{SIDES[1 - mover]} made the last move (ply {ply}) so needs a piece, and no side "
-            f"has more than {_ARMY}: got rows {list(rows)!r}"
-        )
-    return _settle(pieces[0], pieces[1], ply)
-
-
-# --- the game -----------------------------------------------------------------
+# -- the game -----------------------------------------------------------------
 
 _INITIAL = from_rows(["BBBBBB", "BBBBBB", "......", "......", "RRRRRR", "RRRRRR"])
-_SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
 
 
 class Breakthrough(TurnGame[Position]):
@@ -307,58 +321,49 @@ class Breakthrough(TurnGame[Position]):
     rules_version: ClassVar[int] = 1
     ply_cap: ClassVar[int | None] = PLY_CAP
 
+    # -- state ----------------------------------------------------------------
+
     def initial(self, seed: int | str, game: int = 1) -> Position:
         """The starting position; breakthrough has no chance, so `seed` is unused."""
         if game not in (1, 2):
             raise ValueError(f"game index {game!r} must be 1 or 2 (its place in the match)")
         return _INITIAL
 
-    # TurnGame's public methods, specialised for speed with identical behaviour.
+    # -- rules ----------------------------------------------------------------
 
-    def outcome(self, s: Position) -> Outcome | None:
-        """The rules' result, else the ply-cap adjudication at 300 plies, else None."""
-        if s.result is None and s.ply >= PLY_CAP:
-            return self._by_standing(s, COMPLETE, "ply-cap")
-        return s.result
+    def _legal(self, s: Position) -> tuple[str, ...]:
+        """Moves by (from file, from rank, to file, to rank)."""
+        return legal_of(s.movable, s.ply & 1)
 
-    def to_act(self, s: Position) -> tuple[int, ...]:
-        """(seat to move,) while the game goes on, else ()."""
-        if s.result is not None or s.ply >= PLY_CAP:
-            return ()
-        return _SEATS[s.ply & 1]
-
-    def legal_moves(self, s: Position, seat: int) -> tuple[str, ...]:
-        """Moves of `seat` by (from file, from rank, to file, to rank); () off turn."""
-        if s.result is not None or s.ply >= PLY_CAP or s.ply & 1 != seat:
-            return ()
-        return legal_of(s.movable, seat)
-
-    def parse(self, s: Position, seat: int, move: object) -> str:
-        """The canonical legal move `move` reads as; Unreadable or Illegal otherwise."""
-        if not isinstance(move, str):
-            raise Unreadable(f"expected the move as text, got {type(move).__name__}")
-        canonical = read_move(move)
-        self._check_turn(s, seat)
-        if not s.movable & _STEPS[seat].get(canonical, _NO_STEP).movable_bit:
-            raise Illegal(f"{canonical} is not legal here: {refusal(s, seat, canonical)}")
-        return canonical
-
-    def apply(self, s: Position, moves: Mapping[int, Any]) -> Position:
-        """The position after the side to move plays its canonical legal move."""
-        if s.result is not None or s.ply >= PLY_CAP:
-            raise Illegal("the game is over: no move can be applied")
-        seat = s.ply & 1
-        if len(moves) != 1 or seat not in moves:
-            raise Illegal(f"expected exactly one move, by seat {seat}; got seats {sorted(moves)}")
-        move = moves[seat]
-        step = _STEPS[seat].get(move) if type(move) is str else None
+    def _play(self, s: Position, move: str) -> Position | None:
+        """The position after the side to move plays `move`; None if it is no legal step."""
+        red, blue, ply = s.red, s.blue, s.ply
+        step = _STEPS[ply & 1].get(move)
         if step is None or not s.movable & step.movable_bit:
-            raise Illegal(f"{move!r} is not a legal move of seat {seat} here: {self._why(s, move)}")
-        return _play_step(s, step)
+            return None
+        if ply & 1:
+            blue ^= step.flips
+            red &= ~step.target
+        else:
+            red ^= step.flips
+            blue &= ~step.target
+        return _settle(red, blue, ply + 1)
+
+    def _refusal(self, s: Position, move: str, text: str) -> str:
+        return f"{move} is not legal here: {refusal(s, s.ply & 1, move)}"
+
+    # -- notation -------------------------------------------------------------
+
+    def _read(self, text: str) -> str:
+        return read_move(text)
+
+    # -- standing -------------------------------------------------------------
 
     def standing(self, s: Position, seat: int) -> int:
-        """The seed's breakthrough standing of `seat` (see `standing_of`)."""
+        """The breakthrough standing of `seat` (see `standing_of`)."""
         return standing_of(s.blue if seat else s.red, seat)
+
+    # -- baseline -------------------------------------------------------------
 
     def baseline(self, s: Position, seat: int) -> str:
         """tactician, computed directly.
@@ -375,6 +380,8 @@ class Breakthrough(TurnGame[Position]):
         front = str(next(r for r in ranks if own & RANKS[r]) + 1)
         legal = legal_of(s.movable, seat)
         return next((m for m in legal if m[1] == front), legal[0])
+
+    # -- view -----------------------------------------------------------------
 
     def view(self, s: Position, seat: int) -> dict[str, Any]:
         """What `seat` sees: the whole board (nothing is hidden).
@@ -400,38 +407,3 @@ class Breakthrough(TurnGame[Position]):
             "goal_rank": {"0": SIZE, "1": 1},
             "ply_cap": PLY_CAP,
         }
-
-    # TurnGame's rule functions.
-
-    def _mover(self, s: Position) -> int:
-        return s.ply & 1
-
-    def _result(self, s: Position) -> Outcome | None:
-        return s.result
-
-    def _legal(self, s: Position) -> tuple[str, ...]:
-        return legal_of(s.movable, s.ply & 1)
-
-    def _read(self, token: str) -> str:
-        return read_move(token)
-
-    def _play(self, s: Position, move: str) -> Position:
-        return _play_step(s, _STEPS[s.ply & 1][move])
-
-    def _is_legal(self, s: Position, move: str) -> bool:
-        return bool(s.movable & _STEPS[s.ply & 1].get(move, _NO_STEP).movable_bit)
-
-    def _check_turn(self, s: Position, seat: int) -> None:
-        outcome = self.outcome(s)
-        if outcome is not None:
-            raise Illegal(f"the game is over ({outcome.ending}): seat {seat} has no move")
-        if s.ply & 1 != seat:
-            raise Illegal(f"it is seat {s.ply & 1}'s turn ({SIDES[s.ply & 1]}), not seat {seat}'s")
-
-    def _why(self, s: Position, move: object) -> str:
-        if isinstance(move, str) and _CANONICAL.fullmatch(move):
-            return refusal(s, s.ply & 1, move)
-        return "apply takes canonical moves like 'b2-c3' (parse reads looser text)"
-
-
-_NO_STEP = _Step(0, 0, 0)

@@ -1,24 +1,45 @@
 """Connect-four on 7 files x 6 ranks, the first game of the board gauntlet.
 
-Rules source: `seeds/board-gauntlet-rules.txt` (section "connect-four", the
-tolerant notation and the standing formula), with the gaps fixed by SPEC.md
-section 4 (canonical notation `d`, legal order a..g, endings `four-in-a-row`
-and `board-full`, the tactician baseline). The game ends by itself within 42
-plies, so it has no ply cap.
+Seat 0 is red and drops first, seat 1 blue; a disc falls to the lowest empty
+cell of its file. Four discs of one colour in a line, across, up or on a
+diagonal, win (`four-in-a-row`); a full board without one is a draw
+(`board-full`). The game ends by itself within 42 plies, so it has no ply cap.
 
-Representation: one Python-int bitboard per seat. Cell (file f, rank r),
-both counted from 0, is bit `f * 7 + r`: every file owns seven bits, six cells
-and an always-empty guard bit on top, so shifting by 1, 7, 8 or 6 steps one
-cell up, right, up-right or down-right and a line can never wrap from the top
-of one file into the bottom of the next.
+Rules source:
+    `docs/rules.md#connect-four`: the rules, the tolerant notation, the
+    standing formula and the tactician.
+
+Parameters:
+    None: 7 files a-g (`FILES`) of 6 ranks (`RANKS`).
+
+State:
+    `ConnectFourState`: one Python-int bitboard per seat. Cell (file f, rank
+    r), both counted from 0, is bit `f * 7 + r`: every file owns seven bits,
+    six cells and an always-empty guard bit on top, so shifting by 1, 7, 8 or 6
+    steps one cell up, right, up-right or down-right and a line can never wrap
+    from the top of one file into the bottom of the next. The legal files, the
+    turn and the result are worked out when a disc is dropped.
+
+Notation:
+    A move is a file letter, `d`; the reader takes a letter a-g or a digit 1-7
+    (files a-g) in any case, with any punctuation around it. Legal moves are
+    listed a to g.
+
+Standing:
+    The sum over the 69 four-cell windows (`WINDOW_CELLS`) free of opponent
+    discs of `WEIGHTS[k]`, k the seat's discs in the window. The wall clock
+    adjudicates by it (`wall-clock`, reason `deadline`).
+
+Baseline:
+    tactician: the move maximising the mover's standing after it, ties to the
+    first in legal order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
-from games.core import CachedTurnGame, Illegal, Outcome, Unreadable, normalise_token
+from games.core import Outcome, TurnGame, Unreadable, normalise_token
 
 __all__ = ["FILES", "RANKS", "WEIGHTS", "WINDOW_CELLS", "ConnectFour", "ConnectFourState"]
 
@@ -43,7 +64,7 @@ class ConnectFourState(NamedTuple):
     """A position; immutable, compared by value.
 
     `red` and `blue` are the bitboards (see the module docstring). `legal`,
-    `to_act` and `result` are derived from them when the move is applied, so
+    `to_act` and `result` are derived from them when the disc is dropped, so
     the framework's questions cost an attribute lookup.
     """
 
@@ -55,7 +76,7 @@ class ConnectFourState(NamedTuple):
     result: Outcome | None
 
 
-# -- rule tables and functions --------------------------------------------------
+# -- rules --------------------------------------------------------------------
 
 
 def _bit(file: int, rank: int) -> int:
@@ -125,28 +146,6 @@ def _landing(s: ConnectFourState, file: int) -> int:
 _new = tuple.__new__
 
 
-def _drop(s: ConnectFourState, file: int, move: str) -> ConnectFourState:
-    """The state after the mover drops a disc into `file` (known legal)."""
-    bit = _landing(s, file)
-    ply = s.ply + 1
-    legal = s.legal if not bit & _TOP_ROW else tuple(m for m in s.legal if m != move)
-    red, blue = s.red, s.blue
-    # Nobody holds four discs before ply 7, so the line test can wait until then.
-    if ply & 1:  # red has just moved
-        red |= bit
-        if ply > 6 and _has_four(red):
-            return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _RED_WINS))
-        to_act = _SEAT_1
-    else:
-        blue |= bit
-        if ply > 6 and _has_four(blue):
-            return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _BLUE_WINS))
-        to_act = _SEAT_0
-    if ply == _CELLS:
-        return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _BOARD_FULL))
-    return _new(ConnectFourState, (ply, red, blue, legal, to_act, None))
-
-
 def _shown(text: str) -> str:
     """`text` quoted for an error message, cut so a long reply cannot flood it."""
     return repr(text if len(text) <= 40 else text[:37] + "...")
@@ -161,54 +160,66 @@ def _boards(s: ConnectFourState, seat: int) -> tuple[int, int]:
     raise ValueError(f"seat {seat!r} does not exist: connect-four's seats are 0 and 1")
 
 
+# -- the game -----------------------------------------------------------------
+
 _INITIAL = ConnectFourState(0, 0, 0, tuple(FILES), _SEAT_0, None)
 
 
-class ConnectFour(CachedTurnGame[ConnectFourState]):
+class ConnectFour(TurnGame[ConnectFourState]):
     """Connect-four: seat 0 red, seat 1 blue; first to four in a line wins."""
 
     name: ClassVar[str] = "connect-four"
     family: ClassVar[str] = "board"
     rules_version: ClassVar[int] = 1
 
+    # -- state ----------------------------------------------------------------
+
     def initial(self, seed: int | str, game: int = 1) -> ConnectFourState:
         """The empty board; there is no chance, so `seed` and `game` change nothing."""
         return _INITIAL
 
-    def apply(self, s: ConnectFourState, moves: Mapping[int, Any]) -> ConnectFourState:
-        seat, move = self._single_move(s, moves)
-        file = _FILE_OF.get(move) if isinstance(move, str) else None
-        if file is None or (s.red | s.blue) & _TOP[file]:
-            raise Illegal(
-                f"{move!r} is not a legal move of seat {seat} here (legal: {', '.join(s.legal)})"
-            )
-        return _drop(s, file, move)
+    # -- rules ----------------------------------------------------------------
 
-    # -- TurnGame's rule functions ----------------------------------------------
+    def _legal(self, s: ConnectFourState) -> tuple[str, ...]:
+        return s.legal
 
-    def _play(self, s: ConnectFourState, move: str) -> ConnectFourState:
-        return _drop(s, _FILE_OF[move], move)
-
-    def _is_legal(self, s: ConnectFourState, move: str) -> bool:
+    def _play(self, s: ConnectFourState, move: str) -> ConnectFourState | None:
+        """The state after the mover drops a disc into file `move`; None if no such file is open."""
         file = _FILE_OF.get(move)
-        return bool(s.to_act) and file is not None and not (s.red | s.blue) & _TOP[file]
+        if file is None:
+            return None
+        filled = s.red | s.blue
+        if filled & _TOP[file]:
+            return None
+        # Adding the file's bottom bit carries through its filled cells to the first hole.
+        bit = (filled + _BOTTOM[file]) & _COLUMN[file]
+        ply = s.ply + 1
+        legal = s.legal if not bit & _TOP_ROW else tuple(m for m in s.legal if m != move)
+        red, blue = s.red, s.blue
+        # Nobody holds four discs before ply 7, so the line test can wait until then.
+        if ply & 1:  # red has just moved
+            red |= bit
+            if ply > 6 and _has_four(red):
+                return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _RED_WINS))
+            to_act = _SEAT_1
+        else:
+            blue |= bit
+            if ply > 6 and _has_four(blue):
+                return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _BLUE_WINS))
+            to_act = _SEAT_0
+        if ply == _CELLS:
+            return _new(ConnectFourState, (ply, red, blue, legal, _OVER, _BOARD_FULL))
+        return _new(ConnectFourState, (ply, red, blue, legal, to_act, None))
 
-    # -- notation ----------------------------------------------------------------
+    def _refusal(self, s: ConnectFourState, move: str, text: str) -> str:
+        legal = ", ".join(s.legal)
+        return f"read {move!r} from {_shown(text)}, but file {move} is full (legal: {legal})"
 
-    def parse(self, s: ConnectFourState, seat: int, move: object) -> str:
-        """Read a reply's move: a file letter a-g or a digit 1-7, any case, any punctuation."""
-        if not isinstance(move, str):
-            raise Unreadable(f"expected the move as text, got {type(move).__name__}")
-        canonical = self._read(normalise_token(move))
-        self._check_turn(s, seat)
-        if not self._is_legal(s, canonical):
-            raise Illegal(
-                f"read {canonical!r} from {_shown(move)}, but file {canonical} is full "
-                f"(legal: {', '.join(s.legal)})"
-            )
-        return canonical
+    # -- notation -------------------------------------------------------------
 
-    def _read(self, token: str) -> str:
+    def _read(self, text: str) -> str:
+        """A file letter a-g or a digit 1-7, any case, any punctuation."""
+        token = normalise_token(text)
         if len(token) == 1 and token in _FILE_OF:
             return token
         if len(token) == 1 and "1" <= token <= str(len(FILES)):
@@ -218,14 +229,14 @@ class ConnectFour(CachedTurnGame[ConnectFourState]):
             f"(or a digit 1-7 for files a-g), e.g. 'd'"
         )
 
-    # -- standing ------------------------------------------------------------------
+    # -- standing -------------------------------------------------------------
 
     def standing(self, s: ConnectFourState, seat: int) -> int:
         """Sum of WEIGHTS[k] over the windows free of opponent discs, k = the seat's discs."""
         mine, theirs = _boards(s, seat)
         return sum(WEIGHTS[(mine & w).bit_count()] for w in _WINDOW_MASKS if not theirs & w)
 
-    # -- baseline -------------------------------------------------------------------
+    # -- baseline -------------------------------------------------------------
 
     def baseline(self, s: ConnectFourState, seat: int) -> str:
         """tactician: the move maximising the mover's standing after it, ties to the first.
@@ -243,7 +254,7 @@ class ConnectFour(CachedTurnGame[ConnectFourState]):
                 best_move, best = move, gain
         return best_move
 
-    # -- view -------------------------------------------------------------------------
+    # -- view -----------------------------------------------------------------
 
     def view(self, s: ConnectFourState, seat: int) -> dict[str, Any]:
         """The whole position (nothing is hidden), as JSON-able data.

@@ -1,25 +1,47 @@
 """Hex on a 7 x 7 rhombus, the third game of the board gauntlet.
 
-Rules source: `seeds/board-gauntlet-rules.txt` (section "hex", the tolerant
-notation and the standing formula), with the gaps fixed by SPEC.md section 4
-(canonical notation `c4`, legal order by (file, rank), ending `connection`,
-the tactician baseline). Seat 0 (red) joins file a to file g, seat 1 (blue)
-rank 1 to rank 7. There is no swap rule, no draw and no ply cap: a full board
-always holds exactly one connection, so the game ends within 49 plies.
+Seat 0 (red) moves first and joins file a to file g, seat 1 (blue) joins rank
+1 to rank 7; a move puts a stone on an empty cell. The first chain joining a
+seat's two edges wins (`connection`). There is no swap rule, no draw and no
+ply cap: a full board always holds exactly one connection, so the game ends
+within 49 plies.
 
-Representation: one Python-int bitboard per seat. Cell (file f, rank r), both
-counted from 0, is bit `r * 8 + f`: every rank owns eight bits, seven cells and
-an always-empty guard bit, so the six neighbours of a cell are the shifts by
-1, 8 and 7 either way, and a shift off the side of the board lands on a guard
-bit that masking removes.
+Rules source:
+    `docs/rules.md#hex`: the rules, the tolerant notation, the standing
+    formula and the tactician.
+
+Parameters:
+    None: 7 files a-g (`FILES`) of 7 ranks (`RANKS`).
+
+State:
+    `HexState`: one Python-int bitboard per seat. Cell (file f, rank r), both
+    counted from 0, is bit `r * 8 + f`: every rank owns eight bits, seven
+    cells and an always-empty guard bit, so the six neighbours of a cell are
+    the shifts by 1, 8 and 7 either way, and a shift off the side of the board
+    lands on a guard bit that masking removes. Each seat's stones chained to
+    its first edge, the empty cells in legal order, the turn and the result
+    are worked out when a stone is placed.
+
+Notation:
+    A move is a cell, a file then a rank, `c4`; the reader takes any case and
+    any punctuation or spaces. Legal moves are listed by (file, rank).
+
+Standing:
+    1000 - 10 x distToWin: the fewest stones the seat must still place to join
+    its edges, counting its own stones free and the opponent's impassable
+    (`dist_to_win`; `UNREACHABLE`, 99, when they cut the edges apart). The
+    wall clock adjudicates by it (`wall-clock`, reason `deadline`).
+
+Baseline:
+    tactician: the move maximising the mover's standing after it, ties to the
+    first in legal order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar, NamedTuple
 
-from games.core import CachedTurnGame, Illegal, Outcome, Unreadable, normalise_token
+from games.core import Outcome, TurnGame, Unreadable, normalise_token
 
 __all__ = [
     "FILES",
@@ -68,7 +90,7 @@ class HexState(NamedTuple):
     result: Outcome | None
 
 
-# -- rule tables and functions --------------------------------------------------
+# -- rules --------------------------------------------------------------------
 
 
 def _name(file: int, rank: int) -> str:
@@ -129,31 +151,6 @@ _WINS = (Outcome.win(0, "connection"), Outcome.win(1, "connection"))
 _INITIAL = HexState(0, 0, 0, (0, 0), tuple(_INDEX), _SEAT_0, None)
 
 
-def _place(s: HexState, move: str) -> HexState:
-    """The state after the mover puts a stone on the empty cell `move`."""
-    bit, near = _CELL[move]
-    ply = s.ply + 1
-    at = s.legal.index(move)
-    legal = s.legal[:at] + s.legal[at + 1 :]
-    linked = s.linked
-    if ply & 1:  # red has just moved
-        red = s.red | bit
-        if bit & _FILE_A or near & linked[0]:
-            # Before this stone no red chain touched file g, so only its own group can.
-            chain = linked[0] | _flood(bit, red & ~linked[0])
-            linked = (chain, linked[1])
-            if chain & _FILE_G:
-                return HexState(ply, red, s.blue, linked, legal, _OVER, _WINS[0])
-        return HexState(ply, red, s.blue, linked, legal, _SEAT_1, None)
-    blue = s.blue | bit
-    if bit & _RANK_1 or near & linked[1]:
-        chain = linked[1] | _flood(bit, blue & ~linked[1])
-        linked = (linked[0], chain)
-        if chain & _RANK_7:
-            return HexState(ply, s.red, blue, linked, legal, _OVER, _WINS[1])
-    return HexState(ply, s.red, blue, linked, legal, _SEAT_0, None)
-
-
 def _boards(s: HexState, seat: int) -> tuple[int, int]:
     """(the seat's stones, the opponent's stones)."""
     if seat == 0:
@@ -168,7 +165,7 @@ def _shown(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-# -- standing -------------------------------------------------------------------
+# -- standing -----------------------------------------------------------------
 
 
 def _levels(mine: int, theirs: int, edge: int) -> list[int]:
@@ -227,67 +224,82 @@ def _cost_by_cell(levels: list[int]) -> dict[int, int]:
     return costs
 
 
-# -- the game -------------------------------------------------------------------
+# -- the game -----------------------------------------------------------------
 
 
-class Hex(CachedTurnGame[HexState]):
+class Hex(TurnGame[HexState]):
     """Hex 7 x 7: seat 0 red joins files a-g, seat 1 blue ranks 1-7; no swap, no draw."""
 
     name: ClassVar[str] = "hex"
     family: ClassVar[str] = "board"
     rules_version: ClassVar[int] = 1
 
+    # -- state ----------------------------------------------------------------
+
     def initial(self, seed: int | str, game: int = 1) -> HexState:
         """The empty board; there is no chance, so `seed` and `game` change nothing."""
         return _INITIAL
 
-    def apply(self, s: HexState, moves: Mapping[int, Any]) -> HexState:
-        seat, move = self._single_move(s, moves)
-        cell = _CELL.get(move) if isinstance(move, str) else None
-        if cell is None or (s.red | s.blue) & cell[0]:
-            raise Illegal(f"{move!r} is not a legal move of seat {seat} here: name an empty cell")
-        return _place(s, move)
+    # -- rules ----------------------------------------------------------------
 
-    # -- TurnGame's rule functions ----------------------------------------------
+    def _legal(self, s: HexState) -> tuple[str, ...]:
+        return s.legal
 
-    def _play(self, s: HexState, move: str) -> HexState:
-        return _place(s, move)
-
-    def _is_legal(self, s: HexState, move: str) -> bool:
+    def _play(self, s: HexState, move: str) -> HexState | None:
+        """The state after the mover puts a stone on cell `move`; None unless it is empty."""
         cell = _CELL.get(move)
-        return bool(s.to_act) and cell is not None and not (s.red | s.blue) & cell[0]
+        if cell is None:
+            return None
+        bit, near = cell
+        if (s.red | s.blue) & bit:
+            return None
+        ply = s.ply + 1
+        at = s.legal.index(move)
+        legal = s.legal[:at] + s.legal[at + 1 :]
+        linked = s.linked
+        if ply & 1:  # red has just moved
+            red = s.red | bit
+            if bit & _FILE_A or near & linked[0]:
+                # Before this stone no red chain touched file g, so only its own group can.
+                chain = linked[0] | _flood(bit, red & ~linked[0])
+                linked = (chain, linked[1])
+                if chain & _FILE_G:
+                    return HexState(ply, red, s.blue, linked, legal, _OVER, _WINS[0])
+            return HexState(ply, red, s.blue, linked, legal, _SEAT_1, None)
+        blue = s.blue | bit
+        if bit & _RANK_1 or near & linked[1]:
+            chain = linked[1] | _flood(bit, blue & ~linked[1])
+            linked = (linked[0], chain)
+            if chain & _RANK_7:
+                return HexState(ply, s.red, blue, linked, legal, _OVER, _WINS[1])
+        return HexState(ply, s.red, blue, linked, legal, _SEAT_0, None)
 
-    # -- notation ----------------------------------------------------------------
+    def _refusal(self, s: HexState, move: str, text: str) -> str:
+        owner = _SIDES[0] if s.red & _CELL[move][0] else _SIDES[1]
+        return (
+            f"read {move!r} from {_shown(text)}, but {move} already holds "
+            f"a {owner} stone: name an empty cell"
+        )
 
-    def parse(self, s: HexState, seat: int, move: object) -> str:
-        """Read a reply's move: a cell a1..g7, any case, any punctuation or spaces."""
-        if not isinstance(move, str):
-            raise Unreadable(f"expected the move as text, got {type(move).__name__}")
-        canonical = self._read(normalise_token(move))
-        self._check_turn(s, seat)
-        if not self._is_legal(s, canonical):
-            owner = _SIDES[0] if s.red & _CELL[canonical][0] else _SIDES[1]
-            raise Illegal(
-                f"read {canonical!r} from {_shown(move)}, but {canonical} already holds "
-                f"a {owner} stone: name an empty cell"
-            )
-        return canonical
+    # -- notation -------------------------------------------------------------
 
-    def _read(self, token: str) -> str:
+    def _read(self, text: str) -> str:
+        """A cell a1..g7, any case, any punctuation or spaces."""
+        token = normalise_token(text)
         if token in _CELL:
             return token
         raise Unreadable(
             f"read {_shown(token)}: a hex move is one cell, a file a-g then a rank 1-7, e.g. 'c4'"
         )
 
-    # -- standing ------------------------------------------------------------------
+    # -- standing -------------------------------------------------------------
 
     def standing(self, s: HexState, seat: int) -> int:
         """1000 - 10 x distToWin (0-1 BFS; own stones free, empty cells 1, unreachable 99)."""
         mine, theirs = _boards(s, seat)
         return 1000 - 10 * dist_to_win(mine, theirs, seat)
 
-    # -- baseline -------------------------------------------------------------------
+    # -- baseline -------------------------------------------------------------
 
     def baseline(self, s: HexState, seat: int) -> str:
         """tactician: the move maximising the mover's standing after it, ties to the first.
@@ -313,7 +325,7 @@ class Hex(CachedTurnGame[HexState]):
                 best_move, best = move, after
         return best_move
 
-    # -- view -------------------------------------------------------------------------
+    # -- view -----------------------------------------------------------------
 
     def view(self, s: HexState, seat: int) -> dict[str, Any]:
         """The whole position (nothing is hidden), as JSON-able data.

@@ -1,27 +1,50 @@
-"""Quoridor on a 9 x 9 board with 10 walls a side.
+"""Quoridor on a 9 x 9 board with 10 walls a side, the fourth game of the board gauntlet.
 
-Rules source: /work/shared/seeds/board-gauntlet-rules.txt, section "quoridor",
-with SPEC.md section 4: a jump also needs the step from the mover to the
-opponent open; legal moves list pawn moves by (file, rank), then walls by
-(anchor file, anchor rank, h before v); `standing`'s distance ignores pawns;
-the game is adjudicated by standing at 400 plies (`ply-cap`) and at the wall
-clock (`wall-clock`).
+Seat 0 (red) starts on e1 and moves first, seat 1 (blue) on e9; each must
+bring its pawn to the far rank (`goal-row`). A turn either moves the pawn one
+step (jumping the other pawn when it stands in the way, sideways when the jump
+is walled off) or places a wall; no wall may leave a pawn without a path to
+its goal rank. At 400 plies a game the rules have not ended is adjudicated by
+standing (`ply-cap`).
 
-Wall legality never searches the board per candidate wall: a wall can cut a
-pawn off only if it closes a loop in the drawing the walls make with the
-board edge (`lattice.closes_loop`) AND blocks a step of that pawn's current
-shortest path (one BFS per pawn per position, cached); only walls doing both
-get a flood fill.
+Rules source:
+    `docs/rules.md#quoridor`: the rules, among them that a jump also needs
+    the step from the mover to the other pawn open; the legal-move order, the
+    tolerant notation, the standing formula, the ply cap and the ending names.
+
+Parameters:
+    None: 9 x 9 cells (`board.SIZE`), `WALLS_PER_SEAT` 10, `PLY_CAP` 400.
+
+State:
+    `QuoridorState`: the pawns' cells, the walls left per seat and the placed
+    walls as a bit set, with the steps they block as two masks (`board`), and
+    the turn and the result, worked out when the state is made. `position`
+    builds one from cell and wall names.
+
+Notation:
+    A pawn move is its destination cell, `e2`; a wall is its anchor and `h`
+    or `v`, `e3h`. The reader lower-cases and keeps a-z and 0-9. Legal moves
+    list pawn moves by (file, rank), then walls by (anchor file, anchor rank,
+    h before v).
+
+Standing:
+    1000 - 10 x dist + 2 x walls left, dist being the steps the seat's pawn
+    needs to its goal rank around the walls, ignoring pawns. The ply cap and
+    the wall clock (`wall-clock`, reason `deadline`) adjudicate by it.
+
+Baseline:
+    tactician: the move maximising the mover's standing after it, ties to the
+    first in legal order (computed directly, `tactician`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, NamedTuple
 
-from games.core import Illegal, Outcome, TurnGame, Unreadable, normalise_token
-from games.quoridor import lattice
-from games.quoridor.lattice import (
+from games.core import Outcome, TurnGame, Unreadable, normalise_token
+from games.quoridor import board
+from games.quoridor.board import (
     BLOCKS,
     GOAL_RANKS,
     PERPENDICULAR,
@@ -30,6 +53,27 @@ from games.quoridor.lattice import (
     route,
     set_bits,
 )
+
+__all__ = [
+    "CELL_NAMES",
+    "FILES",
+    "NAME_TO_CELL",
+    "NAME_TO_WALL",
+    "PLY_CAP",
+    "SIDES",
+    "WALLS_PER_SEAT",
+    "WALL_NAMES",
+    "Quoridor",
+    "QuoridorState",
+    "legal_walls",
+    "pawn_targets",
+    "play_pawn",
+    "play_wall",
+    "position",
+    "read_move",
+    "standing",
+    "tactician",
+]
 
 # -- parameters ---------------------------------------------------------------
 
@@ -45,9 +89,11 @@ class QuoridorState(NamedTuple):
     """A quoridor position, immutable.
 
     `pawns` and `walls_left` are per seat; `pawns` holds cell indices and
-    `walls` has bit i set for each placed wall i (see `lattice`). The two
-    blocked-step masks are derived from `walls` and `winner` from the pawns;
-    both are kept because every rule function needs them.
+    `walls` has bit i set for each placed wall i (see `board`). The two
+    blocked-step masks are derived from `walls`, and `to_act` and `result`
+    (`goal-row`, or `ply-cap` at 400 plies) from the rest; all are kept
+    because every rule function and every question of the framework needs
+    them.
     """
 
     ply: int
@@ -56,8 +102,13 @@ class QuoridorState(NamedTuple):
     walls: int
     up_blocked: int
     right_blocked: int
-    winner: int | None
+    to_act: tuple[int, ...]
+    result: Outcome | None
 
+
+_SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
+_OVER: tuple[int, ...] = ()
+_WINS: tuple[Outcome, Outcome] = (Outcome.win(0, "goal-row"), Outcome.win(1, "goal-row"))
 
 _START = QuoridorState(
     ply=0,
@@ -66,10 +117,54 @@ _START = QuoridorState(
     walls=0,
     up_blocked=0,
     right_blocked=0,
-    winner=None,
+    to_act=_SEATS[0],
+    result=None,
 )
 
-# -- rule functions -----------------------------------------------------------
+
+def position(
+    red: str,
+    blue: str,
+    red_walls: Sequence[str] = (),
+    blue_walls: Sequence[str] = (),
+    ply: int = 0,
+) -> QuoridorState:
+    """A position from names, for tests and tools: the pawns' cells, the walls
+    each seat has placed (its walls left follow) and the plies played (their
+    parity says who moves). ValueError names any value no game could reach.
+    """
+    cells = [NAME_TO_CELL.get(name) for name in (red, blue)]
+    if cells[0] is None or cells[1] is None or cells[0] == cells[1]:
+        raise ValueError(f"pawns {red!r}, {blue!r} must be two different cells a1..i9")
+    if ply < 0:
+        raise ValueError(f"ply must be 0 or more, got {ply}")
+    s = _START._replace(pawns=(cells[0], cells[1]))
+    for seat, names in enumerate((red_walls, blue_walls)):
+        if len(names) > WALLS_PER_SEAT:
+            raise ValueError(f"seat {seat} has {len(names)} walls; at most {WALLS_PER_SEAT}")
+        for name in names:
+            wall = NAME_TO_WALL.get(name)
+            fault = (
+                "not a wall a1h..h8v" if wall is None else _wall_fault(s._replace(ply=seat), wall)
+            )
+            if wall is None or fault is not None:
+                raise ValueError(f"wall {name!r} of seat {seat} cannot stand: {fault}")
+            s = play_wall(s._replace(ply=seat), wall)
+    winners = [seat for seat in (0, 1) if GOAL_RANKS[seat] >> s.pawns[seat] & 1]
+    if len(winners) > 1:
+        raise ValueError(f"pawns {red!r}, {blue!r} cannot both stand on their goal ranks")
+    if winners:
+        return s._replace(ply=ply, to_act=_OVER, result=_WINS[winners[0]])
+    return _capped(s._replace(ply=ply, to_act=_SEATS[ply & 1], result=None))
+
+
+# -- rules --------------------------------------------------------------------
+
+# Wall legality never searches the board per candidate wall: a wall can cut a
+# pawn off only if it closes a loop in the drawing the walls make with the
+# board edge (`board.closes_loop`) AND blocks a step of that pawn's current
+# shortest path (one search per pawn per position); only walls doing both get
+# a flood fill.
 
 
 def pawn_targets(mover: int, other: int, up_blocked: int, right_blocked: int) -> list[int]:
@@ -115,15 +210,31 @@ def _wall_fault(s: QuoridorState, wall: int) -> str | None:
             if (w ^ wall) & 1 == 0 and BLOCKS[w] & BLOCKS[wall]
         ]
         return f"it overlaps wall {', '.join(overlap)} (a step it blocks is blocked already)"
-    for seat in _cut_off(s, wall, lattice.components(s.walls)):
+    for seat in _cut_off(s, wall, board.components(s.walls)):
         pawn = CELL_NAMES[s.pawns[seat]]
         return f"it would leave the pawn on {pawn} without a path to rank {_goal_rank(seat)}"
     return None
 
 
+def _fault(s: QuoridorState, move: str) -> str | None:
+    """Why the mover may not play the canonical `move`, or None if it may."""
+    cell = NAME_TO_CELL.get(move)
+    if cell is not None:
+        seat = s.ply & 1
+        targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
+        if cell in targets:
+            return None
+        reachable = ", ".join(CELL_NAMES[t] for t in targets)
+        return f"the pawn on {CELL_NAMES[s.pawns[seat]]} can move only to {reachable}"
+    wall = NAME_TO_WALL.get(move)
+    if wall is None:
+        return "it is not a canonical quoridor move (e.g. e2 or e3h)"
+    return _wall_fault(s, wall)
+
+
 def _cut_off(s: QuoridorState, wall: int, labels: tuple[int, ...]) -> list[int]:
     """The seats whose pawn `wall` would leave without a path to its goal rank."""
-    if not lattice.closes_loop(wall, labels):
+    if not board.closes_loop(wall, labels):
         return []
     up_blocked, right_blocked = _with_wall(s, wall)
     cut = []
@@ -131,19 +242,19 @@ def _cut_off(s: QuoridorState, wall: int, labels: tuple[int, ...]) -> list[int]:
         cell = s.pawns[seat]
         _, path_up, path_right = route(cell, seat, s.up_blocked, s.right_blocked)
         on_path = BLOCKS[wall] & (path_right if wall & 1 else path_up)
-        if on_path and not lattice.reaches(cell, GOAL_RANKS[seat], up_blocked, right_blocked):
+        if on_path and not board.reaches(cell, GOAL_RANKS[seat], up_blocked, right_blocked):
             cut.append(seat)
     return cut
 
 
 def legal_walls(s: QuoridorState) -> list[int]:
-    """The walls the mover may place, ascending (SPEC order)."""
+    """The walls the mover may place, ascending (legal order)."""
     if not s.walls_left[s.ply & 1]:
         return []
     walls, up_blocked, right_blocked = s.walls, s.up_blocked, s.right_blocked
-    labels = lattice.components(walls)
+    labels = board.components(walls)
     legal: list[int] = []
-    for wall in range(0, lattice.WALL_COUNT, 2):
+    for wall in range(0, board.WALL_COUNT, 2):
         if walls >> wall & 3:
             continue
         if not up_blocked & BLOCKS[wall] and not _cut_off(s, wall, labels):
@@ -157,8 +268,9 @@ def play_pawn(s: QuoridorState, cell: int) -> QuoridorState:
     """The state after the mover's pawn goes to `cell` (assumed legal)."""
     seat = s.ply & 1
     pawns = (cell, s.pawns[1]) if seat == 0 else (s.pawns[0], cell)
-    winner = seat if GOAL_RANKS[seat] >> cell & 1 else None
-    return s._replace(ply=s.ply + 1, pawns=pawns, winner=winner)
+    if GOAL_RANKS[seat] >> cell & 1:
+        return s._replace(ply=s.ply + 1, pawns=pawns, to_act=_OVER, result=_WINS[seat])
+    return _capped(s._replace(ply=s.ply + 1, pawns=pawns, to_act=_SEATS[1 - seat]))
 
 
 def play_wall(s: QuoridorState, wall: int) -> QuoridorState:
@@ -167,47 +279,25 @@ def play_wall(s: QuoridorState, wall: int) -> QuoridorState:
     left = s.walls_left
     walls_left = (left[0] - 1, left[1]) if seat == 0 else (left[0], left[1] - 1)
     up_blocked, right_blocked = _with_wall(s, wall)
-    return s._replace(
-        ply=s.ply + 1,
-        walls_left=walls_left,
-        walls=s.walls | 1 << wall,
-        up_blocked=up_blocked,
-        right_blocked=right_blocked,
+    return _capped(
+        s._replace(
+            ply=s.ply + 1,
+            walls_left=walls_left,
+            walls=s.walls | 1 << wall,
+            up_blocked=up_blocked,
+            right_blocked=right_blocked,
+            to_act=_SEATS[1 - seat],
+        )
     )
 
 
-def position(
-    red: str,
-    blue: str,
-    red_walls: Sequence[str] = (),
-    blue_walls: Sequence[str] = (),
-    ply: int = 0,
-) -> QuoridorState:
-    """A position from names, for tests and tools: the pawns' cells, the walls
-    each seat has placed (its walls left follow) and the plies played (their
-    parity says who moves). ValueError names any value no game could reach.
-    """
-    cells = [NAME_TO_CELL.get(name) for name in (red, blue)]
-    if cells[0] is None or cells[1] is None or cells[0] == cells[1]:
-        raise ValueError(f"pawns {red!r}, {blue!r} must be two different cells a1..i9")
-    if ply < 0:
-        raise ValueError(f"ply must be 0 or more, got {ply}")
-    s = _START._replace(pawns=(cells[0], cells[1]))
-    for seat, names in enumerate((red_walls, blue_walls)):
-        if len(names) > WALLS_PER_SEAT:
-            raise ValueError(f"seat {seat} has {len(names)} walls; at most {WALLS_PER_SEAT}")
-        for name in names:
-            wall = NAME_TO_WALL.get(name)
-            fault = (
-                "not a wall a1h..h8v" if wall is None else _wall_fault(s._replace(ply=seat), wall)
-            )
-            if wall is None or fault is not None:
-                raise ValueError(f"wall {name!r} of seat {seat} cannot stand: {fault}")
-            s = play_wall(s._replace(ply=seat), wall)
-    winners = [seat for seat in (0, 1) if GOAL_RANKS[seat] >> s.pawns[seat] & 1]
-    if len(winners) > 1:
-        raise ValueError(f"pawns {red!r}, {blue!r} cannot both stand on their goal ranks")
-    return s._replace(ply=ply, winner=winners[0] if winners else None)
+def _capped(s: QuoridorState) -> QuoridorState:
+    """`s`, a game still going by the rules, ended by standing (`ply-cap`) at the ply cap."""
+    if s.ply < PLY_CAP:
+        return s
+    return s._replace(
+        to_act=_OVER, result=Outcome.by_standing(standing(s, 0), standing(s, 1), "ply-cap")
+    )
 
 
 # -- notation -----------------------------------------------------------------
@@ -215,11 +305,11 @@ def position(
 FILES = "abcdefghi"
 CELL_NAMES: tuple[str, ...] = tuple(FILES[c // SIZE] + str(c % SIZE + 1) for c in range(81))
 WALL_NAMES: tuple[str, ...] = tuple(
-    FILES[w >> 1 >> 3] + str((w >> 1 & 7) + 1) + "hv"[w & 1] for w in range(lattice.WALL_COUNT)
+    FILES[w >> 1 >> 3] + str((w >> 1 & 7) + 1) + "hv"[w & 1] for w in range(board.WALL_COUNT)
 )
 NAME_TO_CELL: dict[str, int] = {name: c for c, name in enumerate(CELL_NAMES)}
 NAME_TO_WALL: dict[str, int] = {name: w for w, name in enumerate(WALL_NAMES)}
-"""Exactly the seed's patterns ^[a-i][1-9]$ (pawn) and ^[a-h][1-8][hv]$ (wall)."""
+"""Exactly the notation's patterns ^[a-i][1-9]$ (pawn) and ^[a-h][1-8][hv]$ (wall)."""
 
 
 def read_move(text: str) -> str:
@@ -286,9 +376,6 @@ def tactician(s: QuoridorState) -> str:
 
 # -- the game -----------------------------------------------------------------
 
-_SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
-_WINS: tuple[Outcome, Outcome] = (Outcome.win(0, "goal-row"), Outcome.win(1, "goal-row"))
-
 
 class Quoridor(TurnGame[QuoridorState]):
     """Quoridor, 9 x 9, 10 walls a side; moves are `e2` (pawn) or `e3h` (wall)."""
@@ -298,70 +385,56 @@ class Quoridor(TurnGame[QuoridorState]):
     rules_version: ClassVar[int] = 1
     ply_cap: ClassVar[int | None] = PLY_CAP
 
+    # -- state ----------------------------------------------------------------
+
     def initial(self, seed: int | str, game: int = 1) -> QuoridorState:
         """The start: pawns on e1 and e9, 10 walls each; no chance, so `seed` is unused."""
         if game not in (1, 2):
             raise ValueError(f"game must be 1 or 2 (its index in the match), got {game!r}")
         return _START
 
-    def ply(self, s: QuoridorState) -> int:
-        """Plies played so far."""
-        return s.ply
+    # -- rules ----------------------------------------------------------------
 
-    def outcome(self, s: QuoridorState) -> Outcome | None:
-        """goal-row when a pawn reached its goal rank, ply-cap at 400 plies, else None."""
-        if s.winner is not None:
-            return _WINS[s.winner]
-        if s.ply >= PLY_CAP:
-            return self._by_standing(s, "complete", "ply-cap")
-        return None
-
-    def to_act(self, s: QuoridorState) -> tuple[int, ...]:
-        """The mover while the game goes on; () once it is over."""
-        if s.winner is not None or s.ply >= PLY_CAP:
-            return ()
-        return _SEATS[s.ply & 1]
-
-    def legal_moves(self, s: QuoridorState, seat: int) -> tuple[str, ...]:
+    def _legal(self, s: QuoridorState) -> tuple[str, ...]:
         """Pawn moves by (file, rank), then walls by (anchor file, anchor rank, h, v)."""
-        if s.winner is not None or s.ply >= PLY_CAP or seat != s.ply & 1:
-            return ()
-        return self._legal(s)
+        seat = s.ply & 1
+        pawn = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
+        return tuple([CELL_NAMES[c] for c in pawn] + [WALL_NAMES[w] for w in legal_walls(s)])
 
-    def parse(self, s: QuoridorState, seat: int, move: object) -> str:
-        """Read `move` tolerantly; Unreadable if it is no move, Illegal if not legal here."""
-        if not isinstance(move, str):
-            raise Unreadable(f"expected the move as text, got {type(move).__name__} {move!r}")
-        canonical = read_move(move)
-        self._check_turn(s, seat)
-        fault = self._fault(s, canonical)
-        if fault is not None:
-            raise Illegal(f"{canonical!r} (read from {move!r}) is not legal here: {fault}")
-        return canonical
+    def _play(self, s: QuoridorState, move: str) -> QuoridorState | None:
+        """The state after the mover's `move`; None if it is no canonical legal move."""
+        cell = NAME_TO_CELL.get(move)
+        if cell is not None:
+            seat = s.ply & 1
+            targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
+            return play_pawn(s, cell) if cell in targets else None
+        wall = NAME_TO_WALL.get(move)
+        if wall is None or _wall_fault(s, wall) is not None:
+            return None
+        return play_wall(s, wall)
 
-    def apply(self, s: QuoridorState, moves: Mapping[int, Any]) -> QuoridorState:
-        """The state after the mover's move; Illegal if it is not legal (`s` is unchanged)."""
-        seats = self.to_act(s)
-        if not seats:
-            raise Illegal("the game is over: no move can be applied")
-        if len(moves) != 1 or seats[0] not in moves:
-            raise Illegal(
-                f"expected exactly one move, by seat {seats[0]}; got seats {sorted(moves)}"
-            )
-        move = moves[seats[0]]
-        fault = self._fault(s, move) if isinstance(move, str) else "it is not text"
-        if fault is not None:
-            raise Illegal(f"{move!r} is not a legal move of seat {seats[0]} here: {fault}")
-        return self._play(s, move)
+    def _refusal(self, s: QuoridorState, move: str, text: str) -> str:
+        return f"{move!r} (read from {text!r}) is not legal here: {_fault(s, move)}"
+
+    # -- notation -------------------------------------------------------------
+
+    def _read(self, text: str) -> str:
+        return read_move(text)
+
+    # -- standing -------------------------------------------------------------
 
     def standing(self, s: QuoridorState, seat: int) -> int:
-        """1000 - 10 x dist + 2 x walls left (SPEC 4: dist ignores pawns)."""
+        """1000 - 10 x dist + 2 x walls left (dist ignores pawns)."""
         return standing(s, seat)
+
+    # -- baseline -------------------------------------------------------------
 
     def baseline(self, s: QuoridorState, seat: int) -> str:
         """tactician: the move maximising the mover's standing after it, ties to the first."""
         self._check_turn(s, seat)
         return tactician(s)
+
+    # -- view -----------------------------------------------------------------
 
     def view(self, s: QuoridorState, seat: int) -> dict[str, Any]:
         """What `seat` sees (everything; quoridor hides nothing).
@@ -391,43 +464,3 @@ class Quoridor(TurnGame[QuoridorState]):
             "walls_left": {"0": s.walls_left[0], "1": s.walls_left[1]},
             "ply_cap": PLY_CAP,
         }
-
-    def _fault(self, s: QuoridorState, move: str) -> str | None:
-        """Why the mover may not play the canonical `move`, or None if it may."""
-        cell = NAME_TO_CELL.get(move)
-        if cell is not None:
-            seat = s.ply & 1
-            targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
-            if cell in targets:
-                return None
-            reachable = ", ".join(CELL_NAMES[t] for t in targets)
-            return f"the pawn on {CELL_NAMES[s.pawns[seat]]} can move only to {reachable}"
-        wall = NAME_TO_WALL.get(move)
-        if wall is None:
-            return "it is not a canonical quoridor move (e.g. e2 or e3h)"
-        return _wall_fault(s, wall)
-
-    # TurnGame's rule functions, for the generic paths (and tests against them).
-
-    def _mover(self, s: QuoridorState) -> int:
-        return s.ply & 1
-
-    def _result(self, s: QuoridorState) -> Outcome | None:
-        return None if s.winner is None else _WINS[s.winner]
-
-    def _legal(self, s: QuoridorState) -> tuple[str, ...]:
-        seat = s.ply & 1
-        pawn = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
-        return tuple([CELL_NAMES[c] for c in pawn] + [WALL_NAMES[w] for w in legal_walls(s)])
-
-    def _read(self, token: str) -> str:
-        return read_move(token)
-
-    def _play(self, s: QuoridorState, move: str) -> QuoridorState:
-        cell = NAME_TO_CELL.get(move)
-        if cell is not None:
-            return play_pawn(s, cell)
-        return play_wall(s, NAME_TO_WALL[move])
-
-    def _is_legal(self, s: QuoridorState, move: str) -> bool:
-        return self._fault(s, move) is None

@@ -1,4 +1,4 @@
-"""Stratego (SPEC 6): rules in `rules.py`, anti-chase laws in `chase.py`, text in `render.py`."""
+"""Stratego: rules in `rules.py`, anti-chase laws in `chase.py`, text in `render.py`."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Squares live in a padded mailbox: file f (0 = a) and rank r (0 = rank 1) are
 cell `(f + 1) * 12 + (r + 1)`, so a step is +-1 along a file and +-12 along a
 rank, the border and the lakes are WALL cells that stop every ray without a
 bounds check, and sorting cells as numbers sorts squares by (file, rank), the
-legal-move order of SPEC 6.
+legal-move order.
 
 A cell holds EMPTY, WALL, or a piece packed in one small int: bits 0-3 are the
 kind plus one, bit 4 the owner seat, bit 5 "revealed" (the opponent has seen
@@ -75,9 +75,9 @@ COUNTS: dict[str, int] = {
     "F": 1, "B": 6, "S": 1, "2": 8, "3": 5, "4": 4,
     "5": 4, "6": 4, "7": 3, "8": 2, "9": 1, "X": 1,
 }  # fmt: skip
-"""How many of each piece a side sets up (40 in all), in SPEC 6's order."""
+"""How many of each piece a side sets up (40 in all), in the order setups list them."""
 VALUES: tuple[int, ...] = (1000, 100, 10, 25, 15, 20, 30, 45, 70, 110, 170, 20)
-"""The standing value of each kind (SPEC 6), indexed by kind."""
+"""The standing value of each kind, indexed by kind."""
 
 
 def cell(file: int, rank: int) -> int:

@@ -1,4 +1,4 @@
-"""The two anti-chase laws of `seeds/stratego-rules.txt`, as small records and pure steps.
+"""Stratego's two anti-chase laws (`docs/rules.md#stratego`), as small records and pure steps.
 
 **Two-square rule.** A piece may not cross the same square boundary on more
 than three consecutive turns of its owner. Each seat keeps a `Streak`: where
@@ -8,7 +8,7 @@ Scout counts every boundary it passes; attacks count as moves; whatever the
 opponent does in between does not matter. The boundaries in all three masks
 are closed to that piece on its owner's next turn.
 
-**Continuous-chase rule** (the paper's definitions, as the seed gives them).
+**Continuous-chase rule** (the definitions of the rules).
 A *threat* is a move that ends adjacent to an opponent's movable piece
 without attacking. An *evade* moves a threatened piece, without attacking, to
 a square not adjacent to the threatening piece. A *chase* is an unbroken
@@ -21,7 +21,7 @@ oscillation is then bounded by the two-square rule. A battle, or a move that
 is neither the expected threat nor the expected evade, ends the chase; a
 threat that does not continue one starts a new one.
 
-Readings the seed leaves open, fixed here: an evade that also threatens
+Readings the rules leave open, fixed here: an evade that also threatens
 counts as the evade (the chase goes on, the evader does not become a
 chaser); after an evade, any threat by the chaser continues the chase,
 whichever of its pieces makes it and whichever piece it threatens (the
@@ -133,7 +133,7 @@ def next_chase(
     dropped beyond `CHASE_MEMORY`. A battle ends a chase: callers pass None then.
     """
     if chase is not None and chase.chaser != seat:
-        # On a grid a quiet move always leaves the threatener's side; checked as the seed says.
+        # On a grid a quiet move always leaves the threatener's side; checked as the rule says.
         if a in chase.targets and abs(b - chase.threatener) not in (1, 12):
             return Chase(chase.chaser, chase.threatener, (b,), chase.keys), 0
     elif chase is not None and targets:

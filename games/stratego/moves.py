@@ -5,7 +5,7 @@ pieces along precomputed steps and rays, the anti-chase laws look only at the
 moves they could refuse (the streak piece's; the chaser's quiet moves), and
 the Zobrist key, the movable lists and the laws' memories are updated from
 the move, never recomputed. A move is the code `from << 8 | to`; cells number
-squares in (file, rank) order, so sorting codes gives SPEC's legal order.
+squares in (file, rank) order, so sorting codes gives the legal order.
 """
 
 from __future__ import annotations

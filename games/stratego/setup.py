@@ -1,4 +1,4 @@
-"""Setups (SPEC 6) and `from_board` positions: reading, checking, drawing at random, placing.
+"""Setups and `from_board` positions: reading, checking, drawing at random, placing.
 
 A setup is 40 piece codes, the seat's home ranks from its own back rank
 forward, each rank from file a to j: Red's first ten codes are rank 1, Blue's
@@ -82,7 +82,7 @@ def place(board: list[int], setup: str, seat: int) -> None:
 
 
 def random_setup(seed: int | str, seat: int, game: int = 1) -> str:
-    """SPEC 6's seeded random setup of `seat`, as a canonical setup string.
+    """The seeded random setup of `seat`, as a canonical setup string.
 
     The flag goes on a random file of the back rank and bombs on its
     neighbours in the home area (two or three, as fit); the other pieces are

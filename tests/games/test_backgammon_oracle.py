@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games.backgammon.plays import legal_plays
+from games.backgammon.moves import legal_plays
 
 ROLLS = [(a, b) for a in range(1, 7) for b in range(1, a + 1)]
 Board = tuple[int, ...]

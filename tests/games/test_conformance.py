@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import pickle
+import pkgutil
 import random
+import re
+import sys
+import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -142,6 +148,22 @@ def test_board_baselines_are_the_tactician_of_spec(name: str) -> None:
             assert game.baseline(state, seat) == games.TurnGame.baseline(game, state, seat)
 
 
+@pytest.mark.parametrize("name", BOARD_GAMES)
+def test_turn_states_carry_their_turn_and_result(name: str) -> None:
+    """A TurnGame state's `to_act` and `result` agree, and the ply cap is the last ply."""
+    game = games.load(name)
+    assert isinstance(game, games.TurnGame)
+    for n in range(4):
+        states, _ = _playout(game, n, 200 + n)
+        for state in states:
+            assert (state.to_act == ()) == (state.result is not None)
+            assert state.to_act in ((), (0,), (1,))
+            assert game.ply(state) == state.ply
+            if game.ply_cap is not None:
+                assert state.ply <= game.ply_cap
+                assert state.ply < game.ply_cap or state.result is not None
+
+
 def test_rotation_follows_the_seed() -> None:
     assert [games.resolve_rotation(s) for s in (4, 5, 6, 7, -1)] == [
         "connect-four",
@@ -159,3 +181,151 @@ def test_unknown_game_and_parameters_are_named() -> None:
         games.load("hexx")
     with pytest.raises(ValueError, match="does not take parameters"):
         games.load("hex", size=9)
+
+
+# --- the shape of every game's files -------------------------------------------------
+
+HEADINGS = ("Rules source:", "Parameters:", "State:", "Notation:", "Standing:", "Baseline:")
+"""The headings of every rules module's docstring, in their order."""
+SECTIONS = ("parameters", "state", "rules", "notation", "standing", "baseline", "view", "the game")
+"""The section markers a rules module may use, in their order (in the module and in its class)."""
+MARKER = re.compile(r"(?P<indent> *)# -- (?P<name>\S.*?) -+")
+MARKER_WIDTH = 79
+CITATION = re.compile(r"\bSPEC\b|seeds/|DESIGN\.md|STYLE\.md|/work/|/home/")
+"""What a file of games/ must not cite: documents its users do not have, absolute paths."""
+
+MODULES = ["games", *sorted(info.name for info in pkgutil.walk_packages(games.__path__, "games."))]
+"""Every module of the games package, the package itself and its subpackages included."""
+
+
+def _rules_module(name: str) -> types.ModuleType:
+    return sys.modules[type(games.load(name)).__module__]
+
+
+def _sections(doc: str) -> dict[str, list[str]]:
+    """Each heading of `doc` with the lines under it, up to the next heading."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in doc.splitlines():
+        if line in HEADINGS:
+            current = found.setdefault(line, [])
+        elif current is not None:
+            current.append(line)
+    return found
+
+
+def _headings_in_order(doc: str) -> list[str]:
+    return [line for line in doc.splitlines() if line in HEADINGS]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_rules_docstring_has_every_heading_in_order(name: str) -> None:
+    module = _rules_module(name)
+    doc = module.__doc__ or ""
+    assert _headings_in_order(doc) == list(HEADINGS), (
+        f"{module.__name__}: the docstring's headings are {_headings_in_order(doc)}; "
+        f"write each of {list(HEADINGS)} once, in that order, on a line of its own"
+    )
+    for heading, lines in _sections(doc).items():
+        assert lines and lines[0].startswith("    ") and lines[0].strip(), (
+            f"{module.__name__}: {heading!r} must be followed by its text, indented"
+        )
+    source = " ".join(_sections(doc)["Rules source:"])
+    assert f"docs/rules.md#{name}" in source, (
+        f"{module.__name__}: 'Rules source:' must point to docs/rules.md#{name}"
+    )
+
+
+def test_the_heading_check_sees_a_missing_or_misplaced_heading() -> None:
+    good = "\n".join(f"{h}\n    text" for h in HEADINGS)
+    assert _headings_in_order(good) == list(HEADINGS)
+    missing = good.replace("Notation:", "Notes:")
+    assert _headings_in_order(missing) != list(HEADINGS)
+    swapped = good.replace("State:", "@").replace("Standing:", "State:").replace("@", "Standing:")
+    assert _headings_in_order(swapped) != list(HEADINGS)
+
+
+def _markers(text: str) -> list[tuple[int, str, int]]:
+    """(indent, section name, line length) of every marker-like comment of `text`."""
+    found = []
+    for line in text.splitlines():
+        if line.lstrip().startswith("# --"):
+            match = MARKER.fullmatch(line)
+            assert match is not None, f"{line!r} is not a marker like '# -- name ----'"
+            found.append((len(match["indent"]), match["name"], len(line)))
+    return found
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_rules_sections_are_marked_alike_and_in_order(name: str) -> None:
+    module = _rules_module(name)
+    by_indent: dict[int, list[str]] = {}
+    for indent, section, _ in _markers(Path(str(module.__file__)).read_text(encoding="utf-8")):
+        assert section in SECTIONS, f"{module.__name__}: unknown section {section!r}"
+        by_indent.setdefault(indent, []).append(section)
+    assert by_indent, f"{module.__name__} marks no sections"
+    for indent, sections in by_indent.items():
+        order = [SECTIONS.index(s) for s in sections]
+        assert order == sorted(set(order)), (
+            f"{module.__name__}: sections at indent {indent} run {sections}; "
+            f"use each once, in the order {list(SECTIONS)}"
+        )
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_every_module_marks_sections_one_way_and_cites_nothing_private(module_name: str) -> None:
+    path = Path(str(importlib.import_module(module_name).__file__))
+    text = path.read_text(encoding="utf-8")
+    for _, section, width in _markers(text):
+        assert width == MARKER_WIDTH, (
+            f"{module_name}: the marker of {section!r} is {width} wide, not {MARKER_WIDTH}"
+        )
+    cited = sorted({m.group(0) for m in CITATION.finditer(text)})
+    assert not cited, f"{module_name} cites {cited}: say the rule, or point to docs/rules.md"
+
+
+def _all_faults(module: types.ModuleType) -> list[str]:
+    """What is wrong with `module.__all__`: missing, not a list, naming what is not there."""
+    exported = getattr(module, "__all__", None)
+    if not isinstance(exported, list):
+        return [f"{module.__name__} has no __all__ list"]
+    faults = [
+        f"{module.__name__}.__all__ names {n!r}, which it lacks"
+        for n in exported
+        if not hasattr(module, n)
+    ]
+    if len(set(exported)) != len(exported):
+        faults.append(f"{module.__name__}.__all__ repeats a name")
+    return faults
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_every_module_has_an_all_of_names_it_holds(module_name: str) -> None:
+    assert _all_faults(importlib.import_module(module_name)) == []
+
+
+def test_the_all_check_sees_a_missing_all_and_a_missing_name() -> None:
+    sample = types.ModuleType("sample")
+    assert _all_faults(sample) == ["sample has no __all__ list"]
+    sample.__dict__.update(__all__=["here", "gone"], here=1)
+    assert _all_faults(sample) == ["sample.__all__ names 'gone', which it lacks"]
+
+
+def test_the_module_list_holds_every_file_under_games() -> None:
+    root = Path(str(games.__file__)).parent
+    files = {
+        ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+        for path in root.rglob("*.py")
+    }
+    assert files == set(MODULES)
+
+
+def test_the_games_package_exports_exactly_its_public_names() -> None:
+    public = {
+        name
+        for name, value in vars(games).items()
+        if not name.startswith("_")
+        and name != "annotations"  # the `from __future__` feature, not an export
+        and not isinstance(value, types.ModuleType)
+    }
+    assert set(games.__all__) == public

@@ -95,7 +95,7 @@ def test_a_full_file_leaves_the_legal_list_in_order() -> None:
     s = play("dddddd")  # R B R B R B up file d: no four
     assert GAME.outcome(s) is None
     assert GAME.legal_moves(s, 0) == ("a", "b", "c", "e", "f", "g")
-    with pytest.raises(Illegal, match="'d' is not a legal move of seat 0"):
+    with pytest.raises(Illegal, match=r"file d is full \(legal: a, b, c, e, f, g\)"):
         GAME.apply(s, {0: "d"})
 
 

@@ -1,6 +1,6 @@
-"""Backgammon's legal plays: generation, the legal list, and matching a written play.
+"""Backgammon's moves (its plays): generation, the legal list, and matching a written play.
 
-Source: SPEC.md section 7. A side is 26 counts (as bytes) in that side's own
+Rules: `docs/rules.md#backgammon`. A side is 26 counts (as bytes) in that side's own
 numbering: index 0 is off, 1-24 the points, 25 the bar. The opponent's point
 p is the mover's point 25 - p, so the opponent's count on the mover's point t
 is `opp[25 - t]`.
@@ -37,15 +37,10 @@ from games.backgammon.notation import (
     WrittenMove,
     name_steps,
 )
+from games.backgammon.state import Side
 from games.core import Illegal
 
-__all__ = ["Play", "PlayTable", "Side", "find_play", "legal_plays"]
-
-Side = bytes
-"""26 checker counts in the side's own numbering: [0] off, [1..24] points, [25] bar.
-
-Bytes rather than a tuple: they hash and slice in C, and a position's key is
-just the two sides joined."""
+__all__ = ["Play", "PlayTable", "find_play", "legal_plays"]
 
 
 class Play(NamedTuple):
@@ -63,11 +58,11 @@ class Play(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class PlayTable:
-    """Every legal play of one position and roll, in SPEC order, and the plays by name."""
+    """Every legal play of one position and roll, in legal order, and the plays by name."""
 
     plays: tuple[Play, ...]
     names: tuple[str, ...]
-    """The canonical names, in SPEC order."""
+    """The canonical names, in legal order."""
     by_name: Mapping[str, Play]
 
     @classmethod
@@ -182,7 +177,7 @@ def _no_play(mover: Side, opponent: Side) -> PlayTable:
 
 @lru_cache(maxsize=64)
 def legal_plays(mover: Side, opponent: Side, dice: tuple[int, int]) -> PlayTable:
-    """Every legal play of `mover` with `dice` against `opponent`, sorted as SPEC fixes.
+    """Every legal play of `mover` with `dice` against `opponent`, in legal order.
 
     Cached for a few recent positions: the arena asks for the list, reads a
     reply, then applies the play, so a position is searched once. The cache is
@@ -204,7 +199,7 @@ def legal_plays(mover: Side, opponent: Side, dice: tuple[int, int]) -> PlayTable
     return PlayTable.of(plays)
 
 
-# --- matching a written play ------------------------------------------------------
+# -- matching a written play --------------------------------------------------
 
 
 def _hits(before: Side, after: Side) -> frozenset[int]:

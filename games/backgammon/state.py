@@ -1,28 +1,30 @@
-"""Backgammon's board as data: sides, the opening setup, pips, standing and the JSON board.
+"""Backgammon's state: the two sides, the colour to move and the roll, and the board as data.
 
-Source: the seed's rules and SPEC.md section 7. Each side is kept in its own
-numbering (see `plays.Side`): BLACK's point p is WHITE's point 25 - p, and the
-absolute points 1-24 of replays and the viewer are BLACK's numbering.
+Each side is kept in its own numbering (`Side`): BLACK's point p is WHITE's
+point 25 - p, and the absolute points 1-24 of replays and the viewer are
+BLACK's numbering.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from games.backgammon.plays import Side
+from games.backgammon.dice import Roll
 
 __all__ = [
     "CHECKERS",
     "COLOURS",
     "OPENING",
+    "BackgammonState",
+    "Side",
     "board_json",
     "check_apart",
     "colour_index",
     "pip_count",
     "side_from_points",
     "sides_from_board",
-    "standing_of",
 ]
 
 CHECKERS = 15
@@ -30,6 +32,12 @@ COLOURS: tuple[str, str] = ("BLACK", "WHITE")
 """Colour names; index 0 is BLACK, whose numbering the absolute points use."""
 
 _OFF, _BAR = 0, 25
+
+Side = bytes
+"""26 checker counts in the side's own numbering: [0] off, [1..24] points, [25] bar.
+
+Bytes rather than a tuple: they hash and slice in C, and a position's key is
+just the two sides joined."""
 
 
 def colour_index(colour: str) -> int:
@@ -78,13 +86,6 @@ def pip_count(side: Side) -> int:
     return sum(point * side[point] for point in range(1, 26))
 
 
-def standing_of(side: Side) -> int:
-    """SPEC's heuristic: 1000 - pips - 6 * blots + 8 * home-board points made."""
-    blots = sum(1 for count in side[1:25] if count == 1)
-    made = sum(1 for count in side[1:7] if count >= 2)
-    return 1000 - pip_count(side) - 6 * blots + 8 * made
-
-
 def board_json(black: Side, white: Side) -> dict[str, Any]:
     """The board in absolute points (BLACK's numbering): + BLACK checkers, - WHITE checkers."""
     return {
@@ -114,3 +115,33 @@ def sides_from_board(board: Mapping[str, Any]) -> tuple[Side, Side]:
     if list(_counts(board, "off", 2)) != [black[_OFF], white[_OFF]]:
         raise ValueError(f"board['off'] is {board['off']!r}: it must be 15 minus the rest")
     return black, white
+
+
+@dataclass(frozen=True, slots=True)
+class BackgammonState:
+    """One position with the roll of the ply to play; never mutated."""
+
+    black: Side
+    white: Side
+    turn: int
+    """The colour to move: 0 BLACK, 1 WHITE."""
+    roll: Roll | None
+    """The dice of ply `ply + 1` and how they were drawn; None once the game is over."""
+    ply: int
+    """Plies played so far."""
+    game: int
+    game_seed: str
+
+    @property
+    def dice(self) -> tuple[int, ...]:
+        """The dice of the ply to play (for ply 1: BLACK's die, WHITE's die); () when over."""
+        return self.roll.dice if self.roll is not None else ()
+
+    @property
+    def colour(self) -> str:
+        """The colour to move, BLACK or WHITE."""
+        return COLOURS[self.turn]
+
+    def sides(self) -> tuple[Side, Side]:
+        """(mover, opponent), each in its own numbering."""
+        return (self.black, self.white) if self.turn == 0 else (self.white, self.black)

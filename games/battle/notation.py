@@ -11,7 +11,7 @@ or `B1`..`B9` (which letter is yours: `squad_prefix`); cells are 1-based
     {"squad": "A3", "do": "hold"}                     # stays put, attacks neighbours
     {"squad": "A3", "do": "retreat"}                  # target: own back edge at the squad's y; no attacks
 
-Reading (SPEC.md section 5): squad names and verbs ignore case and spaces,
+Reading (`docs/rules.md#battle`): squad names and verbs ignore case and spaces,
 other keys are ignored. A squad not mentioned keeps its order; turn 1's order
 of every squad is `advance`; `[]` is a valid reply. An entry is **dropped**
 when it is not an object, names no squad of either army, names a squad of the

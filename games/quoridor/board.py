@@ -3,7 +3,7 @@
 Geometry only; the rules that use it live in `games.quoridor.rules`.
 
 Cell (file f, rank r), both from 0, is bit `f * 9 + r`, so ascending cell
-indices are SPEC's (file, rank) order. A step between two orthogonal
+indices are the legal (file, rank) order. A step between two orthogonal
 neighbours is named by its lower cell: the vertical step (f, r)<->(f, r + 1)
 is bit `f * 9 + r` of an "up" mask, the horizontal step (f, r)<->(f + 1, r)
 is bit `f * 9 + r` of a "right" mask. A position's walls reduce to two masks
@@ -12,12 +12,37 @@ layer.
 
 A wall anchor (x, n), both from 0 and below 8, is anchor `x * 8 + n`; wall
 `2 * anchor + o` (o = 0 for `h`, 1 for `v`) is its index, so ascending wall
-indices are SPEC's (anchor file, anchor rank, h before v) order.
+indices are the legal (anchor file, anchor rank, h before v) order.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+
+__all__ = [
+    "ANCHORS",
+    "BLOCKS",
+    "CELLS",
+    "DOWN",
+    "GOAL_RANKS",
+    "LEFT",
+    "PERPENDICULAR",
+    "POINTS",
+    "RIGHT",
+    "RIGHT_STEPS",
+    "SIZE",
+    "STEPS",
+    "UNREACHABLE",
+    "UP",
+    "UP_STEPS",
+    "WALL_COUNT",
+    "Step",
+    "closes_loop",
+    "components",
+    "reaches",
+    "route",
+    "set_bits",
+]
 
 SIZE = 9
 """Files and ranks of the board."""
