@@ -1,6 +1,6 @@
 """`arena program check`: the static check, then the same game played twice.
 
-SPEC 10: registration plays the program twice on the same seed, each time in
+Registration plays the program twice on the same seed, each time in
 a fresh child against the game's baseline; any difference in the records
 (every move and every node count) refuses it, naming the first difference.
 A forfeit in either game refuses it too.

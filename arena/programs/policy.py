@@ -23,7 +23,8 @@ __all__ = [
 ]
 
 DEFAULT_NODE_BUDGET = 20_000
-"""Helper calls per move (SPEC 10): a rule, not a setting that changes with load."""
+"""Helper calls per move (docs/rules.md#program-seats): a rule, not a setting that changes
+with load."""
 
 
 @cache

@@ -2,7 +2,7 @@
 
 The engine names a play (`13/7*/5`, `6/3(2)`) and gives the position after
 it, but not the single-die steps a person would watch. `play_steps` finds
-them: it moves one checker one die at a time under the rules of SPEC 7
+them: it moves one checker one die at a time under the rules of docs/rules.md#backgammon
 (bar first, no landing on two or more, bearing off only with every checker
 home, a larger die only from the highest point) until it reaches exactly the
 position the engine produced, so every step shown is a step of that play.

@@ -1,4 +1,4 @@
-"""What every ply of a replay looks like, re-derived with the engine (SPEC 3).
+"""What every ply of a replay looks like, re-derived with the engine.
 
 A replay keeps the moves, not the pictures. `replay_data` replays each game
 from its seed, `parse` then `apply` on every recorded move as `arena verify`

@@ -202,11 +202,13 @@ class Backgammon(Game[BackgammonState]):
     # -- rules ----------------------------------------------------------------
 
     def to_act(self, s: BackgammonState) -> tuple[int, ...]:
+        """The seat of the colour to move (the opening roll chose the first)."""
         if self.outcome(s) is not None:
             return ()
         return (seat_of(s.game, s.colour),)
 
     def outcome(self, s: BackgammonState) -> Outcome | None:
+        """A `single`, `gammon` or `backgammon` once a side is off; `no-contest` at the ply cap."""
         for winner, (side, loser) in enumerate(((s.black, s.white), (s.white, s.black))):
             if side[_OFF] == CHECKERS:
                 ending = _ending(loser)
@@ -230,11 +232,13 @@ class Backgammon(Game[BackgammonState]):
             raise Illegal(f"it is not seat {seat}'s turn")
 
     def legal_moves(self, s: BackgammonState, seat: int) -> tuple[str, ...]:
+        """The canonical plays of the roll, highest first; `NONE` when there is none."""
         if self.to_act(s) != (seat,):
             return ()
         return self._table(s).names
 
     def apply(self, s: BackgammonState, moves: Mapping[int, Any]) -> BackgammonState:
+        """The position after the play, with the next ply's roll from the game seed."""
         seats = self.to_act(s)
         if not seats:
             raise Illegal("the game is over: no play can be applied")
@@ -270,6 +274,7 @@ class Backgammon(Game[BackgammonState]):
     # -- notation -------------------------------------------------------------
 
     def parse(self, s: BackgammonState, seat: int, move: object) -> str:
+        """The canonical legal play a written one reaches (matched by resulting position)."""
         if not isinstance(move, str):
             raise Unreadable(f"expected the play as text, got {type(move).__name__}")
         written = read_play(move)
@@ -292,6 +297,7 @@ class Backgammon(Game[BackgammonState]):
     # -- standing -------------------------------------------------------------
 
     def standing(self, s: BackgammonState, seat: int) -> int:
+        """1000 - pips - 6 x blots + 8 x home-board points made, for `seat`'s colour."""
         return standing_of((s.black, s.white)[colour_index(colour_of(s.game, seat))])
 
     # -- baseline -------------------------------------------------------------

@@ -106,6 +106,7 @@ class Battle(Game[BattleState]):
         )
 
     def params(self) -> dict[str, Any]:
+        """The `map_size`, `turn_ticks` and `max_ticks` a replay records."""
         return {
             "map_size": self.map_size,
             "turn_ticks": self.turn_ticks,
@@ -180,6 +181,7 @@ class Battle(Game[BattleState]):
     # -- rules ----------------------------------------------------------------
 
     def to_act(self, s: BattleState) -> tuple[int, ...]:
+        """Both commanders at once, until the battle ends."""
         return () if self.outcome(s) is not None else (0, 1)
 
     def legal_moves(self, s: BattleState, seat: int) -> tuple[str, ...]:
@@ -234,6 +236,7 @@ class Battle(Game[BattleState]):
             raise Illegal(f"seat {seat} has nothing to command: the game is over")
 
     def outcome(self, s: BattleState) -> Outcome | None:
+        """`wipe` when an army is gone, `tickCap` at the tick cap, else None."""
         red, blue = s.survivors(0), s.survivors(1)
         if red == 0 or blue == 0:
             return self._settle(s, COMPLETE, "wipe")

@@ -80,7 +80,7 @@ class BattleState:
         return int(np.count_nonzero((self.hp > 0) & (self.layout.side == seat)))
 
     def total_hp(self, seat: int) -> int:
-        """hp in tenths summed over `seat`'s living soldiers."""
+        """The hp, in tenths, summed over `seat`'s living soldiers."""
         return int(self.hp[self.layout.side == seat].sum())
 
     def living_squads(self, seat: int) -> frozenset[int]:

@@ -17,7 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
         ("bench.engines", ["--runs", "1", "--seconds", "0.05", "--game", "hex"], "playouts/s"),
         ("bench.orchestrator", ["--runs", "1"], "decisions/s"),
         ("bench.battle", ["--runs", "1"], "ticks/s"),
-        ("bench.throughput", ["--runs", "1", "--in-flight", "4", "--latency-ms", "5", "--episodes", "8"], "of ideal"),
+        (
+            "bench.throughput",
+            ["--runs", "1", "--in-flight", "4", "--latency-ms", "5", "--episodes", "8"],
+            "of ideal",
+        ),
     ],
 )
 def test_benchmark_prints_its_table(module: str, args: list[str], expect: str) -> None:

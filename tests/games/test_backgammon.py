@@ -136,7 +136,9 @@ def test_hits_keep_the_intermediate_point() -> None:
     s = g.position(black={13: 2, 6: 4}, white={18: 1, 14: 2}, dice=(6, 2))
     assert plays(s) == ["13/7* 6/4", "13/7*/5"]
     after = g.apply(s, {0: "13/7*/5"})
-    assert after.white[25] == 1 and after.black[5] == 1 and after.black[7] == 0
+    assert after.white[25] == 1
+    assert after.black[5] == 1
+    assert after.black[7] == 0
 
 
 def test_repeats_entering_and_bearing_off_are_written_gnubg_style() -> None:
@@ -262,7 +264,8 @@ def _bear_off_last(white: dict[int, int], bar: int = 0, game: int = 1) -> Outcom
     s = g.position(black={1: 1}, white=white, bar=(0, bar), dice=(2, 1), game=game)
     assert plays(s) == ["1/off"]
     after = g.apply(s, {g.to_act(s)[0]: "1/off"})
-    assert g.to_act(after) == () and after.dice == ()
+    assert g.to_act(after) == ()
+    assert after.dice == ()
     return g.outcome(after)
 
 
@@ -276,18 +279,23 @@ def test_single_gammon_and_backgammon() -> None:
 
 def test_in_game_2_black_is_seat_1() -> None:
     assert _bear_off_last({6: 3}, game=2) == Outcome((-1, 1), "complete", "single", "points=1")
-    assert colour_of(1, 0) == "BLACK" and colour_of(2, 0) == "WHITE"
-    assert seat_of(2, "BLACK") == 1 and seat_of(1, "white") == 1
+    assert colour_of(1, 0) == "BLACK"
+    assert colour_of(2, 0) == "WHITE"
+    assert seat_of(2, "BLACK") == 1
+    assert seat_of(1, "white") == 1
 
 
 def test_the_1000th_ply_ends_in_a_no_contest() -> None:
     s = g.position(black=OPEN, white=OPEN, dice=(3, 1), ply=998)
     s = g.apply(s, {0: "8/5 6/5"})
-    assert s.ply == 999 and g.to_act(s) == (1,) and g.outcome(s) is None
+    assert s.ply == 999
+    assert g.to_act(s) == (1,)
+    assert g.outcome(s) is None
     s = g.apply(s, {1: g.legal_moves(s, 1)[0]})
     assert s.ply == 1000
     assert g.outcome(s) == Outcome(None, "complete", "no-contest", "ply-cap=1000")
-    assert g.to_act(s) == () and g.legal_moves(s, 0) == ()
+    assert g.to_act(s) == ()
+    assert g.legal_moves(s, 0) == ()
 
 
 def test_adjudicate_is_a_no_contest() -> None:
@@ -360,15 +368,20 @@ def test_view_holds_what_the_seed_lists() -> None:
     s = g.initial("0123456789abcdef" * 4, 1)  # WHITE (seat 1) opens with 2-3
     view = g.view(s, 1)
     json.dumps(view)
-    assert view["you"] == view["colour"] == "WHITE" and view["game"] == 1
-    assert view["your_turn"] and view["ply"] == 1
-    assert view["dice"] == [2, 3] and view["four_moves"] is False
+    assert view["you"] == view["colour"] == "WHITE"
+    assert view["game"] == 1
+    assert view["your_turn"]
+    assert view["ply"] == 1
+    assert view["dice"] == [2, 3]
+    assert view["four_moves"] is False
     assert view["pips"] == {"you": 167, "opponent": 167}
-    assert view["bar"] == {"you": 0, "opponent": 0} and view["off"] == {"you": 0, "opponent": 0}
+    assert view["bar"] == {"you": 0, "opponent": 0}
+    assert view["off"] == {"you": 0, "opponent": 0}
     assert view["board"][0] == {"point": 24, "you": 2, "opponent": 0}
     assert view["board"][-1] == {"point": 1, "you": 0, "opponent": 2}
     assert view["legal_plays"] == list(g.legal_moves(s, 1))
-    assert g.view(s, 0)["legal_plays"] == [] and not g.view(s, 0)["your_turn"]
+    assert g.view(s, 0)["legal_plays"] == []
+    assert not g.view(s, 0)["your_turn"]
     s = g.apply(s, {1: "13/8"})  # BLACK's 5-5 next
     assert g.view(s, 0)["four_moves"] is True
 
@@ -381,7 +394,8 @@ def test_board_text_draws_the_movers_side() -> None:
         "       O5   .   .   .  X3   . |  X5   .   .   .   .  O2",
         "       12  11  10   9   8   7 |   6   5   4   3   2   1",
     ]
-    assert "Pips: X 167, O 167." in text and text.endswith("Dice: 3-1")
+    assert "Pips: X 167, O 167." in text
+    assert text.endswith("Dice: 3-1")
 
 
 def test_public_names_are_documented() -> None:

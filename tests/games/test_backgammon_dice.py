@@ -31,8 +31,10 @@ def test_commitment_of_the_spec_example() -> None:
 
 def test_game_seeds_of_the_spec_example() -> None:
     first, second = game_seed(SEED, 1), game_seed(SEED, 2)
-    assert first.startswith("f9135152") and first.endswith("f781c3")
-    assert second.startswith("a65d0041") and second.endswith("a9f4f2")
+    assert first.startswith("f9135152")
+    assert first.endswith("f781c3")
+    assert second.startswith("a65d0041")
+    assert second.endswith("a9f4f2")
 
 
 def test_game_1_opens_black_2_white_3_at_nonce_0_and_white_starts() -> None:
@@ -107,10 +109,12 @@ def test_verify_accepts_an_honest_card() -> None:
 def test_verify_step_1_and_2_check_the_commitment() -> None:
     records = _play_card(SEED, 4)
     failure = verify_card("not a digest", SEED, records)
-    assert failure is not None and failure.step == 1
+    assert failure is not None
+    assert failure.step == 1
     wrong = commitment(SEED[::-1])
     failure = verify_card(wrong, SEED, records)
-    assert failure is not None and failure.step == 2
+    assert failure is not None
+    assert failure.step == 2
     assert wrong in failure.message
 
 
@@ -131,7 +135,8 @@ def test_verify_step_3_catches_an_opening_taken_from_the_raw_block() -> None:
     k = next(i for i, r in enumerate(records) if r.game == 2 and r.ply == 1)
     records[k] = dataclasses.replace(records[k], nonce=0, dice=(1, 1))
     failure = verify_card(commitment(SEED), SEED, records)
-    assert failure is not None and (failure.step, failure.game, failure.ply) == (3, 2, 1)
+    assert failure is not None
+    assert (failure.step, failure.game, failure.ply) == (3, 2, 1)
 
 
 def test_verify_step_4_catches_a_changed_play() -> None:
@@ -148,18 +153,23 @@ def test_verify_step_4_catches_a_changed_play() -> None:
     assert others, "pick a ply with a choice"
     records[k] = dataclasses.replace(record, play=others[0])
     failure = verify_card(commitment(SEED), SEED, records)
-    assert failure is not None and (failure.step, failure.ply) == (4, record.ply)
+    assert failure is not None
+    assert (failure.step, failure.ply) == (4, record.ply)
 
 
 def test_verify_step_4_catches_an_illegal_play_and_a_doctored_board() -> None:
     records = _play_card(SEED, 10)
     bad = dataclasses.replace(records[2], play="24/1")
     failure = verify_card(commitment(SEED), SEED, [*records[:2], bad, *records[3:]])
-    assert failure is not None and failure.step == 4 and "not a legal play" in failure.message
+    assert failure is not None
+    assert failure.step == 4
+    assert "not a legal play" in failure.message
     board = dict(records[5].board_after)
     points = list(board["points"])
     points[0], points[1] = points[1], points[0]
     assert points != board["points"]
     doctored = dataclasses.replace(records[5], board_after={**board, "points": points})
     failure = verify_card(commitment(SEED), SEED, [*records[:5], doctored, *records[6:]])
-    assert failure is not None and failure.step == 4 and failure.ply == records[5].ply
+    assert failure is not None
+    assert failure.step == 4
+    assert failure.ply == records[5].ply

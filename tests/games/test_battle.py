@@ -85,7 +85,8 @@ def test_both_seats_act_at_every_command_turn_until_the_end() -> None:
     while BATTLE.to_act(s):
         s = BATTLE.apply(s, {0: BATTLE.baseline(s, 0), 1: BATTLE.baseline(s, 1)})
         ticks.append(s.tick)
-    assert all(t % 20 == 0 for t in ticks[:-1]) and s.ply == len(ticks)
+    assert all(t % 20 == 0 for t in ticks[:-1])
+    assert s.ply == len(ticks)
     with pytest.raises(Illegal, match="game is over"):
         BATTLE.apply(s, {0: Orders(()), 1: Orders(())})
     with pytest.raises(Illegal, match="nothing to command"):
@@ -98,7 +99,8 @@ def test_apply_leaves_its_input_unchanged_and_states_compare_by_value() -> None:
     orders = {0: BATTLE.baseline(s, 0), 1: BATTLE.baseline(s, 1)}
     after = BATTLE.apply(s, orders)
     assert pickle.dumps(s) == before
-    assert not s.hp.flags.writeable and not after.x.flags.writeable
+    assert not s.hp.flags.writeable
+    assert not after.x.flags.writeable
     assert after == Battle().apply(Battle().initial(3), orders)
     assert after != s
 
@@ -119,7 +121,8 @@ def test_tick_cap_settles_by_survivors() -> None:
     assert (s.tick, battle.outcome(s)) == (20, None)
     s = battle.apply(s, {0: Orders(()), 1: Orders(())})  # the last, short turn: 10 ticks
     outcome = battle.outcome(s)
-    assert s.tick == 30 and outcome is not None
+    assert s.tick == 30
+    assert outcome is not None
     assert (outcome.reason, outcome.ending, outcome.scores) == (COMPLETE, "tickCap", (101, -101))
     assert outcome.detail == "survivors 2-1"
 
@@ -131,7 +134,8 @@ def test_tick_cap_with_equal_survivors_is_a_draw() -> None:
                                          for k in range(1, 10)]) for seat in (0, 1)}  # fmt: skip
     s = battle.apply(s, hold)
     outcome = battle.outcome(s)
-    assert outcome is not None and (outcome.ending, outcome.scores) == ("tickCap", (0, 0))
+    assert outcome is not None
+    assert (outcome.ending, outcome.scores) == ("tickCap", (0, 0))
 
 
 def test_wall_clock_adjudicates_by_survivors() -> None:
@@ -149,7 +153,8 @@ def test_wipe_of_both_armies_is_a_draw() -> None:
     # id, so a blue army wiped by red attacks has no one left to strike back in that step.
     # An empty position still reads as the rule says.
     outcome = BATTLE.outcome(BATTLE.from_soldiers([], []))
-    assert outcome is not None and (outcome.ending, outcome.scores) == ("wipe", (0, 0))
+    assert outcome is not None
+    assert (outcome.ending, outcome.scores) == ("wipe", (0, 0))
 
 
 def play_match(seed: int, first: str, second: str) -> tuple[int, int]:
@@ -165,7 +170,8 @@ def play_match(seed: int, first: str, second: str) -> tuple[int, int]:
                 for seat in (0, 1)
             })  # fmt: skip
         outcome = BATTLE.outcome(s)
-        assert outcome is not None and outcome.scores is not None
+        assert outcome is not None
+        assert outcome.scores is not None
         assert abs(outcome.scores[0]) <= 181  # 100 + 81
         totals[0] += outcome.scores[0 if game == 1 else 1]
         totals[1] += outcome.scores[1 if game == 1 else 0]
@@ -175,7 +181,8 @@ def play_match(seed: int, first: str, second: str) -> tuple[int, int]:
 @pytest.mark.parametrize(("first", "second"), [("pincer", "advance"), ("pincer", "pincer")])
 def test_episode_scores_are_zero_sum_within_362(first: str, second: str) -> None:
     a, b = play_match(11, first, second)
-    assert a + b == 0 and -362 <= a <= 362
+    assert a + b == 0
+    assert -362 <= a <= 362
 
 
 def test_game_hash_chain_by_hand() -> None:
@@ -184,12 +191,14 @@ def test_game_hash_chain_by_hand() -> None:
     battle = Battle(map_size=20, turn_ticks=1)
     s = battle.from_soldiers([Soldier(5, 5)], [Soldier(6, 5)], seed=7)
     h0 = hashlib.sha256(b"7:1").digest()
-    assert s.digest == h0 and s.chain == ()
+    assert s.digest == h0
+    assert s.chain == ()
     s = battle.apply(s, {0: Orders(()), 1: Orders(())})
     h1 = hashlib.sha256(
         h0 + struct.pack(">HBBBh", 0, 1, 4, 4, 80) + struct.pack(">HBBBh", 1, 1, 5, 4, 80)
     )
-    assert s.chain == (h1.hexdigest(),) and s.hash_hex == h1.hexdigest()
+    assert s.chain == (h1.hexdigest(),)
+    assert s.hash_hex == h1.hexdigest()
 
 
 def test_game_hash_keeps_a_dead_soldiers_last_cell_with_hp_zero() -> None:
@@ -213,7 +222,8 @@ def test_same_seed_and_orders_give_the_same_chain_and_the_game_index_keys_it() -
     first = chain(9, 1)
     assert chain(9, 1) == first
     assert BATTLE.initial(9, game=2).digest == hashlib.sha256(b"9:2").digest()
-    assert chain(9, 2)[0] != first[0] and chain(10, 1)[0] != first[0]
+    assert chain(9, 2)[0] != first[0]
+    assert chain(10, 1)[0] != first[0]
 
 
 def test_rewards_add_up_per_seat() -> None:
@@ -240,13 +250,15 @@ def test_view_shows_both_armies_own_orders_and_a_map() -> None:
     )
     own, enemy = view["own_squads"], view["enemy_squads"]
     assert [row["name"] for row in own] == [f"B{k}" for k in range(1, 10)]
-    assert own[1]["order"] == {"squad": "B2", "do": "hold"} and "order" not in enemy[0]
+    assert own[1]["order"] == {"squad": "B2", "do": "hold"}
+    assert "order" not in enemy[0]
     # B2 held its spawn column x = 4, y 14..30
     assert own[1] | {"order": None} == {
         "name": "B2", "alive": 9, "hp": 900, "centroid": [4, 22], "box": [[4, 14], [4, 30]], "order": None,
     }  # fmt: skip
     rows = view["map"]
-    assert len(rows) == 45 and all(len(row) == 45 for row in rows)
+    assert len(rows) == 45
+    assert all(len(row) == 45 for row in rows)
     assert rows[45 - 14][4 - 1] == "2"  # (4, 14): own squad 2
     assert len(json.dumps(rows)) < 3000
     enemy_view = BATTLE.view(s, 1)
@@ -260,7 +272,8 @@ def test_board_text_starts_with_the_machine_readable_lines() -> None:
     )
     text = board_text(BATTLE.view(s, 0))
     assert text.splitlines()[:3] == ["MAP SIZE: 45", "YOUR SQUADS: A1 A3", "ENEMY SQUADS: B9"]
-    assert "A2: gone" in text and "A1: 1 alive, hp 100, centroid (2, 2)" in text
+    assert "A2: gone" in text
+    assert "A1: 1 alive, hp 100, centroid (2, 2)" in text
     help_text = orders_help(BATTLE.view(s, 1))
     assert '{"squad": "B3", "do": "attack", "enemy": "A5"}' in help_text
 
@@ -278,4 +291,5 @@ def test_from_soldiers_refuses_impossible_positions() -> None:
 
 def test_engine_stays_in_its_arrays() -> None:
     s = BATTLE.initial(1)
-    assert s.x.dtype == s.hp.dtype == np.int64 and s.layout.count == 162
+    assert s.x.dtype == s.hp.dtype == np.int64
+    assert s.layout.count == 162

@@ -41,7 +41,8 @@ def test_duel_the_higher_id_dies_on_the_fifth_tick() -> None:
     assert seen == [[80, 80], [60, 60], [40, 40], [20, 20], [20, 0]]
     assert s.tick == 5
     outcome = ONE_TICK.outcome(s)
-    assert outcome is not None and outcome.ending == "wipe"
+    assert outcome is not None
+    assert outcome.ending == "wipe"
     assert outcome.scores == (101, -101)  # 100 * (+1) + 1 - 0
 
 

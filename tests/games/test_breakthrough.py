@@ -80,7 +80,8 @@ def test_registry_loads_the_class_with_its_constants() -> None:
 
 def test_initial_ignores_the_seed_and_checks_the_game_index() -> None:
     assert G.initial(1) == G.initial(2**31 - 1, game=2) == G.initial(-5)
-    assert INITIAL.ply == 0 and G.to_act(INITIAL) == (0,)
+    assert INITIAL.ply == 0
+    assert G.to_act(INITIAL) == (0,)
     with pytest.raises(ValueError, match="game index 3"):
         G.initial(1, game=3)
 
@@ -162,9 +163,11 @@ def test_diagonal_capture_removes_the_enemy_piece() -> None:
     s = play("a2-a3", "b5-b4")
     assert "a3-b4" in G.legal_moves(s, 0)
     after = play("a3-b4", start=s)
-    assert after.ply == 3 and G.outcome(after) is None
+    assert after.ply == 3
+    assert G.outcome(after) is None
     view = G.view(after, 0)
-    assert view["cells"][3][1] == "R" and view["cells"][2][0] == "."
+    assert view["cells"][3][1] == "R"
+    assert view["cells"][2][0] == "."
     assert view["pieces"] == {"0": 12, "1": 11}
     # and blue captures the same way, downward
     back = play("a5-b4", start=after)
@@ -195,8 +198,10 @@ def test_illegal_moves_say_why(move: str, reason: str) -> None:
 def test_red_wins_on_reaching_rank_6() -> None:
     s = play("a2-a3", "f5-f4", "a3-a4", "f4-f3", "a4-b5", "f3-e2", "b5-a6")
     assert G.outcome(s) == Outcome((1, -1), "complete", "home-rank")
-    assert G.to_act(s) == () and G.legal_moves(s, 1) == ()
-    assert G.view(s, 1)["to_move"] is None and G.view(s, 1)["cells"][5][0] == "R"
+    assert G.to_act(s) == ()
+    assert G.legal_moves(s, 1) == ()
+    assert G.view(s, 1)["to_move"] is None
+    assert G.view(s, 1)["cells"][5][0] == "R"
     with pytest.raises(Illegal, match="game is over"):
         G.apply(s, {1: "a5-a4"})
     with pytest.raises(Illegal, match=r"game is over \(home-rank\)"):
@@ -231,7 +236,8 @@ def test_no_moves_is_unreachable_but_the_rule_still_decides() -> None:
     for seed in range(200):
         s = random_position(seed, 300)
         outcome = G.outcome(s)
-        assert outcome is not None and outcome.ending != "no-moves"
+        assert outcome is not None
+        assert outcome.ending != "no-moves"
 
 
 def test_from_rows_refuses_positions_play_cannot_reach() -> None:
@@ -260,12 +266,15 @@ CAP_ROWS = ["......", "B.....", "....B.", "......", ".R....", "R....."]
 def test_ply_cap_adjudicates_by_standing() -> None:
     s = from_rows(CAP_ROWS, ply=299)
     assert (G.standing(s, 0), G.standing(s, 1)) == (250, 310)
-    assert G.to_act(s) == (1,) and G.outcome(s) is None
+    assert G.to_act(s) == (1,)
+    assert G.outcome(s) is None
     # blue a5-a4: advances 2 + 2 = 4 -> 200 + 40 + 80 = 320
     capped = play("a5-a4", start=s)
-    assert capped.ply == 300 and G.standing(capped, 1) == 320
+    assert capped.ply == 300
+    assert G.standing(capped, 1) == 320
     assert G.outcome(capped) == Outcome((-1, 1), "complete", "ply-cap")
-    assert G.to_act(capped) == () and G.legal_moves(capped, 0) == ()
+    assert G.to_act(capped) == ()
+    assert G.legal_moves(capped, 0) == ()
     with pytest.raises(Illegal, match="game is over"):
         G.apply(capped, {0: "a1-a2"})
 
@@ -392,7 +401,8 @@ def test_engine_agrees_with_a_grid_reading_of_the_rules(seed: int) -> None:
         assert list(legal) == reference_moves(s)
         assert [G.standing(s, k) for k in (0, 1)] == [reference_standing(s, k) for k in (0, 1)]
         s = G.apply(s, {seats[0]: rng.choice(legal)})
-    assert G.outcome(s) is not None and s.result == G.outcome(s)
+    assert G.outcome(s) is not None
+    assert s.result == G.outcome(s)
     assert [G.standing(s, k) for k in (0, 1)] == [reference_standing(s, k) for k in (0, 1)]
 
 

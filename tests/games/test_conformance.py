@@ -227,9 +227,9 @@ def test_rules_docstring_has_every_heading_in_order(name: str) -> None:
         f"write each of {list(HEADINGS)} once, in that order, on a line of its own"
     )
     for heading, lines in _sections(doc).items():
-        assert lines and lines[0].startswith("    ") and lines[0].strip(), (
-            f"{module.__name__}: {heading!r} must be followed by its text, indented"
-        )
+        assert lines, f"{module.__name__}: {heading!r} must be followed by its text"
+        assert lines[0].startswith("    "), f"{module.__name__}: {heading!r}'s text is indented"
+        assert lines[0].strip(), f"{module.__name__}: {heading!r} must be followed by its text"
     source = " ".join(_sections(doc)["Rules source:"])
     assert f"docs/rules.md#{name}" in source, (
         f"{module.__name__}: 'Rules source:' must point to docs/rules.md#{name}"

@@ -110,7 +110,8 @@ def test_apply_refuses_wrong_seat_non_text_and_leaves_the_state_alone() -> None:
     with pytest.raises(Illegal):
         GAME.apply(s, {1: "D"})  # apply takes canonical moves only; parse reads "D"
     after = GAME.apply(s, {1: "a"})
-    assert s == play("d") and after != s
+    assert s == play("d")
+    assert after != s
 
 
 # (name, moves, winner, winning ply): every line direction, both seats, and a
@@ -322,4 +323,6 @@ def test_board_text_puts_a1_bottom_left() -> None:
     assert lines[0].startswith("6 |")
     assert lines[5] == "1 | R . . B . . . |"
     assert lines[6].strip() == "a b c d e f g"
-    assert "R = red" in text and "B = blue" in text and ". = empty" in text
+    assert "R = red" in text
+    assert "B = blue" in text
+    assert ". = empty" in text

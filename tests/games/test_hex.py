@@ -108,7 +108,8 @@ def test_a_stone_stays_and_its_cell_leaves_the_legal_list() -> None:
     s = play(["c4", "d4"])
     view = GAME.view(s, 0)
     assert (view["cells"][3][2], view["cells"][3][3]) == ("R", "B")
-    assert "c4" not in GAME.legal_moves(s, 0) and len(GAME.legal_moves(s, 0)) == 47
+    assert "c4" not in GAME.legal_moves(s, 0)
+    assert len(GAME.legal_moves(s, 0)) == 47
     with pytest.raises(Illegal, match="c4 already holds a red stone"):
         GAME.apply(s, {0: "c4"})
     with pytest.raises(Illegal, match="by seat 0"):
@@ -293,7 +294,10 @@ def test_view_lists_the_board_from_rank_1() -> None:
 def test_board_text_puts_a1_bottom_left() -> None:
     text = board_text(GAME.view(play(["a1", "g7"]), 0))
     lines = text.splitlines()
-    assert lines[1].startswith("7 ") and lines[1].rstrip().endswith(". B  7")
+    assert lines[1].startswith("7 ")
+    assert lines[1].rstrip().endswith(". B  7")
     assert lines[7].startswith("1  R .")
     assert lines[8].strip() == "a b c d e f g"
-    assert "R = red" in text and "B = blue" in text and ". = empty" in text
+    assert "R = red" in text
+    assert "B = blue" in text
+    assert ". = empty" in text

@@ -374,7 +374,8 @@ def test_ply_cap_at_400_adjudicates_by_standing() -> None:
     s = play("a1h", "e8", "e2", "e9", "e1")
     shuffle = ["e8", "e2", "e9", "e1"]
     s = play(*(shuffle[i % 4] for i in range(394)), start=s)
-    assert s.ply == 399 and G.outcome(s) is None
+    assert s.ply == 399
+    assert G.outcome(s) is None
     assert G.view(s, 0)["pawns"] == {"0": "e2", "1": "e8"}
     s = play("e9", start=s)  # ply 400: blue back on e9
     # red: dist 7 (e2 -> e9), 9 walls: 1000 - 70 + 18 = 948
@@ -596,7 +597,8 @@ def test_view_is_json_and_complete() -> None:
     assert view["walls_left"] == {"0": 9, "1": 9}
     assert view["goal_rank"] == {"0": 9, "1": 1}
     assert (view["files"], view["ply_cap"]) == ("abcdefghi", 400)
-    assert view["cells"][1][4] == "R" and view["cells"][8][4] == "B"
+    assert view["cells"][1][4] == "R"
+    assert view["cells"][8][4] == "B"
     assert sum(row.count(".") for row in view["cells"]) == 79
 
 

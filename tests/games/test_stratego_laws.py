@@ -102,7 +102,8 @@ def test_a_chase_around_a_lake_refuses_the_thirteenth_threat() -> None:
         s = play(s, threat)
         # The evade RING[k] -> RING[k+1] leaves every square next to the Marshal.
         s = play(s, f"{RING[k % 12]}-{RING[(k + 1) % 12]}")
-    assert s.chase is not None and len(s.chase.keys) == 12  # twelve distinct positions
+    assert s.chase is not None
+    assert len(s.chase.keys) == 12
     # Threat 13, b5-b4, would recreate the position after threat 1 (Marshal b4, General c4).
     assert "b5-b4" not in G.legal_moves(s, 0)
     assert "b5-a5" in G.legal_moves(s, 0)
@@ -129,7 +130,9 @@ def test_the_return_exception_hands_the_oscillation_to_the_two_square_rule() -> 
     # the square it left on its previous turn: allowed, and its 3rd crossing of e4|e5.
     assert "e5-e4" in G.legal_moves(s, 0)
     s = play(s, "e5-e4")
-    assert s.key == first and s.chase is not None and s.chase.keys.count(first) == 2
+    assert s.key == first
+    assert s.chase is not None
+    assert s.chase.keys.count(first) == 2
     s = play(s, "f4-f5")
     # e4-e5 is a return too, but the fourth crossing: the two-square rule refuses it.
     assert "e4-e5" not in G.legal_moves(s, 0)
@@ -141,7 +144,8 @@ def test_after_an_evade_a_threat_to_another_piece_continues_the_chase() -> None:
     s = position({"e3": "L", "f4": "W", "e6": "V", "a1": "M", "j10": "Y"})
     s = play(s, "e3-e4", "f4-g4")  # threat on the General, which evades (g4 is not next to e4)
     s = play(s, "e4-e5")  # threat on the Colonel on e6: the alternation goes on
-    assert s.chase is not None and len(s.chase.keys) == 2
+    assert s.chase is not None
+    assert len(s.chase.keys) == 2
     s = play(s, "g4-g3")  # the General moves, but the Colonel was the one threatened
     assert s.chase is None
 
@@ -149,12 +153,14 @@ def test_after_an_evade_a_threat_to_another_piece_continues_the_chase() -> None:
 def test_a_new_chase_starts_with_an_empty_memory() -> None:
     s = position({"e5": "L", "f4": "W", "a1": "M", "j10": "Y"})
     s = play(s, "e5-e4", "f4-f5", "e4-e5", "f5-f4")
-    assert s.chase is not None and len(s.chase.keys) == 2
+    assert s.chase is not None
+    assert len(s.chase.keys) == 2
     s = play(s, "e5-e6", "f4-f3")  # e6 touches nothing of Blue's: the chase ends here
     s = play(s, "e6-e5", "f3-f4")
     assert s.chase is None
     s = play(s, "e5-e4", "f4-f5", "e4-e5", "f5-f4")  # a new chase: its own memory
-    assert s.chase is not None and len(s.chase.keys) == 2
+    assert s.chase is not None
+    assert len(s.chase.keys) == 2
 
 
 # The board's edge, 36 squares, each next to the one before; no square of it is a lake.
@@ -174,9 +180,11 @@ def test_a_chase_longer_than_its_memory_keeps_the_last_32_and_counts_the_rest() 
         s = play(s, f"{EDGE[(k - 2) % 36]}-{EDGE[(k - 1) % 36]}")
         after_threat[k] = s.key
         s = play(s, f"{EDGE[k % 36]}-{EDGE[(k + 1) % 36]}")
-        assert s.chase is not None and len(s.chase.keys) == min(k, 32)
+        assert s.chase is not None
+        assert len(s.chase.keys) == min(k, 32)
         assert s.chase_overflow == max(0, k - 32)
-    assert s.chase is not None and s.chase.keys == tuple(after_threat[k] for k in range(5, 37))
+    assert s.chase is not None
+    assert s.chase.keys == tuple(after_threat[k] for k in range(5, 37))
     # Threat 37 would recreate the position after threat 1, which the memory has dropped.
     assert "a2-a1" in G.legal_moves(s, 0)
 
@@ -351,4 +359,5 @@ def test_both_laws_agree_with_the_literal_reference() -> None:
             ref.record(s, move, after)
             s = after
     # Both laws did bite in these games (the refusals are named by law).
-    assert bites["two-square rule"] > 50 and bites["continuous-chase rule"] > 20, bites
+    assert bites["two-square rule"] > 50, bites
+    assert bites["continuous-chase rule"] > 20, bites

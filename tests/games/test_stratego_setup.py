@@ -27,9 +27,11 @@ def own(view: dict[str, object], square: str) -> str:
 def test_setup_phase_asks_both_seats_and_lists_no_moves() -> None:
     s = G.initial(7, game=1)
     assert G.to_act(s) == (0, 1)
-    assert G.legal_moves(s, 0) == () and G.legal_moves(s, 1) == ()
+    assert G.legal_moves(s, 0) == ()
+    assert G.legal_moves(s, 1) == ()
     assert G.outcome(s) is None
-    assert G.view(s, 1)["phase"] == "setup" and G.view(s, 1)["to_move"] is None
+    assert G.view(s, 1)["phase"] == "setup"
+    assert G.view(s, 1)["to_move"] is None
 
 
 @pytest.mark.parametrize(
@@ -82,9 +84,12 @@ def test_red_sets_up_from_rank_1_and_blue_from_rank_10_both_a_to_j() -> None:
     red_squares = ("a1", "b1", "h1", "j1", "a2", "a4", "j4")
     assert [own(red, sq) for sq in red_squares] == list("FBS22" + "6X")
     assert [own(blue, sq) for sq in ("a10", "b10", "a9", "a7", "j7")] == list("X96" + "2F")
-    assert red["home_ranks"] == [1, 2, 3, 4] and blue["home_ranks"] == [10, 9, 8, 7]
+    assert red["home_ranks"] == [1, 2, 3, 4]
+    assert blue["home_ranks"] == [10, 9, 8, 7]
     assert all(p["code"] == "?" for p in red["pieces"] if p["seat"] == 1)
-    assert G.to_act(s) == (0,) and s.ply == 0 and red["phase"] == "play"
+    assert G.to_act(s) == (0,)
+    assert s.ply == 0
+    assert red["phase"] == "play"
 
 
 def test_red_moves_first_in_both_games_of_a_match() -> None:
@@ -125,4 +130,4 @@ def test_the_seeded_setup_depends_on_seed_game_and_seat() -> None:
     assert len(drawn) == 8
     # A pinned value, so a change to the drawing shows up (it must raise rules_version):
     # the flag on a1, bombs on b1 and a2.
-    assert G.random_setup(1, 0, 1) == "FB27536B22" "B4BB567283" "S263923232" "44X5647B85"
+    assert G.random_setup(1, 0, 1) == "FB27536B22B4BB567283S26392323244X5647B85"

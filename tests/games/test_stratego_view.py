@@ -84,7 +84,8 @@ def test_the_view_is_json_and_says_what_is_public() -> None:
     }  # fmt: skip
     assert view["lakes"] == ["c5", "c6", "d5", "d6", "g5", "g6", "h5", "h6"]
     assert view["captured"] == {"you": [], "enemy": ["4"]}
-    assert view["enemy_left"]["4"] == 3 and view["enemy_left"]["X"] == 1
+    assert view["enemy_left"]["4"] == 3
+    assert view["enemy_left"]["X"] == 1
     assert view["last_move"] == "e4-e5"
     assert json.dumps(G.view(G.initial(3), 0))
 
@@ -125,14 +126,16 @@ def test_random_games_keep_their_incremental_data_exact(seed: int) -> None:
         legal = G.legal_moves(s, s.mover)
         key = [(FILES.index(m[0]), int(m[1:m.index("-")]), FILES.index(m[m.index("-") + 1]),
                 int(m[m.index("-") + 2:])) for m in legal]  # fmt: skip
-        assert key == sorted(key) and len(set(legal)) == len(legal)
+        assert key == sorted(key)
+        assert len(set(legal)) == len(legal)
         assert set(s.legal) <= set(pseudo_moves(s.board, s.movable[s.mover], s.mover))
         s = G.apply(s, {s.mover: G.parse(s, s.mover, rng.choice(legal))})
 
 
 def test_same_seed_and_moves_give_the_same_game() -> None:
     a, b = random_game(2024, 300), random_game(2024, 300)
-    assert a == b and G.outcome(a) == G.outcome(b)
+    assert a == b
+    assert G.outcome(a) == G.outcome(b)
     assert [G.standing(a, seat) for seat in (0, 1)] == [G.standing(b, seat) for seat in (0, 1)]
 
 
@@ -140,5 +143,6 @@ def test_random_games_end_with_a_known_ending() -> None:
     for seed in range(1, 6):
         s = random_game(seed, 4000)
         result = G.outcome(s)
-        assert result is not None and result.ending in {"flag", "no-moves", "no-battle", "ply-cap"}
+        assert result is not None
+        assert result.ending in {"flag", "no-moves", "no-battle", "ply-cap"}
         assert G.to_act(s) == ()

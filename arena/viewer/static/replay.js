@@ -320,7 +320,7 @@
       h("span", { "data-standing": 0 }, a), " : ", h("span", { "data-standing": 1 }, b), h("br"),
       `(${g.aliases[0]} : ${g.aliases[1]})`, h("br"),
       ply === 0 ? "start" : `after ply ${ply}`));
-    ui.eval.title = "The repository's own heuristic standing (SPEC), not an engine evaluation.";
+    ui.eval.title = "The game's own heuristic standing (docs/rules.md), not an engine evaluation.";
   }
 
   function renderGraph(g) {
