@@ -289,9 +289,25 @@ def _check_semantics(config: Config, source: str) -> None:
             _check_program(config, name, source)
     for name, table in config.game.items():
         try:
-            games.load(name, **table.engine_params())
+            game = games.load(name, **table.engine_params())
         except ValueError as exc:
             raise ConfigError(f"{source}: [game.{name}]: {exc}") from exc
+        _check_game_table(game, name, table, source)
+
+
+def _check_game_table(game: games.Game[Any], name: str, table: GameTable, source: str) -> None:
+    fmt = game.match_format
+    if table.episode_wall_s is not None and fmt.wall_s is None:
+        cap = f"; at {game.ply_cap:,} plies a game ends as a no-contest" if game.ply_cap else ""
+        raise ConfigError(
+            f"{source}: [game.{name}] episode_wall_s = {table.episode_wall_s:g}: {name} is never "
+            f"stopped by time (a game runs to its end{cap}; docs/rules.md): remove episode_wall_s"
+        )
+    if table.dice is not None and fmt.chance != "card":
+        raise ConfigError(
+            f"{source}: [game.{name}] dice = {table.dice!r}: {name}'s chance comes from the match "
+            "seed, not from cards: remove dice"
+        )
 
 
 def program_games() -> tuple[str, ...]:

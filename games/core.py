@@ -190,6 +190,8 @@ class Game(ABC, Generic[S]):
     baseline_name: ClassVar[str | None] = None
     """The name a run config may give this game's baseline (`tactician`, `pincer`), or
     None where only `default` names it."""
+    ply_cap: ClassVar[int | None] = None
+    """The ply at which the rules end a game that has not ended by itself, if any."""
     hidden_chance: ClassVar[bool] = False
     """Whether the chance of a state made by `apply` comes from a seed no seat may see
     (backgammon's next roll): a program exploring such a state chooses it itself."""
@@ -312,8 +314,6 @@ class TurnGame(Game[T]):
     turn checks, adjudication by standing and the tactician baseline once.
     """
 
-    ply_cap: ClassVar[int | None] = None
-    """The ply at which a game the rules have not ended is over (`ply-cap`); None: none."""
     baseline_name: ClassVar[str | None] = "tactician"
 
     @abstractmethod

@@ -132,6 +132,7 @@ class Backgammon(Game[BackgammonState]):
         chance="card",
     )
     hidden_chance: ClassVar[bool] = True
+    ply_cap: ClassVar[int | None] = PLY_CAP
 
     # -- state ----------------------------------------------------------------
 

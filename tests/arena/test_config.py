@@ -108,3 +108,16 @@ def test_shipped_configs_load() -> None:
         load_config(root / "configs" / f"{name}.toml")
     config = load_config(root / "configs" / "quickstart.toml")
     assert {p.kind for p in config.policies.values()} == {"scripted", "mock"}
+
+
+def test_a_game_never_stopped_by_time_refuses_a_wall_clock() -> None:
+    data = {
+        "run": {"name": "bg", "games": ["backgammon"]},
+        "game": {"backgammon": {"episode_wall_s": 600}},
+        "policies": {"a": {"kind": "scripted"}, "b": {"kind": "scripted"}},
+    }
+    with pytest.raises(ConfigError, match=r"episode_wall_s = 600: backgammon is never stopped"):
+        parse_config(data)
+    data["game"] = {"hex": {"dice": "derived"}}
+    with pytest.raises(ConfigError, match=r"\[game.hex\] dice = 'derived'"):
+        parse_config(data)
