@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 import games
 from arena.config import ConfigError, load_config
+from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan, plan_run
 from arena.league.report import standings_tables
 from arena.league.run import RunResult, execute
@@ -183,13 +184,17 @@ def _run(args: argparse.Namespace) -> int:
     except PromptError as exc:
         raise ConfigError(str(exc)) from exc
     console = Console(stderr=True)
-    configure_logging(plan.out / "events.jsonl", console=True, verbose=args.verbose)
-    try:
-        mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
-        show = not args.no_progress and console.is_terminal
-        result = _play_with_progress(plan, console, show=show, mock=mock, grace_s=args.grace)
-    finally:
-        close_logging()
+    # The folder is held before anything in it is written: a second run stops here.
+    with hold_run_folder(plan.out):
+        configure_logging(
+            plan.out / "events.jsonl", console=True, verbose=args.verbose, fresh=resume == "new"
+        )
+        try:
+            mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
+            show = not args.no_progress and console.is_terminal
+            result = _play_with_progress(plan, console, show=show, mock=mock, grace_s=args.grace)
+        finally:
+            close_logging()
     stdout = Console()
     out = stdout if stdout.is_terminal else Console(width=140)
     for table in standings_tables(league_tables(result.games, plan.config, plan.master_seed)):

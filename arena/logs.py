@@ -54,14 +54,19 @@ _open_files: list[TextIO] = []
 
 
 def configure_logging(
-    events_path: Path | None = None, *, console: bool = True, verbose: bool = False
+    events_path: Path | None = None,
+    *,
+    console: bool = True,
+    verbose: bool = False,
+    fresh: bool = False,
 ) -> None:
-    """Send events to `events_path` (JSON lines, appended) and, if asked, to stderr."""
+    """Send events to `events_path` (JSON lines, appended; started afresh with `fresh`) and,
+    if asked, to stderr."""
     close_logging()
     events: TextIO | None = None
     if events_path is not None:
         events_path.parent.mkdir(parents=True, exist_ok=True)
-        events = events_path.open("a", encoding="utf-8", buffering=1)
+        events = events_path.open("w" if fresh else "a", encoding="utf-8", buffering=1)
         _open_files.append(events)
     structlog.configure(
         processors=[

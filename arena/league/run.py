@@ -29,15 +29,18 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 import providers
+from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
 from arena.league.standings import GameSummary
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.tables import league_tables
 from arena.play.episode import EpisodeSetup, play_episode
 from arena.play.match import Episode
+from arena.record.cards import PARTIAL
+from arena.record.ledger import new_generation
 from arena.record.replay import Replay, write_atomic
 
-__all__ = ["Failure", "Progress", "RunResult", "execute"]
+__all__ = ["Failure", "Progress", "RunResult", "execute", "start_over"]
 
 log = structlog.get_logger("arena.league.run")
 
@@ -66,11 +69,14 @@ Progress = Callable[[RunResult], None]
 """Called whenever an episode starts or finishes, with the run's counts so far."""
 
 
-def _start_over(out: Path) -> None:
-    """--force-new: remove the old results (the ledger is append-only and stays)."""
+def start_over(out: Path) -> None:
+    """--force-new: remove the old results, replays, the viewer's pages and the cut cards'
+    kept games; the ledger is append-only and stays, with a new generation begun."""
     for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", "summary.json"):
         (out / name).unlink(missing_ok=True)
-    shutil.rmtree(out / "replays", ignore_errors=True)
+    for folder in ("replays", "view", PARTIAL):
+        shutil.rmtree(out / folder, ignore_errors=True)
+    new_generation(out)
 
 
 async def execute(
@@ -80,10 +86,18 @@ async def execute(
     grace_s: float = 30.0,
     handle_signals: bool = False,
 ) -> RunResult:
-    """Play every episode of the plan the store does not hold yet, with bounded concurrency."""
-    plan.out.mkdir(parents=True, exist_ok=True)
+    """Play every episode of the plan the store does not hold yet, with bounded concurrency.
+
+    The run folder is held for the whole session: a second run on it stops at once."""
+    with hold_run_folder(plan.out):
+        return await _execute(plan, on_episode, grace_s, handle_signals)
+
+
+async def _execute(
+    plan: RunPlan, on_episode: Progress | None, grace_s: float, handle_signals: bool
+) -> RunResult:
     if plan.resume == "new":
-        _start_over(plan.out)
+        start_over(plan.out)
     write_atomic(plan.out / "config.resolved.json", json.dumps(plan.resolved(), indent=2))
     store = LeagueStore.open_for_run(plan.out)
     result = RunResult()

@@ -36,7 +36,7 @@ from typing import Any
 import structlog
 
 import games
-from arena.record.ledger import LEDGER, append_line, read_lines
+from arena.record.ledger import LEDGER, append_line, current, read_current, read_lines
 from arena.record.replay import GameRecord, GameResult, Replay, load_replay, write_atomic
 from games.backgammon import PlyRecord, VerifyFailure, commitment, derived_card_seed, verify_card
 
@@ -108,7 +108,7 @@ class CardEpisodes:
     def _attempt(self, card_id: str, ledger: Path) -> int:
         """1 for a card never committed in this run folder, then 2, 3, ... for its replacements."""
         if self._commits is None:  # the ledger is read once; later commits are counted here
-            events = read_lines(ledger)
+            events = current(read_lines(ledger))
             self._commits = Counter(
                 str(e.get("card")) for e in events if e.get("event") == "commit"
             )
@@ -182,7 +182,7 @@ def reveal_interrupted(out: Path) -> list[str]:
     Such a card is cancelled and its seed revealed; the arena plays a new card,
     with a new seed, in its place. Returns the cards revealed.
     """
-    events = read_lines(out / LEDGER)
+    events = read_current(out)
     revealed = {(e["card"], e["attempt"]) for e in events if e.get("event") == "reveal"}
     open_cards = [(e["card"], e["attempt"]) for e in events if e.get("event") == "commit"]
     open_cards = [c for c in open_cards if c not in revealed]
@@ -198,7 +198,7 @@ def reveal_interrupted(out: Path) -> list[str]:
 def cancelled_cards(out: Path) -> list[tuple[Path, dict[str, Any]]]:
     """Kept games of cards that ended cancelled: (partial replay file, the card's reveal)."""
     reveals = {
-        (e["card"], e["attempt"]): e for e in read_lines(out / LEDGER) if e.get("event") == "reveal"
+        (e["card"], e["attempt"]): e for e in read_current(out) if e.get("event") == "reveal"
     }
     found = []
     for path in sorted((out / PARTIAL).glob("*.json")):
@@ -275,7 +275,7 @@ def verify_card_replay(replay: Replay, ledger: Path | None = None) -> VerifyFail
 def _ledger_commitment(ledger: Path, card: object, attempt: object) -> str | None:
     """The card's commitment, provided the ledger committed it before revealing it."""
     committed: str | None = None
-    for event in read_lines(ledger):
+    for event in current(read_lines(ledger)):
         if event.get("card") != card or event.get("attempt") != attempt:
             continue
         if event.get("event") == "commit":

@@ -4,6 +4,10 @@
 each backgammon card's commitment before its first roll and its seed once it
 ends (`cards`), and each program's SHA-256 when it is registered. A kill can
 tear the last line; a whole line is never lost, and a torn one is skipped.
+
+`arena run --force-new` starts the run over, but the ledger stays: it gets a
+`generation` line instead, and only the lines after the last one speak for
+the run as it now stands (`current`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["LEDGER", "Registration", "append_line", "read_lines", "register_programs"]
+__all__ = [
+    "LEDGER",
+    "Registration",
+    "append_line",
+    "current",
+    "new_generation",
+    "read_current",
+    "read_lines",
+    "register_programs",
+]
 
 LEDGER = "ledger.jsonl"
 
@@ -44,6 +57,27 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def current(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events of the current generation: those after the last `generation` line."""
+    starts = [i for i, e in enumerate(events) if e.get("event") == "generation"]
+    return events[starts[-1] + 1 :] if starts else events
+
+
+def read_current(out: Path) -> list[dict[str, Any]]:
+    """The current generation's events of the ledger in run folder `out`."""
+    return current(read_lines(out / LEDGER))
+
+
+def new_generation(out: Path) -> int:
+    """Start a new generation (the run starts over); returns its number, from 2."""
+    ledger = out / LEDGER
+    if not ledger.exists():
+        return 1
+    number = 1 + sum(1 for e in read_lines(ledger) if e.get("event") == "generation") + 1
+    append_line(ledger, {"event": "generation", "generation": number, "time": time.time()})
+    return number
+
+
 class Registration(Protocol):
     """A registered program, as the ledger records it."""
 
@@ -64,7 +98,7 @@ def register_programs(out: Path, programs: Mapping[str, Registration]) -> None:
     ledger = out / LEDGER
     known = {
         (e.get("policy"), e.get("sha256"))
-        for e in read_lines(ledger)
+        for e in read_current(out)
         if e.get("event") == "program_registered"
     }
     for name, info in programs.items():

@@ -1,0 +1,61 @@
+"""One run per folder: an exclusive advisory lock held for the length of a run.
+
+A second `arena run` on a folder in use stops at once, naming the process
+that holds it; readers (`arena report`, `verify`, `view --serve`) take no
+lock and read meanwhile. The lock is `flock` on `RUN/.lock`: the kernel drops
+it when its holder dies, so a killed run never leaves a folder locked.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from arena.config import ConfigError
+
+__all__ = ["LOCK_NAME", "RunFolderBusy", "hold_run_folder"]
+
+LOCK_NAME = ".lock"
+
+_held: dict[Path, tuple[int, int]] = {}
+"""Run folders this process holds: path -> (file descriptor, holds)."""
+
+
+class RunFolderBusy(ConfigError):
+    """Another process is playing a run in this folder."""
+
+
+@contextmanager
+def hold_run_folder(out: Path) -> Iterator[None]:
+    """Hold `out` for this process for the block; re-entrant within one process."""
+    key = out.resolve()
+    if key in _held:
+        fd, holds = _held[key]
+        _held[key] = (fd, holds + 1)
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise RunFolderBusy(
+                f"run folder {out} is in use by process {holder}: wait for that run to end "
+                "(or stop it), or pass another --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        _held[key] = (fd, 1)
+    try:
+        yield
+    finally:
+        fd, holds = _held[key]
+        if holds > 1:
+            _held[key] = (fd, holds - 1)
+        else:
+            del _held[key]
+            os.close(fd)  # closing the descriptor releases the lock
