@@ -201,8 +201,13 @@ def _run(args: argparse.Namespace) -> int:
         out.print(table)
     if result.failed:
         out.print(
-            f"[red]{len(result.failed)} episode(s) failed; see {plan.out / 'events.jsonl'}[/red]"
+            f"[red]{len(result.failed)} episode(s) failed; see {plan.out / 'events.jsonl'}[/red]",
+            highlight=False,
         )
+        for failure in result.failed[:10]:
+            out.print(
+                f"  {failure['episode']}: {failure['error'][:200]}", highlight=False, markup=False
+            )
     print(
         f"{result.played} episode(s) played now, {result.skipped} finished earlier; "
         f"replays, league.db, events and summary.json are in {plan.out}"

@@ -35,6 +35,7 @@ from providers.errors import (
 from providers.pool import Providers
 from providers.retry import RetryPolicy
 from providers.spec import DEFAULT_BASE_URLS, PROTOCOLS, Price, ProviderSpec, WireProtocolName
+from providers.wire import valid_json, valid_text
 
 __all__ = [
     "DEFAULT_BASE_URLS",
@@ -59,4 +60,6 @@ __all__ = [
     "TransportError",
     "Usage",
     "WireProtocolName",
+    "valid_json",
+    "valid_text",
 ]

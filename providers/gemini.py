@@ -9,7 +9,6 @@ Reference: https://ai.google.dev/api/generate-content
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -21,6 +20,7 @@ from providers.wire import (
     WireRequest,
     as_object,
     as_text,
+    decode_json,
     decode_object,
     joined_text,
     shape_error,
@@ -99,7 +99,7 @@ def parse_response(
 def retry_after_from_body(body: bytes) -> float | None:
     """The `RetryInfo.retryDelay` of a Gemini error body, in seconds, if there is one."""
     try:
-        data = json.loads(body)
+        data = decode_json(body)
     except ValueError:
         return None
     details = as_object(as_object(data).get("error")).get("details")

@@ -22,11 +22,14 @@ __all__ = [
     "WireRequest",
     "as_object",
     "as_text",
+    "decode_json",
     "decode_object",
     "excerpt",
     "joined_text",
     "shape_error",
     "token_count",
+    "valid_json",
+    "valid_text",
 ]
 
 EXCERPT_CHARS = 500
@@ -59,6 +62,36 @@ class WireProtocol(Protocol):
         ...
 
 
+def valid_text(text: str) -> str:
+    r"""`text` as valid Unicode: a lone surrogate (what a JSON `\ud800` escape decodes to,
+    which no encoder will write) becomes U+FFFD. Everything stored can then be serialised."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
+
+
+def valid_json(value: Any) -> Any:
+    """A decoded JSON value with every string in it (keys too) made `valid_text`."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [valid_json(item) for item in value]
+    if isinstance(value, dict):
+        return {valid_text(key): valid_json(item) for key, item in value.items()}
+    return value
+
+
+def decode_json(body: bytes) -> Any:
+    """`body` as JSON, undecodable bytes replaced and the strings made valid; ValueError
+    when it is not JSON at all, or nests too deep to read."""
+    try:
+        return valid_json(json.loads(body.decode("utf-8", errors="replace")))
+    except RecursionError:
+        raise ValueError("the JSON nests too deep to read") from None
+
+
 def excerpt(spec: ProviderSpec, body: bytes) -> str:
     """The start of `body` as text, with `spec`'s key redacted, for error messages."""
     text = body[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
@@ -68,7 +101,7 @@ def excerpt(spec: ProviderSpec, body: bytes) -> str:
 def decode_object(spec: ProviderSpec, status: int, body: bytes) -> dict[str, Any]:
     """`body` as a JSON object, or `InvalidResponse` quoting what came instead."""
     try:
-        value = json.loads(body)
+        value = decode_json(body)
     except ValueError:
         value = None
     if not isinstance(value, dict):

@@ -246,9 +246,14 @@ class _Session:
                 if isinstance(item, dict):
                     self.result.failed.append(item)
                 else:
-                    summaries = _store(self.plan, self.store, item)
-                    self.result.played += 1
-                    self.result.fallbacks += sum(s.fallback_count for s in summaries)
+                    try:
+                        summaries = _store(self.plan, self.store, item)
+                    except Exception as exc:  # one unstorable episode must not end the run
+                        log.error("episode_not_stored", episode=item.episode, error=repr(exc))
+                        self.result.failed.append({"episode": item.episode, "error": repr(exc)})
+                    else:
+                        self.result.played += 1
+                        self.result.fallbacks += sum(s.fallback_count for s in summaries)
                 if self.on_episode:
                     self.on_episode(self.result)
 

@@ -40,6 +40,7 @@ __all__ = [
     "REPLY_CUT",
     "RETRY_REASONS",
     "SEAT_LEAD_S",
+    "TOO_DEEP",
     "TextSeat",
     "decide",
     "decide_batch",
@@ -69,6 +70,7 @@ provider error text, model name, URL or status detail ever reaches a prompt. For
 `unreadable` and `illegal` the game's own message follows the cause."""
 
 NO_REPLY = "no reply before the attempt's deadline"
+TOO_DEEP = "the reply nests its JSON too deep to read"
 
 
 def retry_reason(cause: str, error: str) -> str:
@@ -139,12 +141,13 @@ async def _attempt(
     text = answer.text
     if not text.strip():
         return Attempt(n, prompt, latency, text, "empty", "the reply was empty", answer), None, None
-    extracted = extract(text, req.key)
     try:
+        extracted = extract(text, req.key)
         move = req.game.parse(req.state, req.seat, extracted.move)
-    except games.Unreadable as exc:
+    except (games.Unreadable, RecursionError) as exc:
         cause = "truncated" if answer.stop_reason == "length" else "unreadable"
-        return Attempt(n, prompt, latency, text, cause, str(exc), answer), None, extracted
+        error = str(exc) if isinstance(exc, games.Unreadable) else TOO_DEEP
+        return Attempt(n, prompt, latency, text, cause, error, answer), None, None
     except games.Illegal as exc:
         return Attempt(n, prompt, latency, text, "illegal", str(exc), answer), None, extracted
     return Attempt(n, prompt, latency, text, None, "", answer), move, extracted

@@ -25,6 +25,8 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from providers import valid_json
+
 __all__ = ["CHILD_PATH", "MAX_LINE_BYTES", "ChildGone", "ChildProcess", "child_command"]
 
 CHILD_PATH = Path(__file__).with_name("child.py")
@@ -117,7 +119,9 @@ class ChildProcess:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise ChildGone(await self._gone(type(exc).__name__)) from exc
         try:
-            message = json.loads(line)
+            # Its text is made valid Unicode here, where it enters: a lone surrogate in a
+            # move or a message must not break the writing of the game's record.
+            message = valid_json(json.loads(line))
         except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             raise ChildGone(f"it sent a line that is not JSON: {line[:200]!r}") from None
         if not isinstance(message, dict):

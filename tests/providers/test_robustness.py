@@ -67,3 +67,38 @@ def test_a_numeric_retry_header_reads_as_its_value(seconds: int, millis: int | N
         headers["retry-after-ms"] = str(millis)  # the finer one wins
     expected = millis / 1000 if millis is not None else seconds
     assert retry_after_from_headers(headers) == expected
+
+
+BODIES = {
+    "openai": '{{"choices": [{{"message": {{"content": "{text}"}}, "finish_reason": "stop"}}]}}',
+    "anthropic": '{{"content": [{{"type": "text", "text": "{text}"}}], "stop_reason": "end_turn"}}',
+    "gemini": '{{"candidates": [{{"content": {{"parts": [{{"text": "{text}"}}]}}}}]}}',
+}
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_lone_surrogate_escape_becomes_a_replacement_character(
+    protocol: WireProtocolName,
+) -> None:
+    spec = ProviderSpec(protocol=protocol, model="m")
+    raw = BODIES[protocol].format(text='\\ud800 {\\"move\\": \\"d\\"}').encode()
+    completion = WIRE_PROTOCOLS[protocol].parse_response(spec, 200, {}, raw)
+    assert completion.text == '\ufffd {"move": "d"}'
+    completion.text.encode("utf-8")  # what the writer will do: it must not raise
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_undecodable_bytes_are_replaced_not_refused(protocol: WireProtocolName) -> None:
+    spec = ProviderSpec(protocol=protocol, model="m")
+    raw = BODIES[protocol].format(text="caf\xe9 d").encode("latin-1")
+    completion = WIRE_PROTOCOLS[protocol].parse_response(spec, 200, {}, raw)
+    assert completion.text == "caf\ufffd d"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_json_nested_too_deep_is_an_invalid_response(protocol: WireProtocolName) -> None:
+    spec = ProviderSpec(protocol=protocol, model="m")
+    deep = b'{"a": ' * 100_000 + b"1" + b"}" * 100_000
+    with pytest.raises(InvalidResponse, match="not a JSON object"):
+        WIRE_PROTOCOLS[protocol].parse_response(spec, 200, {}, deep)
+    assert WIRE_PROTOCOLS[protocol].retry_after_from_body(deep) is None

@@ -219,3 +219,26 @@ def test_wall_clock_stop_is_adjudicated_and_verifies(tmp_path: Path) -> None:
         for game in replay.games:
             assert game.wall_s < 0.5 + MARGIN_S
             assert all(f.cause == "timeout" for f in game.fallbacks)
+
+
+def test_an_episode_that_cannot_be_stored_is_a_failure_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.league.store import LeagueStore
+
+    policies = {"a": {"kind": "scripted"}, "b": {"kind": "scripted", "baseline": "random"}}
+    plan = plan_run(parse_config(_config("unstorable", policies, ["hex"], matches=1)), tmp_path)
+    record = LeagueStore.record
+
+    def refuse_one(store: LeagueStore, replay: Replay, path: Path) -> Any:
+        if replay.episode.endswith("-g2"):
+            raise ValueError("surrogates not allowed")
+        return record(store, replay, path)
+
+    monkeypatch.setattr(LeagueStore, "record", refuse_one)
+    result = anyio.run(execute, plan)
+    assert result.played == 1
+    assert [f["episode"] for f in result.failed] == ["hex-k1-a-vs-b-g2"]
+    assert "surrogates not allowed" in result.failed[0]["error"]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["failed"] == result.failed

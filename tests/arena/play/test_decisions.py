@@ -238,3 +238,12 @@ async def test_the_mock_seats_slow_fault_answers_clearly_late() -> None:
     deadline = anyio.current_time() + 0.05
     await seat.ask(question, deadline=deadline)
     assert anyio.current_time() >= deadline + 0.25
+
+
+async def test_a_reply_nested_too_deep_is_unreadable_not_a_crash() -> None:
+    deep = '{"move": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    seat = ScriptSeat([("reply", deep), ("reply", '{"move": "b1"}')])
+    decision = await decide(_request(seat))
+    assert decision.source == "retry"
+    assert decision.attempts[0].cause == "unreadable"
+    assert "too deep" in decision.attempts[0].error
