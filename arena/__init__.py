@@ -11,8 +11,9 @@
     viewer/    the static replay viewer and its server
     mock_llm/  a local server speaking the three wire protocols, with faults
     logs       structlog, configured once
+    redact     the run's secrets out of everything it writes
     cli        the `arena` command
 
 Imports point one way: cli -> viewer, mock_llm -> league -> seats -> programs
--> play -> record -> config, logs (a test holds the direction).
+-> play -> record -> config, logs -> redact (a test holds the direction).
 """

@@ -187,8 +187,9 @@ def _run(args: argparse.Namespace) -> int:
     # The folder is held before anything in it is written: a second run stops here.
     with hold_run_folder(plan.out):
         configure_logging(
-            plan.out / "events.jsonl", console=True, verbose=args.verbose, fresh=resume == "new"
-        )
+            plan.out / "events.jsonl", console=True, verbose=args.verbose,
+            fresh=resume == "new", redactor=plan.redactor,
+        )  # fmt: skip
         try:
             mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
             show = not args.no_progress and console.is_terminal

@@ -244,6 +244,14 @@ class Config(_Strict):
             return table.episode_wall_s
         return games.load(game).match_format.wall_s
 
+    def secrets(self) -> list[str]:
+        """The values of the API keys the policies name: what no output may show."""
+        return [
+            os.environ[p.api_key_env]
+            for p in self.policies.values()
+            if isinstance(p, LlmPolicy) and p.api_key_env and os.environ.get(p.api_key_env)
+        ]
+
     def params_for(self, game: str) -> dict[str, Any]:
         """Engine parameters of `[game.<name>]`."""
         table = self.game.get(game)

@@ -19,6 +19,8 @@ from typing import Any, TextIO
 
 import structlog
 
+from arena.redact import Redactor
+
 __all__ = ["close_logging", "configure_logging"]
 
 _CONSOLE_EVENTS = frozenset({"run_started", "run_finished", "episode_failed"})
@@ -27,17 +29,23 @@ _CONSOLE_EVENTS = frozenset({"run_started", "run_finished", "episode_failed"})
 class _EventSink:
     """The final stage: one JSON line to the events file, and a short line to the console."""
 
-    def __init__(self, events: TextIO | None, console: bool, verbose: bool) -> None:
+    def __init__(
+        self, events: TextIO | None, console: bool, verbose: bool, redactor: Redactor
+    ) -> None:
         self.events = events
         self.console = console
         self.verbose = verbose
+        self.redactor = redactor
+        # A traceback's locals can hold a request's headers, and with them a key: never shown.
         self._console_renderer = structlog.dev.ConsoleRenderer(
-            colors=console and sys.stderr.isatty()
+            colors=console and sys.stderr.isatty(),
+            exception_formatter=structlog.dev.plain_traceback,
         )
 
     def __call__(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> str:
         if self.events is not None:
-            self.events.write(json.dumps(event, default=str, separators=(",", ":")) + "\n")
+            line = json.dumps(event, default=str, separators=(",", ":"))
+            self.events.write(self.redactor.text(line) + "\n")
         wanted = (
             self.verbose
             or method in ("warning", "error", "critical")
@@ -46,7 +54,8 @@ class _EventSink:
         if self.console and wanted:
             # sys.stderr is looked up now: a live progress display swaps it for its own.
             shown = {k: v for k, v in event.items() if k != "timestamp"}
-            sys.stderr.write(self._console_renderer(logger, method, shown) + "\n")
+            line = self._console_renderer(logger, method, shown)
+            sys.stderr.write(self.redactor.text(line) + "\n")
         raise structlog.DropEvent
 
 
@@ -59,6 +68,7 @@ def configure_logging(
     console: bool = True,
     verbose: bool = False,
     fresh: bool = False,
+    redactor: Redactor | None = None,
 ) -> None:
     """Send events to `events_path` (JSON lines, appended; started afresh with `fresh`) and,
     if asked, to stderr."""
@@ -73,7 +83,7 @@ def configure_logging(
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            _EventSink(events, console, verbose),
+            _EventSink(events, console, verbose, redactor or Redactor()),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.DEBUG if verbose else logging.INFO
@@ -88,6 +98,6 @@ def close_logging() -> None:
         _open_files.pop().close()
     # No level filter here, so that structlog.testing.capture_logs still sees every event.
     structlog.configure(
-        processors=[structlog.processors.add_log_level, _EventSink(None, False, False)],
+        processors=[structlog.processors.add_log_level, _EventSink(None, False, False, Redactor())],
         wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
     )

@@ -29,6 +29,7 @@ from arena.programs import ProgramInfo, ProgramRefused, register
 from arena.record.hooks import EpisodeHooks, episode_hooks
 from arena.record.ledger import register_programs
 from arena.record.replay import Replay
+from arena.redact import Redactor
 from arena.seats.factory import make_seat
 from arena.seats.llm import provider_spec
 
@@ -51,6 +52,11 @@ class RunPlan:
     """One of `RESUME_MODES`."""
     programs: dict[str, ProgramInfo] = field(default_factory=dict)
     """Program policies' registrations (path, SHA-256)."""
+
+    @functools.cached_property
+    def redactor(self) -> Redactor:
+        """Replaces the run's API keys in everything it writes."""
+        return Redactor(self.config.secrets())
 
     @property
     def policies(self) -> list[str]:
@@ -110,7 +116,9 @@ class RunPlan:
         pool: providers.Providers | None = None,
     ) -> Seat:
         """The seat a policy plays through in one game of `game`."""
-        return make_seat(self.config, self.programs, game, policy, seed, index, seat, pool)
+        return make_seat(
+            self.config, self.programs, game, policy, seed, index, seat, pool, self.redactor
+        )
 
     def setup_for(self, game_name: str, pool: providers.Providers | None = None) -> EpisodeSetup:
         """Everything an episode of `game_name` needs."""

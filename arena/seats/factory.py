@@ -18,6 +18,7 @@ import providers
 from arena.config import Config, LlmPolicy, MockPolicy, ProgramPolicy, ScriptedPolicy
 from arena.play.protocol import Seat
 from arena.programs import ProgramInfo, ProgramSeat
+from arena.redact import Redactor
 from arena.seats.llm import LlmSeat, provider_spec
 from arena.seats.mock import MockSeat
 from arena.seats.program import ProgramPlayer
@@ -35,6 +36,7 @@ def make_seat(
     index: int,
     seat: int,
     pool: providers.Providers | None = None,
+    redactor: Redactor | None = None,
 ) -> Seat:
     """The seat `policy` plays through at `seat` of game `index` of a match on `seed`."""
     spec = config.policies[policy]
@@ -58,4 +60,4 @@ def make_seat(
         raise RuntimeError(
             f"policy {policy!r} is a model: its seats need the run's open provider pool"
         )
-    return LlmSeat(pool.client(provider_spec(spec)), spec)
+    return LlmSeat(pool.client(provider_spec(spec)), spec, redactor or Redactor())

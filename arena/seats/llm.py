@@ -18,6 +18,7 @@ import providers
 from arena.config import LlmPolicy
 from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
+from arena.redact import Redactor
 
 __all__ = ["LlmSeat", "provider_spec"]
 
@@ -55,9 +56,13 @@ class LlmSeat(TextSeat):
     that, connection errors are `transport`.
     """
 
-    def __init__(self, client: providers.Provider, policy: LlmPolicy) -> None:
+    def __init__(
+        self, client: providers.Provider, policy: LlmPolicy, redactor: Redactor | None = None
+    ) -> None:
         self._client = client
         self._policy = policy
+        self._redactor = redactor or Redactor()
+        """The run's secrets come out of everything a provider sends, here where it enters."""
         self._connected = False
 
     async def ask(self, question: Question, *, deadline: float) -> Answer:
@@ -74,34 +79,37 @@ class LlmSeat(TextSeat):
             answered = isinstance(error, providers.HTTPStatusError | providers.InvalidResponse)
             self._connected = self._connected or answered
             status = getattr(error, "status", None)
-            retries = [_attempt_json(a) for a in error.attempts]
+            retries = [self._attempt_json(a) for a in error.attempts]
             cause = _cause(error, self._connected)
-            raise SeatFailure(cause, str(error), status=status, retries=retries) from error
+            detail = self._redactor.text(str(error))
+            raise SeatFailure(cause, detail, status=status, retries=retries) from error
         self._connected = True
         return self._answer(completion)
 
     def _answer(self, completion: providers.Completion) -> Answer:
         usage = asdict(completion.usage)
         price = self._policy.price
+        clean = self._redactor
         return Answer(
-            text=completion.text,
+            text=clean.text(completion.text),
             provider=self._policy.provider,
-            model=completion.model or self._policy.model,
+            model=clean.text(completion.model or self._policy.model),
             usage=usage,
-            raw_usage=dict(completion.raw_usage) if completion.raw_usage is not None else None,
+            raw_usage=clean.value(dict(completion.raw_usage))
+            if completion.raw_usage is not None
+            else None,
             stop_reason=completion.stop_reason,
-            raw_stop_reason=completion.raw_stop_reason,
-            request_id=completion.request_id,
+            raw_stop_reason=clean.value(completion.raw_stop_reason),
+            request_id=clean.value(completion.request_id),
             status=completion.status,
-            retries=[_attempt_json(a) for a in completion.attempts[:-1]],
+            retries=[self._attempt_json(a) for a in completion.attempts[:-1]],
             cost_usd=price.cost_usd(completion.usage) if price is not None else None,
         )
 
-
-def _attempt_json(attempt: providers.Attempt) -> dict[str, Any]:
-    return {
-        "status": attempt.status,
-        "error": attempt.error,
-        "latency_s": round(attempt.latency_s, 6),
-        "wait_s": round(attempt.wait_s, 6),
-    }
+    def _attempt_json(self, attempt: providers.Attempt) -> dict[str, Any]:
+        return {
+            "status": attempt.status,
+            "error": self._redactor.value(attempt.error),
+            "latency_s": round(attempt.latency_s, 6),
+            "wait_s": round(attempt.wait_s, 6),
+        }
