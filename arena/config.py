@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 import games
-from providers import Price
+from providers import DEFAULT_MAX_RESPONSE_BYTES, Price
 
 __all__ = [
     "MOCK_FAULTS",
@@ -173,6 +173,8 @@ class LlmPolicy(_PolicyBase):
     """Ask the provider to enforce a JSON object reply, where its protocol can."""
     price: Price | None = None
     """USD per million tokens: input_per_mtok, output_per_mtok, cached_input_per_mtok."""
+    max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, ge=1024)
+    """The most of a response body read; past it the attempt is `provider_error`."""
 
 
 class ProgramPolicy(_PolicyBase):

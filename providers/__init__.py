@@ -34,11 +34,19 @@ from providers.errors import (
 )
 from providers.pool import Providers
 from providers.retry import RetryPolicy
-from providers.spec import DEFAULT_BASE_URLS, PROTOCOLS, Price, ProviderSpec, WireProtocolName
+from providers.spec import (
+    DEFAULT_BASE_URLS,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    PROTOCOLS,
+    Price,
+    ProviderSpec,
+    WireProtocolName,
+)
 from providers.wire import valid_json, valid_text
 
 __all__ = [
     "DEFAULT_BASE_URLS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "PROTOCOLS",
     "STOP_REASONS",
     "Attempt",

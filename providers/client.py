@@ -22,6 +22,7 @@ from providers.completion import Attempt, Completion, CompletionRequest
 from providers.errors import (
     AuthError,
     HTTPStatusError,
+    InvalidResponse,
     ProviderError,
     RateLimited,
     Timeout,
@@ -67,11 +68,11 @@ def translate_httpx_errors(spec: ProviderSpec) -> Iterator[None]:
 
 
 def status_error(
-    spec: ProviderSpec, wire: WireProtocol, response: httpx.Response
+    spec: ProviderSpec, wire: WireProtocol, response: httpx.Response, body: bytes
 ) -> HTTPStatusError:
-    """The typed error for a non-2xx `response`, with the provider's retry hint if any."""
+    """The typed error for a non-2xx `response` (whose body is `body`), with the provider's
+    retry hint if any."""
     status = response.status_code
-    body = response.content
     retry_after = retry_after_from_headers(response.headers)
     if retry_after is None:
         retry_after = wire.retry_after_from_body(body)
@@ -139,6 +140,23 @@ class Lanes:
             await client.aclose()
 
 
+async def _read_capped(spec: ProviderSpec, response: httpx.Response) -> bytes:
+    """The whole body, up to `spec.max_response_bytes`; past it the stream is left (its
+    connection closed, not reused) and the attempt fails."""
+    cap = spec.max_response_bytes
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            raise InvalidResponse(
+                f"{spec.label} sent a response body over {cap:,} bytes "
+                "(max_response_bytes); the connection was closed"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 class HTTPProvider:
     """A `Provider` for one spec, over an HTTP client and slot limiter it shares."""
 
@@ -187,15 +205,17 @@ class HTTPProvider:
     ) -> Completion:
         url, headers, body = self._wire.build_request(self.spec, request)
         call.attempt_began = began = anyio.current_time()
+        timeout = max(deadline - began, _MIN_ATTEMPT_S)
         try:
             with translate_httpx_errors(self.spec), self._http.lane() as http:
-                response = await http.post(
-                    url, headers=headers, json=body, timeout=max(deadline - began, _MIN_ATTEMPT_S)
-                )
+                async with http.stream(
+                    "POST", url, headers=headers, json=body, timeout=timeout
+                ) as response:
+                    content = await _read_capped(self.spec, response)
             if not response.is_success:
-                raise status_error(self.spec, self._wire, response)
+                raise status_error(self.spec, self._wire, response, content)
             completion = self._wire.parse_response(
-                self.spec, response.status_code, response.headers, response.content
+                self.spec, response.status_code, response.headers, content
             )
         except ProviderError as exc:
             status = exc.status if isinstance(exc, HTTPStatusError) else None

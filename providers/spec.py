@@ -8,7 +8,14 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from providers.completion import Usage
 
-__all__ = ["DEFAULT_BASE_URLS", "PROTOCOLS", "Price", "ProviderSpec", "WireProtocolName"]
+__all__ = [
+    "DEFAULT_BASE_URLS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "PROTOCOLS",
+    "Price",
+    "ProviderSpec",
+    "WireProtocolName",
+]
 
 WireProtocolName = Literal["openai", "anthropic", "gemini"]
 """The wire protocols the arena speaks."""
@@ -55,6 +62,10 @@ class Price(BaseModel):
         return total / 1_000_000
 
 
+DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+"""4 MiB: far above any reply a game asks for, far below what could hurt a run."""
+
+
 class ProviderSpec(BaseModel):
     """One model behind one endpoint: everything a client needs to call it.
 
@@ -76,6 +87,9 @@ class ProviderSpec(BaseModel):
     """Requests in flight at once for this (protocol, base_url, key, model)."""
     price: Price | None = None
     """Token prices, for cost accounting; None when unknown."""
+    max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, ge=1024)
+    """The most of a response body that is read; past it the connection is closed and the
+    attempt fails (an endless or huge body never fills the arena's memory)."""
 
     @model_validator(mode="before")
     @classmethod

@@ -33,6 +33,7 @@ def provider_spec(policy: LlmPolicy) -> providers.ProviderSpec:
         api_key=SecretStr(key) if key else None,
         max_connections=policy.max_connections,
         price=policy.price,
+        max_response_bytes=policy.max_response_bytes,
     )
 
 

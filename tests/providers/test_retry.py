@@ -251,3 +251,12 @@ def test_retry_policy_rejects_nonsense() -> None:
         RetryPolicy(max_attempts=0)
     with pytest.raises(ValueError, match="backoff_initial_s <= backoff_max_s"):
         RetryPolicy(backoff_initial_s=3, backoff_max_s=1)
+
+
+@respx.mock
+async def test_a_body_over_the_cap_is_refused_and_never_read_whole(pool: Providers) -> None:
+    spec = SPEC.model_copy(update={"max_response_bytes": 2048})
+    route = respx.post(URL).respond(200, content=b'{"choices": "' + b"x" * 100_000 + b'"}')
+    with pytest.raises(InvalidResponse, match="over 2,048 bytes"):
+        await pool.client(spec).complete(REQUEST, deadline=anyio.current_time() + 5)
+    assert route.call_count == 1  # not retried: asking again would bring the same body
