@@ -41,18 +41,13 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _start_server(latency_ms: int) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(latency_ms: int, faults: str = "") -> tuple[subprocess.Popen[bytes], str]:
+    """`arena mock-llm` in its own process on a free port; (process, base URL)."""
     port = _free_port()
     command = [
-        sys.executable,
-        "-m",
-        "arena.cli",
-        "mock-llm",
-        "--port",
-        str(port),
-        "--latency-ms",
-        str(latency_ms),
-    ]
+        sys.executable, "-m", "arena.cli", "mock-llm", "--port", str(port),
+        "--latency-ms", str(latency_ms), "--faults", faults,
+    ]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 20
@@ -122,7 +117,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     ideal = args.in_flight / (args.latency_ms / 1000)
-    server, url = _start_server(args.latency_ms)
+    server, url = start_server(args.latency_ms)
     table = Table(
         title=f"{args.in_flight} games in flight, mock LLM latency {args.latency_ms} ms, ideal {ideal:.0f}/s"
     )

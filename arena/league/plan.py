@@ -151,8 +151,9 @@ class RunPlan:
             self.config.run.name, self.master_seed, self.resolved(), self.policy_records()
         )
         register_programs(self.out, self.programs)
+        finished = store.finished_episodes()
         for name in sorted(_games_played(self.config, self.master_seed)):
-            self._hooks(games.load(name)).resume(keep)
+            self._hooks(games.load(name)).resume(keep, finished)
 
 
 def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse") -> RunPlan:

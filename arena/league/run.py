@@ -37,6 +37,7 @@ from arena.league.tables import league_tables
 from arena.play.episode import EpisodeSetup, play_episode
 from arena.play.match import Episode
 from arena.record.cards import PARTIAL
+from arena.record.crash import crash_point
 from arena.record.ledger import new_generation
 from arena.record.replay import Replay, write_atomic
 
@@ -129,6 +130,7 @@ def _store(plan: RunPlan, store: LeagueStore, replay: Replay) -> list[GameSummar
     """The replay file first (atomic), then the store (one transaction)."""
     path = plan.out / "replays" / f"{replay.episode}.json"
     write_atomic(path, replay.model_dump_json())
+    crash_point("replay")
     return store.record(replay, path)
 
 
@@ -239,6 +241,13 @@ class _Session:
                     log.warning("stop_forced", signal=signal.Signals(signum).name)
                     work.cancel()
 
+    def _store_durably(self, replay: Replay) -> list[GameSummary]:
+        """Store the replay, then tell its game's hooks it is durable (a card's reveal)."""
+        summaries = _store(self.plan, self.store, replay)
+        crash_point("store")
+        self.setups[replay.game].hooks.stored(replay)
+        return summaries
+
     async def _write(self, done: MemoryObjectReceiveStream[Replay | Failure]) -> None:
         """The one writer: every finished replay stored in the order it finished."""
         async with done:
@@ -247,7 +256,9 @@ class _Session:
                     self.result.failed.append(item)
                 else:
                     try:
-                        summaries = _store(self.plan, self.store, item)
+                        # fsync and commit run in a worker thread, one episode after another,
+                        # so the event loop (and every deadline on it) never waits on the disk.
+                        summaries = await anyio.to_thread.run_sync(self._store_durably, item)
                     except Exception as exc:  # one unstorable episode must not end the run
                         log.error("episode_not_stored", episode=item.episode, error=repr(exc))
                         self.result.failed.append({"episode": item.episode, "error": repr(exc)})

@@ -44,9 +44,12 @@ from arena.record.replay import (
 )
 from games import COMPLETE, Outcome
 
-__all__ = ["EpisodeSetup", "SeatFactory", "play_episode"]
+__all__ = ["HOLD_S", "EpisodeSetup", "SeatFactory", "play_episode"]
 
 log = structlog.get_logger("arena.play.episode")
+
+HOLD_S = 0.005
+"""The longest a game holds the event loop between two plies before it lets others run."""
 
 SeatFactory = Callable[[str, int, int, int], Seat]
 """(policy name, match seed, game index, seat) -> the seat that policy plays through."""
@@ -87,6 +90,10 @@ class _GameLoop:
         self.players = [setup.seat_for(self.policies[seat], seed, index, seat) for seat in (0, 1)]
         self.notes = ["", ""]
         self.history: list[str] = []
+        self.plies: list[str] = []
+        """Each ply's record as JSON text while the game is played: a long game then holds
+        no objects the garbage collector must walk (its full passes pause the event loop
+        for every game in flight); `finish` turns them back into records."""
         described = {str(seat): p.describe() for seat, p in enumerate(self.players)}
         self.record = GameRecord(
             index=index, aliases=list(self.aliases), integrity=game.integrity(self.state),
@@ -130,7 +137,7 @@ class _GameLoop:
     def play(self, decisions: dict[int, Decision]) -> None:
         game = self.setup.game
         self.state = game.apply(self.state, {seat: d.move for seat, d in decisions.items()})
-        ply = len(self.record.plies) + 1
+        ply = len(self.plies) + 1
         records = [self._decision_record(d) for d in decisions.values()]
         for d in decisions.values():
             if d.notes is not None:
@@ -142,14 +149,17 @@ class _GameLoop:
         else:  # simultaneous moves (setups, orders) are not repeated: one may be hidden
             self.history.append(f"turn {ply}")
         standings = [game.standing(self.state, 0), game.standing(self.state, 1)]
-        self.record.plies.append(
-            PlyRecord(
-                ply=ply,
-                decisions=records,
-                standings=standings,
-                integrity=game.integrity(self.state),
-            )
+        record = PlyRecord(
+            ply=ply, decisions=records, standings=standings, integrity=game.integrity(self.state)
         )
+        self.plies.append(record.model_dump_json())
+
+    def finish(self, outcome: Outcome, wall_s: float) -> GameRecord:
+        """The game's record, whole: its plies, its result and its wall time."""
+        self.record.plies = [PlyRecord.model_validate_json(ply) for ply in self.plies]
+        self.record.result = GameResult(**outcome.to_json(), plies=len(self.plies))
+        self.record.wall_s = wall_s
+        return self.record
 
     def _decision_record(self, d: Decision) -> DecisionRecord:
         if d.source == "forfeit":
@@ -236,24 +246,34 @@ async def _play_game(
             structlog.contextvars.bound_contextvars(game_index=index),
             anyio.move_on_after(stop_at - anyio.current_time()),
         ):
+            held = time.perf_counter()
             while seats := game.to_act(loop.state):
                 requests = [loop.request(seat) for seat in seats]
-                decisions = await decide_batch(requests, switch_off=_switched_off(setup, stop_at))
+                switched_off = _switched_off(setup, stop_at)
+                decisions = await decide_batch(requests, switch_off=switched_off)
                 outcome = _forfeit(decisions)
                 if outcome is not None:
                     break
                 loop.play(decisions)
+                if time.perf_counter() - held > HOLD_S:
+                    # Seats that never wait (scripted, switched off) would otherwise hold the
+                    # event loop for a whole game, and every other game's deadlines with it.
+                    # Switched off, the game still plays on to its end: no stop cuts it.
+                    if switched_off:
+                        await anyio.lowlevel.cancel_shielded_checkpoint()
+                    else:
+                        await anyio.lowlevel.checkpoint()
+                    held = time.perf_counter()
     finally:
         await loop.close()
     outcome = outcome or game.outcome(loop.state) or game.adjudicate(loop.state)
-    loop.record.result = GameResult(**outcome.to_json(), plies=len(loop.record.plies))
-    loop.record.wall_s = round(time.monotonic() - started, 3)
+    record = loop.finish(outcome, round(time.monotonic() - started, 3))
     log.info(
         "game_finished", ending=outcome.ending, reason=outcome.reason,
-        scores=list(outcome.scores) if outcome.scores else None, plies=len(loop.record.plies),
-        fallbacks=len(loop.record.fallbacks), wall_s=loop.record.wall_s,
+        scores=list(outcome.scores) if outcome.scores else None, plies=len(record.plies),
+        fallbacks=len(record.fallbacks), wall_s=record.wall_s,
     )  # fmt: skip
-    return loop.record
+    return record
 
 
 def _forfeit(decisions: dict[int, Decision]) -> Outcome | None:
@@ -280,18 +300,16 @@ async def play_episode(setup: EpisodeSetup, episode: Episode) -> Replay:
     match = episode.match
     fmt = setup.game.match_format
     limit = setup.wall_s if setup.wall_s is not None else math.inf
-    with (
-        structlog.contextvars.bound_contextvars(episode=episode.id, game=match.game),
-        setup.hooks.open(episode.id, match.k, match.seed) as scope,
-    ):
-        records: list[GameRecord] = []
-        stop_at = anyio.current_time() + limit
-        for index in episode.game_indices:
-            if not fmt.wall_covers_episode:
-                stop_at = anyio.current_time() + limit
-            records.append(await _play_game(setup, episode, index, stop_at, scope.chance))
-            if len(records) < len(episode.game_indices):
-                scope.keep(_replay(setup, episode, records, {}))
+    with structlog.contextvars.bound_contextvars(episode=episode.id, game=match.game):
+        async with setup.hooks.open(episode.id, match.k, match.seed) as scope:
+            records: list[GameRecord] = []
+            stop_at = anyio.current_time() + limit
+            for index in episode.game_indices:
+                if not fmt.wall_covers_episode:
+                    stop_at = anyio.current_time() + limit
+                records.append(await _play_game(setup, episode, index, stop_at, scope.chance))
+                if len(records) < len(episode.game_indices):
+                    await scope.keep(_replay(setup, episode, records, {}))
     return _replay(setup, episode, records, scope.integrity())
 
 

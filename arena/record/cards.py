@@ -4,22 +4,28 @@ A card is one episode of two games. Its seed is drawn when the card starts,
 never before, and its commitment `sha256(utf8(seed))` goes to the run's
 append-only ledger before the first roll (`docs/rules.md#backgammon`). The
 seed itself is kept with the run, readable by its owner only, until it is
-revealed in the ledger and the replay when the card ends or is cancelled.
-With `dice = "derived"` the seed derives from the master seed instead, for
-reproducible research runs, and the ledger says so.
+revealed in the ledger. With `dice = "derived"` the seed derives from the
+master seed instead, for reproducible research runs, and the ledger says so.
 
 The lifecycle, as the episode hooks of every game whose chance is a card:
 
-- `open`: draw the seed, keep it privately, commit it; the block's end reveals
-  it, `finished` or, if the card was cut short, `cancelled`;
+- `open`: draw the seed, keep it privately, commit it;
 - `keep`: after the card's first game, its replay so far waits in
   `partial-cards/` so a card cut later keeps that finished game;
-- `resume`: a session killed mid-card left a commitment without a reveal:
-  the card is revealed as cancelled, stored with its finished games and the
-  cut one `no-contest` (out of the ratings), and a new card with a new seed
-  (attempt 2, 3, ...) is played in its place;
+- `stored`: the card's replay and row are durable, and only then is its seed
+  revealed as `finished`: a result is never lost after its seed is out, so
+  stopping a run cannot choose the dice;
+- cut short (an exception or a cancellation ends the card's block): the seed
+  is revealed as `cancelled`; the card is stored with its finished games and
+  the cut one `no-contest` (out of the ratings), and a new card with a new
+  seed (attempt 2, 3, ...) is played in its place;
+- `resume`: a session killed mid-card left a commitment without a reveal. A
+  card whose replay was written is stored if it was not, and revealed as
+  `finished`; any other is revealed as `cancelled` and replaced. No card is
+  revealed twice;
 - `verify`: the commitment, the seed, every roll and every board of a card's
-  replay (`verify_card_replay`, the four steps `games.backgammon.verify` runs).
+  replay (`verify_card_replay`, the four steps `games.backgammon.verify` runs),
+  and `audit_ledger` over a whole run folder.
 """
 
 from __future__ import annotations
@@ -27,15 +33,17 @@ from __future__ import annotations
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import structlog
 
 import games
+from arena.record.crash import crash_point
 from arena.record.ledger import LEDGER, append_line, current, read_current, read_lines
 from arena.record.replay import GameRecord, GameResult, Replay, load_replay, write_atomic
 from games.backgammon import PlyRecord, VerifyFailure, commitment, derived_card_seed, verify_card
@@ -45,9 +53,9 @@ __all__ = [
     "SECRETS",
     "Card",
     "CardEpisodes",
+    "audit_ledger",
     "cancelled_card_replay",
     "cancelled_cards",
-    "reveal_interrupted",
     "verify_card_replay",
 ]
 
@@ -75,13 +83,14 @@ class Card:
         """The card seed: each game derives its own seed from it."""
         return self.seed
 
-    def keep(self, replay: Replay) -> None:
+    async def keep(self, replay: Replay) -> None:
         """Keep the card's finished games; the seed stays out of them until the reveal."""
         if self.partial is not None:
             kept = replay.model_copy(
                 update={"integrity": {"card": self.id, "attempt": self.attempt}}
             )
-            write_atomic(self.partial, kept.model_dump_json())
+            await anyio.to_thread.run_sync(write_atomic, self.partial, kept.model_dump_json())
+            crash_point("game")
 
     def integrity(self) -> dict[str, Any]:
         """The card's integrity block for its replay, seed revealed."""
@@ -105,60 +114,86 @@ class CardEpisodes:
         self.master = master
         self._commits: Counter[str] | None = None
 
-    def _attempt(self, card_id: str, ledger: Path) -> int:
+    def _folder(self) -> Path:
+        if self.out is None:
+            raise ValueError("a card needs the run folder that holds its ledger")
+        return self.out
+
+    def _attempt(self, card_id: str) -> int:
         """1 for a card never committed in this run folder, then 2, 3, ... for its replacements."""
         if self._commits is None:  # the ledger is read once; later commits are counted here
-            events = current(read_lines(ledger))
+            events = read_current(self._folder())
             self._commits = Counter(
                 str(e.get("card")) for e in events if e.get("event") == "commit"
             )
         self._commits[card_id] += 1
         return self._commits[card_id]
 
-    @contextmanager
-    def open(self, episode: str, k: int, seed: int) -> Iterator[Card]:
-        """Draw and commit a card; reveal it when the block ends, as finished or cancelled."""
-        if self.out is None:
-            raise ValueError("a card needs the run folder that holds its ledger")
-        ledger, secrets_file = self.out / LEDGER, self.out / SECRETS
-        attempt = self._attempt(episode, ledger)
+    def _draw(self, episode: str, k: int) -> Card:
+        out = self._folder()
+        attempt = self._attempt(episode)
         if self.dice == "verifiable":
             card_seed = secrets.token_hex(32)
         else:
             card_seed = derived_card_seed(self.master, k, attempt)
-        partial = self.out / PARTIAL / f"{episode}~a{attempt}.json"
-        card = Card(episode, card_seed, commitment(card_seed), self.dice, attempt, partial)
-        append_line(
-            secrets_file, {"card": episode, "attempt": attempt, "seed": card_seed}, private=True
-        )
+        partial = out / PARTIAL / f"{episode}~a{attempt}.json"
+        return Card(episode, card_seed, commitment(card_seed), self.dice, attempt, partial)
+
+    def _commit(self, card: Card) -> None:
+        out = self._folder()
+        secret = {"card": card.id, "attempt": card.attempt, "seed": card.seed}
+        append_line(out / SECRETS, secret, private=True)
         commit: dict[str, Any] = {
-            "event": "commit", "card": episode, "attempt": attempt, "commitment": card.commitment,
-            "dice": self.dice, "time": time.time(),
+            "event": "commit", "card": card.id, "attempt": card.attempt,
+            "commitment": card.commitment, "dice": self.dice, "time": time.time(),
         }  # fmt: skip
         if self.dice == "derived":
             commit["note"] = (
                 "derived dice: the seed follows from the master seed; this commitment proves nothing"
             )
-        append_line(ledger, commit)
+        append_line(out / LEDGER, commit)
+
+    @asynccontextmanager
+    async def open(self, episode: str, k: int, seed: int) -> AsyncIterator[Card]:
+        """Draw and commit a card; if the block ends in an exception or a cancellation, the
+        card is cut short and revealed as cancelled (a finished one waits for `stored`)."""
+        card = self._draw(episode, k)
+        await anyio.to_thread.run_sync(self._commit, card)
         log.info("card_committed", commitment=card.commitment, dice=card.dice)
-        status = "cancelled"
+        crash_point("commit")
         try:
             yield card
-            status = "finished"
-        finally:
-            append_line(ledger, {
-                "event": "reveal", "card": episode, "attempt": attempt, "seed": card_seed,
-                "status": status, "time": time.time(),
-            })  # fmt: skip
-            if status == "finished":
-                partial.unlink(missing_ok=True)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(
+                    _reveal, self._folder(), card.id, card.attempt, card.seed, "cancelled", ""
+                )
+            raise
 
-    def resume(self, store: Callable[[Replay], object]) -> None:
-        """Reveal every card a killed session left open; store the cut cards' finished games."""
+    def stored(self, replay: Replay) -> None:
+        """The card's result is durable: reveal its seed as finished, once."""
+        block = replay.integrity
+        if block.get("status") == "cancelled" or self.out is None:
+            return  # a cut card's replay: revealed when it was cut
+        card, attempt = str(block["card"]), int(block["attempt"])
+        _reveal(self.out, card, attempt, str(block["card_seed"]), "finished", "")
+        (self.out / PARTIAL / f"{card}~a{attempt}.json").unlink(missing_ok=True)
+
+    def resume(self, store: Callable[[Replay], object], finished: set[str]) -> None:
+        """Settle every card a killed session left open, then store the cut cards' games."""
         if self.out is None:
             return
-        for card in reveal_interrupted(self.out):
-            log.warning("card_cancelled", card=card, reason="the run stopped mid-card")
+        for card, attempt, seed in _open_cards(self.out):
+            replay = _written_card(self.out, card, attempt)
+            if replay is None:
+                _reveal(self.out, card, attempt, seed, "cancelled", "the run stopped mid-card")
+                log.warning("card_cancelled", card=card, reason="the run stopped mid-card")
+                continue
+            if card not in finished:
+                store(replay)
+            _reveal(self.out, card, attempt, seed, "finished", "revealed on resume")
+            (self.out / PARTIAL / f"{card}~a{attempt}.json").unlink(missing_ok=True)
+            log.warning("card_recovered", card=card, attempt=attempt)
         for path, reveal in cancelled_cards(self.out):
             replay = cancelled_card_replay(load_replay(path), reveal)
             store(replay)
@@ -176,23 +211,71 @@ class CardEpisodes:
         return f"{at}: verification step {failure.step} failed: {failure.message}"
 
 
-def reveal_interrupted(out: Path) -> list[str]:
-    """Reveal, as cancelled, every card the ledger committed but never revealed (a killed run).
+def _reveal(out: Path, card: str, attempt: int, seed: str | None, status: str, reason: str) -> None:
+    event: dict[str, Any] = {
+        "event": "reveal", "card": card, "attempt": attempt, "seed": seed, "status": status,
+        "time": time.time(),
+    }  # fmt: skip
+    if reason:
+        event["reason"] = reason
+    append_line(out / LEDGER, event)
 
-    Such a card is cancelled and its seed revealed; the arena plays a new card,
-    with a new seed, in its place. Returns the cards revealed.
-    """
+
+def _open_cards(out: Path) -> list[tuple[str, int, str | None]]:
+    """(card, attempt, seed) of every card the current generation committed, never revealed."""
     events = read_current(out)
     revealed = {(e["card"], e["attempt"]) for e in events if e.get("event") == "reveal"}
-    open_cards = [(e["card"], e["attempt"]) for e in events if e.get("event") == "commit"]
-    open_cards = [c for c in open_cards if c not in revealed]
+    committed = [(e["card"], e["attempt"]) for e in events if e.get("event") == "commit"]
     seeds = {(s["card"], s["attempt"]): s["seed"] for s in read_lines(out / SECRETS)}
-    for card, attempt in open_cards:
-        append_line(out / LEDGER, {
-            "event": "reveal", "card": card, "attempt": attempt, "seed": seeds.get((card, attempt)),
-            "status": "cancelled", "reason": "the run stopped mid-card", "time": time.time(),
-        })  # fmt: skip
-    return [card for card, _ in open_cards]
+    return [(c, a, seeds.get((c, a))) for c, a in committed if (c, a) not in revealed]
+
+
+def _written_card(out: Path, card: str, attempt: int) -> Replay | None:
+    """The card's whole replay, if its writer got as far as writing it."""
+    path = out / "replays" / f"{card}.json"
+    try:
+        replay = load_replay(path)
+    except (OSError, ValueError):
+        return None
+    block = replay.integrity
+    whole = block.get("attempt") == attempt and block.get("status") != "cancelled"
+    return replay if whole and len(replay.games) == 2 else None
+
+
+def audit_ledger(out: Path, finished_cards: Mapping[str, tuple[int, str]]) -> list[str]:
+    """What is wrong with the current generation's cards: each commitment revealed exactly
+    once, each revealed seed matching its commitment, each finished card's replay present
+    (`finished_cards`: card -> (attempt, seed) of the finished card replays), each
+    cancelled card replaced by a later attempt. An empty list: nothing."""
+    events = read_current(out)
+    commits = {(e["card"], e["attempt"]): e for e in events if e.get("event") == "commit"}
+    reveals: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for e in events:
+        if e.get("event") == "reveal":
+            reveals.setdefault((e["card"], e["attempt"]), []).append(e)
+    problems = [
+        f"card {c} attempt {a}: revealed but never committed"
+        for c, a in reveals
+        if (c, a) not in commits
+    ]
+    for (card, attempt), commit in commits.items():
+        shown = reveals.get((card, attempt), [])
+        where = f"card {card} attempt {attempt}"
+        if len(shown) != 1:
+            problems.append(
+                f"{where}: revealed {len(shown)} times (exactly once is right)"
+                + ("; run the same command again to settle it" if not shown else "")
+            )
+            continue
+        reveal = shown[0]
+        seed = reveal.get("seed")
+        if not isinstance(seed, str) or commitment(seed) != commit.get("commitment"):
+            problems.append(f"{where}: the revealed seed does not match its commitment")
+        if reveal.get("status") == "finished" and finished_cards.get(card) != (attempt, seed):
+            problems.append(f"{where}: revealed as finished, but no replay of it is kept")
+        if reveal.get("status") == "cancelled" and (card, attempt + 1) not in commits:
+            problems.append(f"{where}: cancelled, but no card replaced it")
+    return problems
 
 
 def cancelled_cards(out: Path) -> list[tuple[Path, dict[str, Any]]]:

@@ -1,20 +1,22 @@
 """What an episode does around its games beyond the generic loop: the episode hooks.
 
 The game loop (`arena.play.episode`) plays the games of an episode and asks
-its hooks for the rest. Each game's match format names its kind of chance,
-and `episode_hooks` gives the hooks for that kind:
+its hooks for the rest; the run's writer tells them when an episode's result
+is durable. Each game's match format names its kind of chance, and
+`episode_hooks` gives the hooks for that kind:
 
 - `seed`: the match seed is all the chance there is; nothing to open, keep or
   reveal (`PlainEpisodes`);
 - `card`: a card seed is drawn when the episode starts, committed to the
-  ledger before the first roll and revealed when it ends; a card cut short
-  keeps its finished games and is replaced (`cards.CardEpisodes`).
+  ledger before the first roll and revealed once the card's result is stored
+  (or when the card is cut short); a cut card keeps its finished games and is
+  replaced (`cards.CardEpisodes`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -33,7 +35,7 @@ class EpisodeScope(Protocol):
         """What each game's `initial` is given: the match seed, or a card seed."""
         ...
 
-    def keep(self, replay: Replay) -> None:
+    async def keep(self, replay: Replay) -> None:
         """A game finished and more follow: `replay` holds the games played so far."""
         ...
 
@@ -45,14 +47,18 @@ class EpisodeScope(Protocol):
 class EpisodeHooks(Protocol):
     """What one game's episodes need around their games, for a run and for `arena verify`."""
 
-    def open(self, episode: str, k: int, seed: int) -> AbstractContextManager[EpisodeScope]:
-        """Open episode `episode` (the k-th match of its pair, on `seed`); the block's end
-        closes it: finished, or cancelled when an exception or a cancellation ends it."""
+    def open(self, episode: str, k: int, seed: int) -> AbstractAsyncContextManager[EpisodeScope]:
+        """Open episode `episode` (the k-th match of its pair, on `seed`); if an exception
+        or a cancellation ends the block, the episode is cut short."""
         ...
 
-    def resume(self, store: Callable[[Replay], object]) -> None:
-        """Before a session plays: settle what a killed session left, storing any replay
-        that must be kept with `store`."""
+    def stored(self, replay: Replay) -> None:
+        """The episode's replay and its row are durable (called by the run's one writer)."""
+        ...
+
+    def resume(self, store: Callable[[Replay], object], finished: set[str]) -> None:
+        """Before a session plays: settle what a killed session left (`finished`: the
+        episodes the store holds), storing any replay that must be kept with `store`."""
         ...
 
     def verify(self, replay: Replay) -> str | None:
@@ -64,7 +70,7 @@ class EpisodeHooks(Protocol):
 class _SeedScope:
     chance: int
 
-    def keep(self, replay: Replay) -> None:
+    async def keep(self, replay: Replay) -> None:
         """Nothing to keep: a cut episode is played again whole."""
 
     def integrity(self) -> dict[str, Any]:
@@ -75,12 +81,15 @@ class _SeedScope:
 class PlainEpisodes:
     """The hooks of games whose chance is the match seed: none to speak of."""
 
-    @contextmanager
-    def open(self, episode: str, k: int, seed: int) -> Iterator[_SeedScope]:
+    @asynccontextmanager
+    async def open(self, episode: str, k: int, seed: int) -> AsyncIterator[_SeedScope]:
         """The match seed is the chance."""
         yield _SeedScope(seed)
 
-    def resume(self, store: Callable[[Replay], object]) -> None:
+    def stored(self, replay: Replay) -> None:
+        """Nothing waits on the result."""
+
+    def resume(self, store: Callable[[Replay], object], finished: set[str]) -> None:
         """A killed session leaves nothing: its unfinished episodes are played again."""
 
     def verify(self, replay: Replay) -> str | None:

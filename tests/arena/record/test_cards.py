@@ -114,15 +114,22 @@ def test_derived_dice_reproduce_and_say_so(tmp_path: Path) -> None:
     assert "proves nothing" in _ledger(tmp_path / "a")[0]["note"]
 
 
-def test_a_card_cut_short_is_revealed_as_cancelled(tmp_path: Path) -> None:
+@pytest.mark.anyio
+async def test_a_card_cut_short_is_revealed_as_cancelled_and_a_finished_one_waits(
+    tmp_path: Path,
+) -> None:
     dealer = CardEpisodes(tmp_path, "verifiable", 1)
-    with pytest.raises(RuntimeError), dealer.open("card-x", 1, 5):
-        raise RuntimeError("crash mid-card")
+    with pytest.raises(RuntimeError):
+        async with dealer.open("card-x", 1, 5):
+            raise RuntimeError("crash mid-card")
     events = _ledger(tmp_path)
     assert [(e["event"], e.get("status")) for e in events] == [
         ("commit", None),
         ("reveal", "cancelled"),
     ]
-    with dealer.open("card-x", 1, 5) as again:
+    async with dealer.open("card-x", 1, 5) as again:
         assert again.attempt == 2
+    # The block ended well, but the card's result is not durable yet: no reveal until the
+    # writer has stored it.
+    assert [e["event"] for e in _ledger(tmp_path)] == ["commit", "reveal", "commit"]
     assert (tmp_path / "card-secrets.jsonl").stat().st_mode & 0o077 == 0
