@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import hashlib
 import random
 import socket
 from collections import Counter
@@ -50,7 +51,7 @@ class MockLLM:
         """Completion requests received."""
         self.injected: Counter[str] = Counter()
         """Fault name -> how many times it was injected."""
-        self._rng = random.Random(seed)
+        self._seed = f"{seed}:".encode()
         self._pauses: set[anyio.CancelScope] = set()
 
     def stats(self) -> dict[str, Any]:
@@ -89,10 +90,15 @@ class MockLLM:
             await _send_json(send, 400, {"error": {"message": "request body is not a JSON object"}})
             return
         self.requests += 1
-        number, fault = self.requests, self._draw_fault()
+        # Each answer is drawn from the server seed and the request itself, never from one
+        # generator shared in arrival order: the same run, at any concurrency, gets the same
+        # answers (and a retried request the same fault).
+        digest = hashlib.sha256(self._seed + body).digest()
+        rng = random.Random(digest)
+        fault = self._draw_fault(rng)
         if await self._delay(fault, receive):
             protocol, path_model = endpoint
-            answer = respond(protocol, request, fault, self._rng, number, path_model)
+            answer = respond(protocol, request, fault, rng, f"mock{digest.hex()[:16]}", path_model)
             await _send(send, *answer)
         else:  # sent only if the client is still there: the server is stopping
             await _send_json(send, 503, {"error": {"message": "mock server stopping"}})
@@ -103,8 +109,8 @@ class MockLLM:
         delay = self.latency_s + (self.slow_s if fault == "slow" else 0)
         return delay <= 0 or await self._pause(receive, delay)
 
-    def _draw_fault(self) -> str | None:
-        draw = self._rng.random()
+    def _draw_fault(self, rng: random.Random) -> str | None:
+        draw = rng.random()
         for name, rate in self.faults.items():
             if draw < rate:
                 self.injected[name] += 1

@@ -131,12 +131,12 @@ def respond(
     request: dict[str, Any],
     fault: str | None,
     rng: random.Random,
-    number: int,
+    request_id: str,
     path_model: str | None = None,
 ) -> tuple[int, bytes, dict[str, str]]:
-    """Status, body and headers answering request `number` of `protocol` under `fault`."""
+    """Status, body and headers answering `request` of `protocol` under `fault`."""
     shape, id_header = _PROTOCOLS[protocol]
-    headers = {id_header: f"req_mock{number:08d}"} if id_header else {}
+    headers = {id_header: f"req_{request_id}"} if id_header else {}
     if fault in ("429", "500", "529"):
         if fault == "429":
             headers["retry-after-ms"] = f"{RETRY_AFTER_S * 1000:g}"
@@ -146,7 +146,7 @@ def respond(
         return 200, _GARBAGE, headers
     prompt = _prompt(request)
     reply = Reply(
-        id=f"mock{number:08d}",
+        id=request_id,
         model=path_model or str(request.get("model", "mock")),
         text=reply_text(prompt, rng, fault),
         truncated=fault == "truncated",

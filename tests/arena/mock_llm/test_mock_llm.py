@@ -343,8 +343,8 @@ async def test_stats_count_requests_and_injected_faults(
     set_faults("500=0.5,prose=0.5")
     before = app.stats()
     async with httpx.AsyncClient() as client:
-        for _ in range(20):
-            await post("gemini", url, client=client)
+        for n in range(20):  # twenty different requests: each draws its own fault
+            await post("gemini", url, f"{BOARD_PROMPT}\nturn {n}", client=client)
         stats = (await client.get(f"{url}/stats")).json()
     assert stats == app.stats()
     assert set(stats["injected"]) == set(FAULTS)
@@ -452,3 +452,19 @@ async def test_a_busy_port_is_a_clear_error(mock: tuple[MockLLM, str]) -> None:
     with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{port}.*pick another --port"):
         async with serving(build_app(), port=port):
             pass
+
+
+async def test_the_same_request_gets_the_same_answer_whatever_came_before() -> None:
+    async def answers(order: list[int]) -> dict[int, tuple[int, str]]:
+        app = build_app(faults="500=0.3,prose=0.3,illegal=0.2", seed=9)
+        got = {}
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app)) as client:
+            for n in order:
+                target, body = request_for("openai", "http://mock", f"{BOARD_PROMPT}\n#{n}")
+                response = await client.post(target, json=body)
+                got[n] = (response.status_code, response.text)
+        return got
+
+    forward = await answers(list(range(12)))
+    assert forward == await answers(list(range(11, -1, -1)))  # arrival order changes nothing
+    assert len({text for _, text in forward.values()}) > 1  # and the requests differ

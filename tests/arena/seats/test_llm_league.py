@@ -145,3 +145,22 @@ async def test_seat_reports_transport_after_it_has_connected() -> None:
     with pytest.raises(SeatFailure) as failure:
         await seat.ask(question, deadline=anyio.current_time() + 1)
     assert failure.value.cause == "transport"
+
+
+async def test_one_config_twice_against_the_mock_gives_identical_replays(tmp_path: Path) -> None:
+    from tests.golden import replay_digest
+
+    # Faults that answer at once: what is drawn depends on the request alone, so the
+    # order in which sixteen games' requests arrive changes nothing.
+    app = build_app(faults="429=0.05,500=0.05,garbage=0.04,prose=0.05,illegal=0.05", seed=2)
+    digests = []
+    async with serving(app) as url:
+        for run in ("first", "second"):
+            data = _config(url, run)
+            data["run"]["name"] = "twice"
+            plan = plan_run(parse_config(data), tmp_path / run)
+            assert not (await execute(plan)).failed
+            replays = sorted((tmp_path / run / "replays").glob("*.json"))
+            digests.append({p.name: replay_digest(p) for p in replays})
+    assert len(digests[0]) == 24
+    assert digests[0] == digests[1]
