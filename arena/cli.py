@@ -1,4 +1,4 @@
-"""The `arena` command: run, verify, report, view, prompt, games, mock-llm, program check.
+"""The `arena` command: run, verify, rebuild, report, view, prompt, games, mock-llm, program check.
 
 Each subcommand has one builder (its arguments) and one handler (what it
 does); heavy modules are imported by the handler that needs them.
@@ -7,6 +7,7 @@ does); heavy modules are imported by the handler that needs them.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -80,8 +81,16 @@ def _mock_llm_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _verify_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verify = sub.add_parser("verify", help="re-derive replays and check every recorded field")
+    verify = sub.add_parser(
+        "verify",
+        help="re-derive replays and check everything a run folder claims (store, ledger, digests)",
+    )
     verify.add_argument("paths", type=Path, nargs="+", help="replay files or run folders")
+    verify.add_argument(
+        "--expect",
+        metavar="DIGEST",
+        help="the run digest a run folder must have (as published when it was played)",
+    )
     verify.set_defaults(handler=_verify)
 
 
@@ -116,6 +125,14 @@ def _program_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     check.set_defaults(handler=_program)
 
 
+def _rebuild_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    rebuild = sub.add_parser(
+        "rebuild", help="re-create a run's league.db from its replays (the replays are the truth)"
+    )
+    rebuild.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
+    rebuild.set_defaults(handler=_rebuild)
+
+
 def _view_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     view = sub.add_parser("view", help="write (and optionally serve) the league and replay pages")
     view.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
@@ -144,7 +161,7 @@ def _prompt_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 _SUBCOMMANDS = (
     _run_command, _mock_llm_command, _verify_command, _games_command, _report_command,
-    _program_command, _view_command, _prompt_command,
+    _program_command, _view_command, _prompt_command, _rebuild_command,
 )  # fmt: skip
 
 
@@ -171,6 +188,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except ConfigError as exc:
         print(f"arena: {exc}", file=sys.stderr)
+        return 2
+    except sqlite3.DatabaseError as exc:  # damage a store's first reads did not show
+        print(
+            f"arena: a league store cannot be read ({exc}); the replays are the truth: "
+            "`arena rebuild RUN` re-creates it from them",
+            file=sys.stderr,
+        )
         return 2
 
 
@@ -255,6 +279,18 @@ def _play_with_progress(
         return anyio.run(play)
 
 
+def _rebuild(args: argparse.Namespace) -> int:
+    from arena.league.rebuild import rebuild_store
+
+    stored = rebuild_store(args.run)
+    print(
+        f"arena rebuild: {args.run / 'league.db'} re-created from {stored} replay(s). The digests "
+        "it keeps are recomputed from the replays as they now are: only a run digest published "
+        "before (`arena verify --expect`) still tells an edited replay."
+    )
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from arena.league.report import load_league, render
 
@@ -285,19 +321,38 @@ def _view(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from arena.record.verify import VerifyError, replay_paths, verify_file
+    from arena.league.audit import audit_run
+    from arena.record.verify import VerifyError, verify_file
 
-    checked = 0
-    try:
-        for target in args.paths:
-            for path in replay_paths(target):
-                verify_file(path)
-                checked += 1
-    except VerifyError as exc:
-        print(f"arena verify: FAILED: {exc}", file=sys.stderr)
-        return 1
-    print(f"arena verify: {checked} replay(s) re-derived, all fields match")
-    return 0
+    failed = False
+    for target in args.paths:
+        if (target / "replays").is_dir():
+            audit = audit_run(target)
+            problems = list(audit.problems)
+            if args.expect and args.expect != audit.digest:
+                problems.append(f"the run digest {audit.digest} is not the expected {args.expect}")
+            for problem in problems:
+                print(f"  {problem}", file=sys.stderr)
+            print(
+                f"arena verify: {target}: {audit.replays} replay(s), {audit.good} good, "
+                f"{audit.bad} bad; {len(problems)} problem(s)"
+            )
+            print(
+                f"run digest: {audit.digest}"
+                + (" (as expected)" if args.expect and not problems else "")
+            )
+            failed = failed or bool(problems)
+        elif not target.exists():
+            print(f"arena verify: {target} does not exist", file=sys.stderr)
+            failed = True
+        else:
+            try:
+                verify_file(target)
+                print(f"arena verify: {target}: re-derived, all fields match")
+            except VerifyError as exc:
+                print(f"arena verify: FAILED: {exc}", file=sys.stderr)
+                failed = True
+    return 1 if failed else 0
 
 
 def _mock_llm(args: argparse.Namespace) -> int:

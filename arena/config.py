@@ -363,6 +363,13 @@ def load_config(path: str | Path) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"config file {path} does not exist: check the path") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}): a run config is a "
+            "TOML text file; check that this is the file you meant"
+        ) from exc
+    except IsADirectoryError as exc:
+        raise ConfigError(f"{path} is a folder: give the path of a TOML run config") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
     return parse_config(data, source=str(path))

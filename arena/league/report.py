@@ -16,9 +16,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from arena.config import Config, ConfigError
+from arena.config import ConfigError
 from arena.league.standings import GameSummary
-from arena.league.store import LeagueStore
+from arena.league.store import LeagueStore, read_resolved
 from arena.league.tables import league_tables
 
 __all__ = ["FORMATS", "WHATS", "League", "load_league", "render", "standings_tables"]
@@ -31,15 +31,7 @@ class League:
     """A finished or running league as stored: config, seed, games, fallbacks, tables."""
 
     def __init__(self, run: Path) -> None:
-        resolved = run / "config.resolved.json"
-        if not resolved.exists():
-            raise ConfigError(
-                f"{run} has no config.resolved.json: is it a run folder of `arena run`?"
-            )
-        data = json.loads(resolved.read_text(encoding="utf-8"))
-        data.pop("resolved", None)
-        self.config = Config.model_validate(data)
-        self.seed = int(data["run"]["seed"])
+        self.config, self.seed, _ = read_resolved(run)
         try:
             store = LeagueStore.open_readonly(run)
         except FileNotFoundError as exc:

@@ -15,6 +15,7 @@ error and the run goes on.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import signal
@@ -129,9 +130,10 @@ async def _execute(
 def _store(plan: RunPlan, store: LeagueStore, replay: Replay) -> list[GameSummary]:
     """The replay file first (atomic), then the store (one transaction)."""
     path = plan.out / "replays" / f"{replay.episode}.json"
-    write_atomic(path, replay.model_dump_json())
+    text = replay.model_dump_json()
+    write_atomic(path, text)
     crash_point("replay")
-    return store.record(replay, path)
+    return store.record(replay, path, hashlib.sha256(text.encode()).hexdigest())
 
 
 class _Session:

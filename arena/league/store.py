@@ -17,12 +17,23 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from arena.config import Config, ConfigError
 from arena.league.standings import GameSummary, summarise
 from arena.record.replay import Replay
 
-__all__ = ["DB_NAME", "ConfigChanged", "LeagueStore", "config_changes"]
+__all__ = [
+    "DB_NAME",
+    "RESOLVED",
+    "ConfigChanged",
+    "LeagueStore",
+    "StoreDamaged",
+    "config_changes",
+    "read_resolved",
+]
 
 DB_NAME = "league.db"
+RESOLVED = "config.resolved.json"
+"""The config as played, written beside the store when a run starts."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS run (
@@ -50,7 +61,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     second TEXT NOT NULL,
     replay TEXT NOT NULL,
     integrity TEXT NOT NULL,
-    finished REAL NOT NULL
+    finished REAL NOT NULL,
+    digest TEXT
 );
 CREATE TABLE IF NOT EXISTS games (
     episode TEXT NOT NULL REFERENCES episodes(id),
@@ -86,6 +98,29 @@ CREATE TABLE IF NOT EXISTS rating_events (
     PRIMARY KEY (match_index, policy)
 );
 """
+
+
+class StoreDamaged(ConfigError):
+    """The league store cannot be read: damaged, truncated or not a store at all."""
+
+    def __init__(self, path: Path, error: sqlite3.Error) -> None:
+        super().__init__(
+            f"{path} is damaged and cannot be read ({error}); the replays are the truth: "
+            f"`arena rebuild {path.parent}` re-creates it from them"
+        )
+
+
+def read_resolved(out: Path) -> tuple[Config, int, dict[str, Any]]:
+    """The config run folder `out` was played with: (config, master seed, the whole file)."""
+    path = out / RESOLVED
+    if not path.exists():
+        raise ConfigError(f"{out} has no {RESOLVED}: is it a run folder of `arena run`?")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        config = Config.model_validate({k: v for k, v in data.items() if k != "resolved"})
+        return config, int(data["run"]["seed"]), data
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{path} cannot be read ({exc}): was it edited by hand?") from exc
 
 
 class ConfigChanged(Exception):
@@ -131,9 +166,17 @@ class LeagueStore:
         out.mkdir(parents=True, exist_ok=True)
         path = out / DB_NAME
         connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=FULL")
-        connection.executescript(_SCHEMA)
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")
+            connection.executescript(_SCHEMA)
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(episodes)")}
+            if "digest" not in columns:  # a store written before digests were kept
+                connection.execute("ALTER TABLE episodes ADD COLUMN digest TEXT")
+            _probe(connection)
+        except sqlite3.DatabaseError as exc:
+            connection.close()
+            raise StoreDamaged(path, exc) from exc
         return cls(connection, path)
 
     @classmethod
@@ -142,7 +185,13 @@ class LeagueStore:
         path = out / DB_NAME
         if not path.exists():
             raise FileNotFoundError(f"{path} does not exist: is {out} a run folder of `arena run`?")
-        return cls(sqlite3.connect(f"file:{path}?mode=ro", uri=True), path)
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            _probe(connection)
+        except sqlite3.DatabaseError as exc:
+            connection.close()
+            raise StoreDamaged(path, exc) from exc
+        return cls(connection, path)
 
     def close(self) -> None:
         """Close the connection (the WAL is checkpointed)."""
@@ -187,18 +236,21 @@ class LeagueStore:
         """Ids of the episodes whose results are stored."""
         return {row[0] for row in self._db.execute("SELECT id FROM episodes")}
 
-    def record(self, replay: Replay, replay_path: Path) -> list[GameSummary]:
-        """Store a finished episode in one transaction; returns its game summaries."""
+    def record(self, replay: Replay, replay_path: Path, digest: str) -> list[GameSummary]:
+        """Store a finished episode in one transaction, with the SHA-256 of its replay file
+        (`digest`, which `arena verify` checks the file against); its game summaries."""
         summaries = summarise(replay)
         match = replay.match
         seats = replay.spectator.policies
         with self._transaction() as db:
             db.execute(
-                "INSERT OR REPLACE INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO episodes (id, match_index, match_id, entry, game, k, seed, "
+                "first, second, replay, integrity, finished, digest) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     replay.episode, match.index, match.id, match.entry, replay.game, match.k,
                     match.seed, match.first, match.second, str(replay_path),
-                    json.dumps(replay.integrity), time.time(),
+                    json.dumps(replay.integrity), time.time(), digest,
                 ),
             )  # fmt: skip
             for s in summaries:
@@ -221,6 +273,25 @@ class LeagueStore:
                         ),
                     )  # fmt: skip
         return summaries
+
+    def episode_rows(self) -> list[dict[str, Any]]:
+        """Every stored episode: id, match index, replay path and digest, in schedule order."""
+        cursor = self._db.execute(
+            "SELECT id, match_index, replay, digest FROM episodes ORDER BY match_index, id"
+        )
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def stored_results(self) -> dict[str, dict[int, tuple[object, ...]]]:
+        """Episode -> game index -> (scores, reason, ending, plies), as stored."""
+        out: dict[str, dict[int, tuple[object, ...]]] = {}
+        rows = self._db.execute(
+            "SELECT episode, game_index, scores, reason, ending, plies FROM games"
+        )
+        for episode, index, scores, reason, ending, plies in rows:
+            parsed = json.loads(scores) if scores is not None else None
+            out.setdefault(episode, {})[int(index)] = (parsed, reason, ending, int(plies))
+        return out
 
     def game_summaries(self) -> list[GameSummary]:
         """Every stored game, in schedule order."""
@@ -251,6 +322,12 @@ class LeagueStore:
                     for policy, elo in ratings.items()
                 ],
             )
+
+
+def _probe(connection: sqlite3.Connection) -> None:
+    """Read every table once: a damaged or truncated file fails here, not mid-report."""
+    for table in ("run", "episodes", "games", "fallbacks", "rating_events"):
+        connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
 
 
 def _detail(replay: Replay, index: int) -> str:

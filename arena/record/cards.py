@@ -271,8 +271,11 @@ def audit_ledger(out: Path, finished_cards: Mapping[str, tuple[int, str]]) -> li
         seed = reveal.get("seed")
         if not isinstance(seed, str) or commitment(seed) != commit.get("commitment"):
             problems.append(f"{where}: the revealed seed does not match its commitment")
-        if reveal.get("status") == "finished" and finished_cards.get(card) != (attempt, seed):
+        kept = finished_cards.get(card)
+        if reveal.get("status") == "finished" and (kept is None or kept[0] != attempt):
             problems.append(f"{where}: revealed as finished, but no replay of it is kept")
+        elif reveal.get("status") == "finished" and kept is not None and kept[1] != seed:
+            problems.append(f"{where}: its replay's seed is not the seed the ledger revealed")
         if reveal.get("status") == "cancelled" and (card, attempt + 1) not in commits:
             problems.append(f"{where}: cancelled, but no card replaced it")
     return problems

@@ -8,6 +8,7 @@ ply, and the result. The first difference is reported with where it is.
 
 from __future__ import annotations
 
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,7 @@ def _verify_game(
     if record.aliases != expected_aliases:
         raise VerifyError(f"{where}: aliases {record.aliases} differ from {expected_aliases}")
     fallbacks = {(f.ply, f.seat): f for f in record.fallbacks}
+    _check_prompts(record, where)
     state = game.initial(chance, game=record.index)
     if game.integrity(state) != record.integrity:
         raise VerifyError(
@@ -115,6 +117,21 @@ def _verify_game(
             )
             raise VerifyError(f"{at}: integrity data {differing} differ from the re-derivation")
     _check_result(game, state, record, where)
+
+
+def _check_prompts(record: GameRecord, where: str) -> None:
+    """Every recorded prompt is the one its hash names (an edited prompt is caught)."""
+    for ply in record.plies:
+        for d in ply.decisions:
+            for a in d.attempts:
+                if (
+                    a.prompt is not None
+                    and sha256(a.prompt.encode()).hexdigest() != a.prompt_sha256
+                ):
+                    raise VerifyError(
+                        f"{where} ply {ply.ply}: seat {d.seat}'s attempt {a.n} prompt differs "
+                        "from its recorded hash"
+                    )
 
 
 def _check_fallback(

@@ -230,10 +230,10 @@ def test_an_episode_that_cannot_be_stored_is_a_failure_and_the_run_goes_on(
     plan = plan_run(parse_config(_config("unstorable", policies, ["hex"], matches=1)), tmp_path)
     record = LeagueStore.record
 
-    def refuse_one(store: LeagueStore, replay: Replay, path: Path) -> Any:
+    def refuse_one(store: LeagueStore, replay: Replay, path: Path, digest: str) -> Any:
         if replay.episode.endswith("-g2"):
             raise ValueError("surrogates not allowed")
-        return record(store, replay, path)
+        return record(store, replay, path, digest)
 
     monkeypatch.setattr(LeagueStore, "record", refuse_one)
     result = anyio.run(execute, plan)

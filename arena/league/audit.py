@@ -1,0 +1,127 @@
+"""`arena verify RUN`: everything a run folder claims, checked, every problem reported.
+
+Each replay is re-derived from its seed and moves (`record.verify`), its
+prompts against their hashes; each replay file against the digest the league
+store kept when it was stored (an edited reply or `say` is caught); every
+stored episode against its replay and every replay against its row, results
+and scores included; the backgammon ledger (`cards.audit_ledger`). The run
+digest, one SHA-256 over every replay's digest in schedule order, is what a
+user publishes: checking a folder against it (`--expect`) still tells an
+edited replay after someone rewrote both the replays and the store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.league.store import DB_NAME, LeagueStore
+from arena.record.cards import audit_ledger
+from arena.record.ledger import LEDGER
+from arena.record.replay import Replay, load_replay
+from arena.record.verify import VerifyError, verify_replay
+
+__all__ = ["RunAudit", "audit_run", "run_digest"]
+
+
+@dataclass
+class RunAudit:
+    """What `audit_run` found: replays checked, good and bad, every problem, the digest."""
+
+    replays: int = 0
+    good: int = 0
+    problems: list[str] = field(default_factory=list)
+    digest: str = ""
+    """The run digest: SHA-256 over every replay's digest in schedule order."""
+
+    @property
+    def bad(self) -> int:
+        """Replays with a problem of their own."""
+        return self.replays - self.good
+
+
+def run_digest(digests: list[tuple[int, str, str]]) -> str:
+    """The run digest of (match index, episode, replay digest) entries, in schedule order."""
+    lines = "".join(f"{episode}:{digest}\n" for _, episode, digest in sorted(digests))
+    return hashlib.sha256(lines.encode()).hexdigest()
+
+
+def audit_run(out: Path) -> RunAudit:
+    """Check run folder `out` whole (see the module docstring)."""
+    audit = RunAudit()
+    files = {p.stem: p for p in sorted((out / "replays").glob("*.json"))}
+    stored = _stored(out, audit)
+    digests: list[tuple[int, str, str]] = []
+    finished_cards: dict[str, tuple[int, str]] = {}
+    for episode, path in files.items():
+        audit.replays += 1
+        raw = path.read_bytes()
+        digest = hashlib.sha256(raw).hexdigest()
+        problems = []
+        try:
+            replay = load_replay(path)
+            verify_replay(replay, where=str(path), run_folder=out)
+        except (VerifyError, ValueError) as exc:
+            problems.append(str(exc) if isinstance(exc, VerifyError) else f"{path}: {exc}")
+            replay = None
+        row = stored.pop(episode, None) if stored is not None else None
+        if stored is not None and row is None:
+            problems.append(f"{path}: no episode of the league store holds this replay")
+        if row is not None and row["digest"] not in (None, digest):
+            problems.append(f"{path}: the file differs from the replay stored (its digest)")
+        if replay is not None:
+            digests.append((replay.match.index, episode, digest))
+            _note_card(replay, finished_cards)
+            if row is not None:
+                problems.extend(_result_differences(path, replay, row["results"]))
+        audit.problems.extend(problems)
+        audit.good += not problems
+    for episode in stored or {}:
+        audit.problems.append(
+            f"{out / DB_NAME}: episode {episode} is stored, its replay is missing"
+        )
+    if (out / LEDGER).exists():
+        audit.problems.extend(f"ledger: {p}" for p in audit_ledger(out, finished_cards))
+    elif finished_cards:
+        audit.problems.append(
+            f"{out / LEDGER} is missing: the cards' commitments cannot be checked against it"
+        )
+    audit.digest = run_digest(digests)
+    return audit
+
+
+def _stored(out: Path, audit: RunAudit) -> dict[str, dict[str, object]] | None:
+    """The store's episodes by id, or None (and a problem) without a store to compare."""
+    if not (out / DB_NAME).exists():
+        audit.problems.append(
+            f"{out / DB_NAME} is missing: `arena rebuild {out}` re-creates it from the replays"
+        )
+        return None
+    store = LeagueStore.open_readonly(out)
+    try:
+        rows = {str(r["id"]): r for r in store.episode_rows()}
+        results = store.stored_results()
+    finally:
+        store.close()
+    for episode, row in rows.items():
+        row["results"] = results.get(episode, {})
+    return rows
+
+
+def _result_differences(path: Path, replay: Replay, stored: object) -> list[str]:
+    """Where the store's results of an episode differ from its replay's."""
+    recorded = {
+        g.index: (g.result.scores, g.result.reason, g.result.ending, g.result.plies)
+        for g in replay.games
+        if g.result is not None
+    }
+    if recorded == stored:
+        return []
+    return [f"{path}: the league store's results {stored} differ from the replay's {recorded}"]
+
+
+def _note_card(replay: Replay, finished_cards: dict[str, tuple[int, str]]) -> None:
+    block = replay.integrity
+    if "card" in block and block.get("status") != "cancelled":
+        finished_cards[str(block["card"])] = (int(block["attempt"]), str(block["card_seed"]))
