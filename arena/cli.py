@@ -22,7 +22,6 @@ from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan, plan_run
 from arena.league.report import standings_tables
 from arena.league.run import RunResult, execute
-from arena.league.tables import league_tables
 from arena.logs import close_logging, configure_logging
 
 __all__ = ["main"]
@@ -222,7 +221,7 @@ def _run(args: argparse.Namespace) -> int:
             close_logging()
     stdout = Console()
     out = stdout if stdout.is_terminal else Console(width=140)
-    for table in standings_tables(league_tables(result.games, plan.config, plan.master_seed)):
+    for table in standings_tables(result.tables):
         out.print(table)
     if result.failed:
         out.print(

@@ -56,7 +56,7 @@ def one_run(policies: dict[str, Any], out: Path) -> tuple[int, float]:
     finally:
         close_logging()
     elapsed = time.perf_counter() - began
-    decisions = sum(seat.decisions for g in result.games for seat in g.seats)
+    decisions = sum(row["decisions"] for row in result.tables["standings"]["overall"])
     return decisions, elapsed
 
 

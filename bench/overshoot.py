@@ -75,10 +75,14 @@ def main() -> None:
     )
     parser.add_argument("--in-flight", type=int, default=64)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--burners", type=int, default=2, help="CPU-burning processes")
     args = parser.parse_args()
     server, url = start_server(50, "hang=0.1")
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    table = Table(title=f"{args.in_flight} board games in flight, two cores burnt, 1 in 10 a hang")
+    burn = [sys.executable, "-c", "while True: pass"]
+    burners = [subprocess.Popen(burn) for _ in range(args.burners)]
+    table = Table(
+        title=f"{args.in_flight} board games in flight, {args.burners} cores burnt, 1 in 10 a hang"
+    )
     for column in ("run", "LLM decisions", "worst past decision_s", "p99", "target"):
         table.add_column(column, justify="right")
     worst = []

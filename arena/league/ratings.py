@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -215,19 +215,26 @@ def _match_cells(rated: list[MatchOutcome], policies: list[str]) -> _FloatArray:
     return cells
 
 
-def _bootstrap_counts(matches: int, seed: int, resamples: int) -> _FloatArray:
-    """How often each match is drawn in each resample, shape (resamples, matches)."""
-    if matches == 0:
-        return np.zeros((resamples, 0))
+_RESAMPLES_AT_ONCE = 64
+"""Bootstrap resamples drawn together: memory stays a few MB however many matches a league
+has (the draws are the same as drawing every resample at once)."""
+
+
+def _bootstrap_wins(cells: _FloatArray, seed: int, resamples: int) -> Iterator[_FloatArray]:
+    """Each resample's wins (rows of `cells`' shape), `_RESAMPLES_AT_ONCE` rows at a time:
+    how often each match is drawn in the resample, times that match's cells."""
+    matches = cells.shape[0]
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, matches, size=(resamples, matches))
-    # Offsetting row r by r * matches lets one bincount count every row at once.
-    flat = (draws + np.arange(resamples)[:, None] * matches).ravel()
-    return (
-        np.bincount(flat, minlength=resamples * matches)
-        .reshape(resamples, matches)
-        .astype(np.float64)
-    )
+    for start in range(0, resamples, _RESAMPLES_AT_ONCE):
+        rows = min(_RESAMPLES_AT_ONCE, resamples - start)
+        if matches == 0:
+            yield np.zeros((rows, cells.shape[1]))
+            continue
+        draws = rng.integers(0, matches, size=(rows, matches))
+        # Offsetting row r by r * matches lets one bincount count every row at once.
+        flat = (draws + np.arange(rows)[:, None] * matches).ravel()
+        counts = np.bincount(flat, minlength=rows * matches).reshape(rows, matches)
+        yield counts.astype(np.float64) @ cells
 
 
 def _with_anchor_prior(wins: _FloatArray) -> _FloatArray:
@@ -301,9 +308,11 @@ def _bt_fit(matches: Iterable[MatchOutcome], seed: int, resamples: int) -> _BTFi
     if not policies:
         return _BTFit([], [], np.zeros(0), np.zeros((resamples, 0)))
     rated = [match for match in ordered if match.rated]
-    counts = np.vstack([np.ones((1, len(rated))), _bootstrap_counts(len(rated), seed, resamples)])
+    cells = _match_cells(rated, policies)
+    observed = np.ones((1, len(rated))) @ cells
     n = len(policies) + 1
-    wins = _with_anchor_prior((counts @ _match_cells(rated, policies)).reshape(-1, n, n))
+    rows = np.vstack([observed, *_bootstrap_wins(cells, seed, resamples)])
+    wins = _with_anchor_prior(rows.reshape(-1, n, n))
     ratings = _on_elo_scale(_fit_log_strengths(wins))
     return _BTFit(shown, policies, ratings[0], ratings[1:])
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,6 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.config import ConfigError
-from arena.league.standings import GameSummary
 from arena.league.store import LeagueStore, read_resolved
 from arena.league.tables import league_tables
 
@@ -28,20 +29,36 @@ FORMATS = ("table", "json", "csv")
 
 
 class League:
-    """A finished or running league as stored: config, seed, games, fallbacks, tables."""
+    """A finished or running league as stored: config, seed and tables; its games and
+    fallback records are read from the store as they are reported, never held whole."""
 
     def __init__(self, run: Path) -> None:
+        self.run = run
         self.config, self.seed, _ = read_resolved(run)
+        with self._store() as store:
+            self.tables = league_tables(store.game_summaries(), self.config, self.seed)
+
+    @contextmanager
+    def _store(self) -> Iterator[LeagueStore]:
         try:
-            store = LeagueStore.open_readonly(run)
+            store = LeagueStore.open_readonly(self.run)
         except FileNotFoundError as exc:
             raise ConfigError(str(exc)) from exc
         try:
-            self.games: list[GameSummary] = store.game_summaries()
-            self.fallbacks = store.fallback_rows()
+            yield store
         finally:
             store.close()
-        self.tables = league_tables(self.games, self.config, self.seed)
+
+    def games(self) -> Iterator[dict[str, Any]]:
+        """Every stored game's summary, in schedule order."""
+        with self._store() as store:
+            for game in store.game_summaries():
+                yield game.to_json()
+
+    def fallbacks(self) -> Iterator[dict[str, Any]]:
+        """Every fallback record, in schedule order."""
+        with self._store() as store:
+            yield from store.fallback_rows()
 
 
 def load_league(run: Path) -> League:
@@ -119,7 +136,7 @@ def _h2h_table(tables: dict[str, Any], policies: list[str]) -> Table:
     return table
 
 
-def _rows(league: League, what: str) -> list[dict[str, Any]]:
+def _rows(league: League, what: str) -> Iterable[dict[str, Any]]:
     if what == "standings":
         return [
             {**row, "game": name, "elo": league.tables["ratings"]["elo"].get(row["policy"]),
@@ -132,22 +149,35 @@ def _rows(league: League, what: str) -> list[dict[str, Any]]:
             for key, v in league.tables["h2h"].items() for a, b in [key.split("|", 1)]
         ]  # fmt: skip
     if what == "fallbacks":
-        return league.fallbacks
-    return [g.to_json() for g in league.games]
+        return league.fallbacks()
+    return league.games()
 
 
-def _csv(rows: list[dict[str, Any]]) -> str:
-    if not rows:
-        return ""
+def _csv(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """CSV text a few rows at a time; the first row names the columns (every row of one
+    report has the same)."""
     buffer = io.StringIO()
-    fields = list(dict.fromkeys(k for row in rows for k in row))
-    writer = csv.DictWriter(buffer, fieldnames=fields)
-    writer.writeheader()
+    writer: csv.DictWriter[str] | None = None
     for row in rows:
+        if writer is None:
+            writer = csv.DictWriter(buffer, fieldnames=list(row))
+            writer.writeheader()
         writer.writerow(
             {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in row.items()}
         )
-    return buffer.getvalue()
+        if buffer.tell() > 1 << 16:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
+
+
+def _json_list(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """A JSON list written a row at a time."""
+    yield "["
+    for n, row in enumerate(rows):
+        yield ("," if n else "") + "\n  " + json.dumps(row)
+    yield "\n]"
 
 
 def render(league: League, what: str, fmt: str, console: Console) -> None:
@@ -156,11 +186,14 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
         raise ConfigError(
             f"--what {what} --format {fmt}: use --what {'|'.join(WHATS)} --format {'|'.join(FORMATS)}"
         )
-    if fmt == "json":
-        data: Any = league.tables if what in ("standings", "h2h") else _rows(league, what)
-        console.out(json.dumps(data, indent=2), highlight=False)
-    elif fmt == "csv":
-        console.out(_csv(_rows(league, what)), highlight=False, end="")
+    if fmt == "json" and what in ("standings", "h2h"):
+        console.out(json.dumps(league.tables, indent=2), highlight=False)
+    elif fmt in ("json", "csv"):
+        chunks = _json_list(_rows(league, what)) if fmt == "json" else _csv(_rows(league, what))
+        for chunk in chunks:
+            console.out(chunk, highlight=False, end="")
+        if fmt == "json":
+            console.out("", highlight=False)
     elif what == "standings":
         for table in standings_tables(league.tables):
             console.print(table)
@@ -175,7 +208,7 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
     elif what == "h2h":
         console.print(_h2h_table(league.tables, list(league.config.policies)))
     else:
-        rows = _rows(league, what)
+        rows = list(_rows(league, what))
         table = Table(title=f"{what} ({len(rows)})")
         keys = list(rows[0]) if rows else []
         for key in keys:

@@ -16,13 +16,15 @@ error and the run goes on.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import shutil
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import structlog
@@ -40,9 +42,17 @@ from arena.play.match import Episode
 from arena.record.cards import PARTIAL
 from arena.record.crash import crash_point
 from arena.record.ledger import new_generation
-from arena.record.replay import Replay, write_atomic
+from arena.record.replay import Replay, write_atomic, write_atomic_lines
 
-__all__ = ["Failure", "Progress", "RunResult", "execute", "start_over"]
+__all__ = [
+    "SUMMARY_GAMES",
+    "Failure",
+    "Progress",
+    "RunResult",
+    "execute",
+    "read_summary_head",
+    "start_over",
+]
 
 log = structlog.get_logger("arena.league.run")
 
@@ -52,9 +62,10 @@ Failure = dict[str, str]
 
 @dataclass
 class RunResult:
-    """What a run produced; `games` holds every stored game, earlier sessions' included."""
+    """What a run produced in this session, and the league's tables as it now stands."""
 
-    games: list[GameSummary] = field(default_factory=list)
+    tables: dict[str, Any] = field(default_factory=dict)
+    """The league's tables over every stored game, earlier sessions' included."""
     failed: list[Failure] = field(default_factory=list)
     played: int = 0
     """Episodes finished in this session."""
@@ -114,13 +125,12 @@ async def _execute(
             async with providers.Providers() as pool:
                 session = _Session(plan, pool, store, finished, result, on_episode)
                 await session.play(grace_s, handle_signals)
-        result.games = store.game_summaries()
-        tables = league_tables(result.games, plan.config, plan.master_seed)
-        store.store_ratings([(i, r) for i, r in tables["ratings"]["elo_history"]])
+        result.tables = league_tables(store.game_summaries(), plan.config, plan.master_seed)
+        store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])
+        result.wall_s = time.monotonic() - started
+        _write_summary(plan, result, store.game_summaries())
     finally:
         store.close()
-    result.wall_s = time.monotonic() - started
-    _write_summary(plan, result, tables)
     log.info("run_finished", run=name, played=result.played, skipped=result.skipped,
              failed=len(result.failed), interrupted=result.interrupted,
              wall_s=round(result.wall_s, 3))  # fmt: skip
@@ -271,8 +281,9 @@ class _Session:
                     self.on_episode(self.result)
 
 
-def _write_summary(plan: RunPlan, result: RunResult, tables: dict[str, object]) -> None:
-    summary = {
+def _write_summary(plan: RunPlan, result: RunResult, games: Iterable[GameSummary]) -> None:
+    """summary.json: the run, its tables and every game's result, written game by game."""
+    head = {
         "run": plan.config.run.name,
         "seed": plan.master_seed,
         "episodes": plan.episode_count(),
@@ -280,7 +291,35 @@ def _write_summary(plan: RunPlan, result: RunResult, tables: dict[str, object]) 
         "failed": result.failed,
         "interrupted": result.interrupted,
         "wall_s": round(result.wall_s, 3),
-        **tables,
-        "games": [g.to_json() for g in result.games],
+        **result.tables,
     }
-    write_atomic(plan.out / "summary.json", json.dumps(summary, indent=2))
+    opening = json.dumps(head, indent=2)[:-2]  # the object without its closing brace
+    rows = (json.dumps(g.to_json(latencies=False)) for g in games)
+    write_atomic_lines(
+        plan.out / "summary.json",
+        itertools.chain([opening, SUMMARY_GAMES], _joined(rows, ",\n"), ["\n  ]\n}\n"]),
+    )
+
+
+SUMMARY_GAMES = ',\n  "games": [\n'
+"""Where summary.json's list of games begins: always its last key, so a reader that wants
+only the tables (`read_summary_head`) never parses thousands of games."""
+
+
+def read_summary_head(path: Path) -> dict[str, Any] | None:
+    """summary.json without its games (None if there is none, or it cannot be read)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        cut = text.find(SUMMARY_GAMES)
+        data = json.loads(text[:cut] + "\n}" if cut >= 0 else text)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    data.pop("games", None)
+    return data
+
+
+def _joined(parts: Iterable[str], separator: str) -> Iterator[str]:
+    for n, part in enumerate(parts):
+        yield (separator + "    " if n else "    ") + part

@@ -7,15 +7,15 @@ other games. Same-author pairs are played but left out of the standings.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from arena.record.replay import GameRecord, Replay
 
-__all__ = ["GameSummary", "Row", "SeatStats", "by_game", "standings", "summarise"]
+__all__ = ["GameSummary", "Row", "SeatStats", "Table", "by_game", "standings", "summarise"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +35,15 @@ class SeatStats:
         """Decisions this seat made or had made for it."""
         return len(self.latencies_ms)
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-able."""
+    def to_json(self, *, latencies: bool = True) -> dict[str, Any]:
+        """JSON-able; without `latencies`, their count stands for the per-decision list."""
+        timing: dict[str, Any] = (
+            {"latencies_ms": list(self.latencies_ms)}
+            if latencies
+            else {"decisions": self.decisions}
+        )
         return {
-            "latencies_ms": list(self.latencies_ms), "fallbacks": self.fallbacks,
+            **timing, "fallbacks": self.fallbacks,
             "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "cost_usd": self.cost_usd,
         }  # fmt: skip
 
@@ -73,13 +78,14 @@ class GameSummary:
         """Fallbacks of both seats."""
         return sum(sum(s.fallbacks.values()) for s in self.seats)
 
-    def to_json(self) -> dict[str, Any]:
-        """JSON-able, for summary.json and the league store."""
+    def to_json(self, *, latencies: bool = True) -> dict[str, Any]:
+        """JSON-able, for the league store (whole) and summary.json (`latencies=False`)."""
+        seats = [s.to_json(latencies=latencies) for s in self.seats]
         return {
             "episode": self.episode, "match_index": self.match_index, "game": self.game,
             "game_index": self.game_index, "policies": list(self.policies),
             "scores": list(self.scores) if self.scores is not None else None, "reason": self.reason,
-            "ending": self.ending, "plies": self.plies, "seats": [s.to_json() for s in self.seats],
+            "ending": self.ending, "plies": self.plies, "seats": seats,
             "same_author": self.same_author,
         }  # fmt: skip
 
@@ -139,7 +145,12 @@ def summarise(replay: Replay) -> list[GameSummary]:
 
 @dataclass
 class Row:
-    """One policy's line in a standings table."""
+    """One policy's line in a standings table.
+
+    Latencies are kept as a histogram of whole milliseconds: a table over
+    thousands of games holds a few hundred counts, not every decision, and its
+    percentiles are exactly those of the list of every decision.
+    """
 
     policy: str
     games: int = 0
@@ -148,16 +159,14 @@ class Row:
     losses: int = 0
     no_contest: int = 0
     score_sum: float = 0.0
-    latencies_ms: list[int] = field(default_factory=list)
+    decisions: int = 0
+    """Decisions over all counted games."""
+    latency_counts: Counter[int] = field(default_factory=Counter)
+    """Decision latency in milliseconds -> how many decisions took it."""
     fallbacks: Counter[str] = field(default_factory=Counter)
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
-
-    @property
-    def decisions(self) -> int:
-        """Decisions over all counted games."""
-        return len(self.latencies_ms)
 
     @property
     def mean_score(self) -> float:
@@ -171,13 +180,31 @@ class Row:
         return sum(self.fallbacks.values()) / self.decisions if self.decisions else 0.0
 
     def latency_ms(self, percentile: float) -> float:
-        """A percentile of decision latency (0 with no decisions)."""
-        return float(np.percentile(self.latencies_ms, percentile)) if self.latencies_ms else 0.0
+        """A percentile of decision latency (0 with no decisions), as numpy's default
+        (linear) method gives it over the list of every decision."""
+        if not self.decisions:
+            return 0.0
+        position = (self.decisions - 1) * (percentile / 100)
+        low = math.floor(position)
+        a, b = self._nth(low), self._nth(min(low + 1, self.decisions - 1))
+        t = position - low
+        # numpy's own lerp, so both ways agree to the last bit
+        return float(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)
+
+    def _nth(self, n: int) -> int:
+        """The n-th smallest latency (from 0)."""
+        seen = 0
+        for value in sorted(self.latency_counts):
+            seen += self.latency_counts[value]
+            if n < seen:
+                return value
+        raise IndexError(n)
 
     def add(self, seat: SeatStats) -> None:
         """Count one game's seat statistics."""
         self.games += 1
-        self.latencies_ms.extend(seat.latencies_ms)
+        self.decisions += len(seat.latencies_ms)
+        self.latency_counts.update(seat.latencies_ms)
         self.fallbacks.update(seat.fallbacks)
         self.tokens_in += seat.tokens_in
         self.tokens_out += seat.tokens_out
@@ -195,16 +222,19 @@ class Row:
         }  # fmt: skip
 
 
-def standings(
-    games: list[GameSummary], policies: list[str], *, game: str | None = None
-) -> list[Row]:
-    """Rows ranked by mean score, for one game or overall (outcomes as +1/0/-1)."""
-    rows = {name: Row(name) for name in policies}
-    for g in games:
-        if g.same_author or (game is not None and g.game != game):
-            continue
+class Table:
+    """A standings table built one game at a time: one game's (`game`) or overall (None)."""
+
+    def __init__(self, policies: list[str], game: str | None = None) -> None:
+        self.game = game
+        self._rows = {name: Row(name) for name in policies}
+
+    def add(self, g: GameSummary) -> None:
+        """Count game `g` (same-author pairs and other games are left out)."""
+        if g.same_author or (self.game is not None and g.game != self.game):
+            return
         for seat in (0, 1):
-            row = rows.setdefault(g.policies[seat], Row(g.policies[seat]))
+            row = self._rows.setdefault(g.policies[seat], Row(g.policies[seat]))
             row.add(g.seats[seat])
             if g.scores is None:
                 row.no_contest += 1
@@ -213,9 +243,22 @@ def standings(
             row.wins += mine > theirs
             row.draws += mine == theirs
             row.losses += mine < theirs
-            row.score_sum += mine if game is not None else (mine > theirs) - (mine < theirs)
-    ranked = sorted(rows.values(), key=lambda r: (-r.mean_score, -r.wins, r.policy))
-    return [r for r in ranked if r.games] + [r for r in ranked if not r.games]
+            row.score_sum += mine if self.game is not None else (mine > theirs) - (mine < theirs)
+
+    def rows(self) -> list[Row]:
+        """Rows ranked by mean score, then wins, then name; policies without games last."""
+        ranked = sorted(self._rows.values(), key=lambda r: (-r.mean_score, -r.wins, r.policy))
+        return [r for r in ranked if r.games] + [r for r in ranked if not r.games]
+
+
+def standings(
+    games: Iterable[GameSummary], policies: list[str], *, game: str | None = None
+) -> list[Row]:
+    """Rows ranked by mean score, for one game or overall (outcomes as +1/0/-1)."""
+    table = Table(policies, game)
+    for g in games:
+        table.add(g)
+    return table.rows()
 
 
 def by_game(games: list[GameSummary]) -> dict[str, list[GameSummary]]:

@@ -293,22 +293,24 @@ class LeagueStore:
             out.setdefault(episode, {})[int(index)] = (parsed, reason, ending, int(plies))
         return out
 
-    def game_summaries(self) -> list[GameSummary]:
-        """Every stored game, in schedule order."""
+    def game_summaries(self) -> Iterator[GameSummary]:
+        """Every stored game, in schedule order, read as it is iterated."""
         rows = self._db.execute(
             "SELECT summary FROM games ORDER BY match_index, episode, game_index"
         )
-        return [GameSummary.from_json(json.loads(row[0])) for row in rows]
+        for (row,) in rows:
+            yield GameSummary.from_json(json.loads(row))
 
-    def fallback_rows(self) -> list[dict[str, Any]]:
-        """Every fallback record, one dict each, in schedule order."""
+    def fallback_rows(self) -> Iterator[dict[str, Any]]:
+        """Every fallback record, one dict each, in schedule order, read as it is iterated."""
         cursor = self._db.execute(
             "SELECT f.episode, e.match_index, e.game, f.game_index, f.ply, f.seat, f.alias, f.policy, "
             "f.cause, f.last_error, f.attempts, f.move FROM fallbacks f JOIN episodes e ON e.id = f.episode "
             "ORDER BY e.match_index, f.episode, f.game_index, f.ply, f.seat"
         )
         names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor]
+        for row in cursor:
+            yield dict(zip(names, row, strict=True))
 
     def store_ratings(self, history: list[tuple[int, dict[str, float]]]) -> None:
         """Replace the Elo history (one row per applied match and policy)."""

@@ -7,6 +7,7 @@ tables and `arena report` all come from `league_tables`.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 from arena.config import Config
@@ -18,7 +19,7 @@ from arena.league.ratings import (
     elo_history,
     head_to_head,
 )
-from arena.league.standings import GameSummary, by_game, standings
+from arena.league.standings import GameSummary, Table
 
 __all__ = ["ab_pairs", "league_tables", "match_outcomes"]
 
@@ -31,24 +32,46 @@ def _result(game: GameSummary, first: str) -> float | None:
     return 1.0 if mine > theirs else 0.5 if mine == theirs else 0.0
 
 
-def match_outcomes(games: list[GameSummary]) -> list[MatchOutcome]:
+def match_outcomes(games: Iterable[GameSummary]) -> list[MatchOutcome]:
     """Complete matches (both games stored), from each match's first policy's side."""
-    by_match: dict[int, list[GameSummary]] = defaultdict(list)
-    for g in games:
-        by_match[g.match_index].append(g)
-    outcomes = []
-    for index, played in sorted(by_match.items()):
-        played = _one_card(played)
+    collect = _Matches()
+    for g in sorted(games, key=lambda g: g.match_index):
+        collect.add(g)
+    return collect.done()
+
+
+class _Matches:
+    """Match outcomes from games given in schedule order, holding one match's games at a time."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[MatchOutcome] = []
+        self._index = -1
+        self._games: list[GameSummary] = []
+
+    def add(self, g: GameSummary) -> None:
+        if g.match_index < self._index:
+            raise ValueError("games must come in schedule order (by match index)")
+        if g.match_index != self._index:
+            self._close()
+            self._index = g.match_index
+        self._games.append(g)
+
+    def done(self) -> list[MatchOutcome]:
+        self._close()
+        return self.outcomes
+
+    def _close(self) -> None:
+        played, self._games = _one_card(self._games), []
         if len(played) != 2:
-            continue  # a match is rated only once both of its games are in
+            return  # a match is rated only once both of its games are in
         played.sort(key=lambda g: g.game_index)
         first, second = (
             played[0].policies if played[0].game_index == 1 else played[0].policies[::-1]
         )
-        outcomes.append(MatchOutcome(
-            index, first, second, tuple(_result(g, first) for g in played), played[0].same_author,
+        self.outcomes.append(MatchOutcome(
+            self._index, first, second, tuple(_result(g, first) for g in played),
+            played[0].same_author,
         ))  # fmt: skip
-    return outcomes
 
 
 def _one_card(played: list[GameSummary]) -> list[GameSummary]:
@@ -76,20 +99,27 @@ def ab_pairs(config: Config) -> list[tuple[str, str]]:
     ]
 
 
-def league_tables(games: list[GameSummary], config: Config, master_seed: int) -> dict[str, Any]:
-    """Standings per game and overall, ratings with intervals, head to head and A/B pairs."""
+def league_tables(games: Iterable[GameSummary], config: Config, master_seed: int) -> dict[str, Any]:
+    """Standings per game and overall, ratings with intervals, head to head and A/B pairs.
+
+    One pass over `games`, in schedule order (as the store gives them): a league of any
+    size holds its tables and its matches' outcomes, never its games.
+    """
     policies = list(config.policies)
-    grouped = by_game(games)
-    matches = match_outcomes(games)
+    overall = Table(policies)
+    per_game: dict[str, Table] = {}
+    collect = _Matches()
+    for g in games:
+        overall.add(g)
+        per_game.setdefault(g.game, Table(policies, g.game)).add(g)
+        collect.add(g)
+    matches = collect.done()
     rated = [m for m in matches if not m.no_contest and not m.same_author]
     bt = bradley_terry(matches, seed=master_seed) if rated else {}
     tables: dict[str, Any] = {
         "standings": {
-            "overall": [r.to_json() for r in standings(games, policies)],
-            **{
-                name: [r.to_json() for r in standings(g, policies, game=name)]
-                for name, g in grouped.items()
-            },
+            "overall": [r.to_json() for r in overall.rows()],
+            **{name: [r.to_json() for r in table.rows()] for name, table in per_game.items()},
         },
         "ratings": {
             "elo": elo(matches) if matches else {},

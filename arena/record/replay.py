@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +35,7 @@ __all__ = [
     "load_replay",
     "move_json",
     "write_atomic",
+    "write_atomic_lines",
 ]
 
 SCHEMA_VERSION = 1
@@ -213,11 +215,17 @@ def move_json(move: Any) -> Any:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` so that readers see the old file or the new one, never half of one."""
+    write_atomic_lines(path, (text,))
+
+
+def write_atomic_lines(path: Path, chunks: Iterable[str]) -> None:
+    """`write_atomic` of text given in `chunks`, written as they come (a large file need
+    never be whole in memory)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.writelines(chunks)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temp, 0o644)  # mkstemp makes it private; a replay is for everyone to read

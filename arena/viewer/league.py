@@ -1,35 +1,63 @@
 """The league page's data: standings, ratings, head to head, fallbacks and the games.
 
 `summary.json` is the source when the run has written it. While a run is in
-progress it has not: the same tables are then derived from the replays
-written so far, with `arena.league.standings`, so a served league page fills in as
-games finish.
+progress it has not: the same tables are then derived from the games of the
+replays drawn so far (`Drawn`), with `arena.league.standings`, so a served
+league page fills in as games finish. The site keeps of each replay only what
+this page needs, never the replay itself.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from arena.league.standings import by_game, standings, summarise
-from arena.record.replay import Replay
+from arena.league.run import read_summary_head
+from arena.league.standings import GameSummary, by_game, standings, summarise
+from arena.league.store import DB_NAME, LeagueStore
+from arena.record.replay import Replay, load_replay
 
-__all__ = ["h2h_from_games", "league_data"]
+__all__ = ["Drawn", "h2h_from_games", "league_data"]
 
 
-def league_data(run: Path, replays: dict[str, Replay], pages: set[str]) -> dict[str, Any]:
-    """Everything the league page shows; `replays` by file stem, `pages` the stems with a page."""
-    summary = _read_json(run / "summary.json")
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """What the league page needs of one replay: its episode and seed (a site of thousands
+    of replays keeps this much of each, never the replay)."""
+
+    episode: str
+    seed: int
+
+    @classmethod
+    def of(cls, replay: Replay) -> Drawn:
+        """The page's part of `replay`."""
+        return cls(replay.episode, replay.match.seed)
+
+
+def league_data(
+    run: Path, replays: dict[str, Drawn], pages: set[str]
+) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """Everything the league page shows, and apart from it (to be written as they come)
+    its rows of games; `replays` by file stem, `pages` the stems with a page."""
+    summary = read_summary_head(run / "summary.json")
     in_progress = summary is None
+    games: Callable[[], Iterable[dict[str, Any]]]
     if summary is None:
-        summary = _summary_from_replays(run, replays)
-    games_list = summary.get("games", [])
+        summary = _summary_from_replays(run)
+        games = partial(iter, summary.pop("games"))
+    elif (run / DB_NAME).exists():  # the store holds the games: read them as they are drawn
+        games = partial(_stored_rows, run)
+    else:
+        games = partial(iter, (_read_json(run / "summary.json") or {}).get("games", []))
     episode_pages = {r.episode: stem for stem, r in replays.items() if stem in pages}
     tables = {name: [_row(r) for r in rows] for name, rows in summary.get("standings", {}).items()}
     overall = tables.get("overall", [])
-    return {
+    data = {
         "kind": "league",
         "run": summary.get("run", run.name),
         "seed": summary.get("seed"),
@@ -38,14 +66,23 @@ def league_data(run: Path, replays: dict[str, Replay], pages: set[str]) -> dict[
         "failed": summary.get("failed", []),
         "standings": tables,
         "ratings": summary.get("ratings"),
-        "h2h": summary.get("h2h") or h2h_from_games(games_list),
+        "h2h": summary.get("h2h") or h2h_from_games(games()),
         "h2h_source": "summary" if summary.get("h2h") else "games",
         "fallbacks": _fallback_table(overall),
-        "games": [_game_row(g, episode_pages, replays) for g in games_list],
     }
+    return data, (_game_row(g, episode_pages, replays) for g in games())
 
 
-def h2h_from_games(games_list: list[dict[str, Any]]) -> dict[str, list[int]]:
+def _stored_rows(run: Path) -> Iterator[dict[str, Any]]:
+    store = LeagueStore.open_readonly(run)
+    try:
+        for game in store.game_summaries():
+            yield game.to_json(latencies=False)
+    finally:
+        store.close()
+
+
+def h2h_from_games(games_list: Iterable[dict[str, Any]]) -> dict[str, list[int]]:
     """`"first|second": [w, d, l, nc]` of first against second, from the finished games."""
     table: dict[str, list[int]] = {}
     for g in games_list:
@@ -102,7 +139,7 @@ def _seat_fallbacks(g: dict[str, Any]) -> list[dict[str, int]]:
 
 
 def _game_row(
-    g: dict[str, Any], episode_pages: dict[str, str], replays: dict[str, Replay]
+    g: dict[str, Any], episode_pages: dict[str, str], replays: dict[str, Drawn]
 ) -> dict[str, Any]:
     stem = episode_pages.get(g["episode"])
     replay = replays.get(stem) if stem is not None else None
@@ -111,21 +148,26 @@ def _game_row(
         **{k: v for k, v in g.items() if k != "seats"},
         "fallbacks": fallbacks,
         "fallback_count": sum(sum(seat.values()) for seat in fallbacks),
-        "seed": replay.match.seed if replay is not None else None,
+        "seed": replay.seed if replay is not None else None,
         "page": None if stem is None else f"games/{stem}.html#game={g['game_index']}",
     }
 
 
-def _summary_from_replays(run: Path, replays: dict[str, Replay]) -> dict[str, Any]:
-    """What summary.json would say about the replays written so far."""
-    finished = [s for r in replays.values() for s in summarise(r)]
-    finished.sort(key=lambda g: (g.match_index, g.game_index))
+def _summary_from_replays(run: Path) -> dict[str, Any]:
+    """What summary.json would say about the replays written so far (read one at a time)."""
     config = _read_json(run / "config.resolved.json") or {}
+    finished: list[GameSummary] = []
+    for path in sorted((run / "replays").glob("*.json")):
+        try:
+            finished.extend(summarise(load_replay(path)))
+        except (OSError, ValueError):
+            continue  # the site lists it among the problems
+    finished.sort(key=lambda g: (g.match_index, g.game_index))
     policies = list(config.get("policies", {})) or sorted({p for g in finished for p in g.policies})
     return {
         "run": config.get("run", {}).get("name", run.name),
         "seed": config.get("run", {}).get("seed"),
-        "episodes": len(replays),
+        "episodes": len({g.episode for g in finished}),
         "standings": {
             "overall": [r.to_json() for r in standings(finished, policies)],
             **{
@@ -133,7 +175,7 @@ def _summary_from_replays(run: Path, replays: dict[str, Replay]) -> dict[str, An
                 for name, group in by_game(finished).items()
             },
         },
-        "games": [g.to_json() for g in finished],
+        "games": [g.to_json(latencies=False) for g in finished],
     }
 
 

@@ -11,8 +11,10 @@ server can redraw only what changed while a run goes on.
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -21,10 +23,10 @@ from typing import Any
 
 import structlog
 
-from arena.record.replay import Replay, load_replay, write_atomic
+from arena.record.replay import load_replay, write_atomic, write_atomic_lines
 from arena.viewer.boards import DRAWERS
 from arena.viewer.frames import replay_data
-from arena.viewer.league import league_data
+from arena.viewer.league import Drawn, league_data
 
 __all__ = ["ASSETS", "Site", "build_site", "embed_json"]
 
@@ -52,7 +54,8 @@ class Site:
     """Served over HTTP: the league page then reloads itself when `live.json` changes."""
     seen: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Replay file stem -> (mtime_ns, size) when its page was written."""
-    replays: dict[str, Replay] = field(default_factory=dict)
+    replays: dict[str, Drawn] = field(default_factory=dict)
+    """Replay file stem -> what the league page needs of it (not the replay itself)."""
     problems: dict[str, str] = field(default_factory=dict)
     """Replay file stem -> why it has no page."""
     stamp: int = 0
@@ -96,7 +99,7 @@ class Site:
         except (OSError, ValueError) as exc:
             self.problems[path.stem] = f"cannot be read as a replay: {exc}"
             return
-        self.replays[path.stem] = replay
+        self.replays[path.stem] = Drawn.of(replay)
         if replay.game not in DRAWERS:
             self.problems[path.stem] = f"the viewer cannot draw {replay.game!r} yet"
             return
@@ -112,19 +115,36 @@ class Site:
 
     def _draw_league(self) -> None:
         pages = {stem for stem in self.replays if stem not in self.problems}
-        data = league_data(self.run, self.replays, pages)
+        data, games = league_data(self.run, self.replays, pages)
         data["problems"] = self.problems
         data["live"] = self.live
-        _write_page(self.out / "index.html", f"{data['run']} · league", "", "league.js", data)
+        title = f"{data['run']} · league"
+        _write_page(self.out / "index.html", title, "", "league.js", data, games=games)
         if self.live:  # after the page: a reload prompted by the stamp finds the new page
             write_atomic(self.out / "live.json", json.dumps({"stamp": self.stamp}))
 
 
-def _write_page(path: Path, title: str, root: str, script: str, data: dict[str, Any]) -> None:
+def _write_page(
+    path: Path,
+    title: str,
+    root: str,
+    script: str,
+    data: dict[str, Any],
+    *,
+    games: Iterable[dict[str, Any]] | None = None,
+) -> None:
+    """A page carrying `data`; `games`, if given, becomes its last key, written a row at a time
+    (a league of thousands of games is never one string in memory)."""
     page = Template(_static_text("page.html")).substitute(
-        title=html.escape(title), root=root, script=script, data=embed_json(data)
+        title=html.escape(title), root=root, script=script, data="\x00"
     )
-    write_atomic(path, page)
+    head, _, tail = page.partition("\x00")
+    if games is None:
+        write_atomic(path, head + embed_json(data) + tail)
+        return
+    opening = embed_json(data)[:-1] + ',"games":['  # the object, reopened for its last key
+    rows = (("," if n else "") + embed_json(row) for n, row in enumerate(games))
+    write_atomic_lines(path, itertools.chain([head, opening], rows, ["]}", tail]))
 
 
 def build_site(run: Path) -> Path:

@@ -1,14 +1,17 @@
-"""Test doubles: a scripted text seat and a tiny simultaneous game."""
+"""Test doubles: a scripted text seat and a tiny simultaneous game; reading a run's games."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import anyio
 
 import games
+from arena.league.standings import GameSummary
+from arena.league.store import LeagueStore
 from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
 
@@ -95,3 +98,12 @@ class Duel(games.Game[DuelState]):
 
     def view(self, s: DuelState, seat: int) -> dict[str, Any]:
         return {"game": "duel", "ply": s.ply, "you": seat}
+
+
+def stored_games(out: Path) -> list[GameSummary]:
+    """Every game the league store of run folder `out` holds, in schedule order."""
+    store = LeagueStore.open_readonly(out)
+    try:
+        return list(store.game_summaries())
+    finally:
+        store.close()

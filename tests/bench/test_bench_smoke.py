@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
             ["--runs", "1", "--in-flight", "4", "--latency-ms", "5", "--episodes", "8"],
             "of ideal",
         ),
+        ("bench.overshoot", ["--runs", "1", "--in-flight", "3", "--burners", "0"], "decision_s"),
+        ("bench.memory", ["--small", "4", "--large", "8"], "ratio"),
     ],
 )
 def test_benchmark_prints_its_table(module: str, args: list[str], expect: str) -> None:

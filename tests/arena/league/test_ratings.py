@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena.league.ratings import (
     MatchOutcome,
@@ -296,3 +298,14 @@ def test_two_matches_on_one_index_are_refused() -> None:
     for rate in (elo, head_to_head, lambda ms: bradley_terry(ms, seed=1)):
         with pytest.raises(ValueError, match="two matches share schedule index 3"):
             rate(matches)
+
+
+@given(st.lists(st.integers(0, 100_000), min_size=1, max_size=200), st.floats(0, 100))
+def test_a_rows_latency_percentile_is_numpys_over_every_decision(
+    latencies: list[int], percentile: float
+) -> None:
+    from arena.league.standings import Row, SeatStats
+
+    row = Row("p")
+    row.add(SeatStats(tuple(latencies), {}))
+    assert row.latency_ms(percentile) == float(np.percentile(latencies, percentile))

@@ -17,6 +17,7 @@ from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question
 from arena.record.replay import Replay, load_replay
 from arena.record.verify import VerifyError, verify_file, verify_replay
+from tests.arena.fakes import stored_games
 from tests.timing import MARGIN_S
 
 
@@ -101,11 +102,12 @@ def test_results_are_zero_sum_and_every_replay_verifies(tmp_path: Path) -> None:
     config = parse_config(_config("zero", policies, ["rotate"], matches=4))
     result = anyio.run(execute, plan_run(config, tmp_path / "out"))
     assert not result.failed
-    assert len(result.games) == 4 * 3 * 2
-    for game in result.games:
+    games = stored_games(tmp_path / "out")
+    assert len(games) == 4 * 3 * 2
+    for game in games:
         assert game.scores is not None
         assert sum(game.scores) == 0
-    causes = {cause for g in result.games for seat in g.seats for cause in seat.fallbacks}
+    causes = {cause for g in games for seat in g.seats for cause in seat.fallbacks}
     assert {"empty", "unreadable", "illegal", "provider_error"} <= causes
     for path in sorted((tmp_path / "out" / "replays").glob("*.json")):
         verify_file(path)
@@ -212,8 +214,9 @@ def test_wall_clock_stop_is_adjudicated_and_verifies(tmp_path: Path) -> None:
     data = _config("wall", policies, ["quoridor"], matches=1)
     data["deadlines"] = {"first_reply_s": 0.05, "retry_s": 0.05, "decision_s": 0.1}
     data["game"] = {"quoridor": {"episode_wall_s": 0.5}}
-    result = anyio.run(execute, plan_run(parse_config(data), tmp_path / "out"))
-    assert {(g.reason, g.ending) for g in result.games} == {("deadline", "wall-clock")}
+    anyio.run(execute, plan_run(parse_config(data), tmp_path / "out"))
+    games = stored_games(tmp_path / "out")
+    assert {(g.reason, g.ending) for g in games} == {("deadline", "wall-clock")}
     for replay in _replays(tmp_path / "out"):
         verify_replay(replay)
         for game in replay.games:

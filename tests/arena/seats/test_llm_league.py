@@ -24,6 +24,7 @@ from arena.play.protocol import Question, SeatFailure
 from arena.record.replay import load_replay
 from arena.record.verify import verify_replay
 from arena.seats.llm import LlmSeat
+from tests.arena.fakes import stored_games
 from tests.timing import MARGIN_S
 
 pytestmark = pytest.mark.anyio
@@ -120,7 +121,8 @@ async def test_refused_connection_is_not_connected_then_transport(tmp_path: Path
     data["run"]["matches"] = 1
     data["policies"] = {k: v for k, v in data["policies"].items() if k in ("tactician", "openai")}
     result = await execute(plan_run(parse_config(data), tmp_path))
-    causes = {c for g in result.games for seat in g.seats for c in seat.fallbacks}
+    assert not result.failed
+    causes = {c for g in stored_games(tmp_path) for seat in g.seats for c in seat.fallbacks}
     assert causes == {"not_connected"}
 
 
@@ -158,6 +160,8 @@ async def test_one_config_twice_against_the_mock_gives_identical_replays(tmp_pat
         for run in ("first", "second"):
             data = _config(url, run)
             data["run"]["name"] = "twice"
+            # Wide deadlines: no answer may be late, however loaded the machine.
+            data["deadlines"] = {"first_reply_s": 10, "retry_s": 5, "decision_s": 15}
             plan = plan_run(parse_config(data), tmp_path / run)
             assert not (await execute(plan)).failed
             replays = sorted((tmp_path / run / "replays").glob("*.json"))
