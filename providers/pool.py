@@ -9,6 +9,7 @@ key, model), the unit a provider rate-limits. Everything is closed when the
 
 from __future__ import annotations
 
+import functools
 import ssl
 from types import TracebackType
 from typing import Self
@@ -57,7 +58,6 @@ class Providers:
         self._slots: dict[_SlotKey, anyio.CapacityLimiter] = {}
         self._clients: dict[ProviderSpec, HTTPProvider] = {}
         self._open = False
-        self._ssl: ssl.SSLContext | None = None
 
     async def __aenter__(self) -> Self:
         self._open = True
@@ -98,16 +98,16 @@ class Providers:
     def _endpoint(self, spec: ProviderSpec) -> Lanes:
         key = (spec.protocol, spec.base_url)
         if key not in self._http:
-            self._http[key] = Lanes(self._new_client)
+            tls = spec.base_url.startswith("https://")
+            self._http[key] = Lanes(functools.partial(self._new_client, tls))
         return self._http[key]
 
-    def _new_client(self) -> httpx.AsyncClient:
+    def _new_client(self, tls: bool) -> httpx.AsyncClient:
         # No pool cap of httpx's own: the slot limiters are the only gate, so
         # a wait for a connection is always a wait the deadline accounts for.
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=_KEEPALIVE)
-        if self._ssl is None:  # loading the CA bundle costs ~20 ms: once per pool, not per lane
-            self._ssl = httpx.create_ssl_context()
-        return httpx.AsyncClient(limits=limits, transport=self._transport, verify=self._ssl)
+        verify = _verified_context() if tls else _plain_context()
+        return httpx.AsyncClient(limits=limits, transport=self._transport, verify=verify)
 
     def _slot(self, spec: ProviderSpec) -> anyio.CapacityLimiter:
         # The first spec seen for a (protocol, base_url, key, model) sets its size.
@@ -115,3 +115,17 @@ class Providers:
         if key not in self._slots:
             self._slots[key] = anyio.CapacityLimiter(spec.max_connections)
         return self._slots[key]
+
+
+@functools.cache
+def _verified_context() -> ssl.SSLContext:
+    """The one certificate-checking TLS context of the process: loading the CA bundle costs
+    tens of milliseconds of the event loop, so it is done once, and only for https://."""
+    return httpx.create_ssl_context()
+
+
+@functools.cache
+def _plain_context() -> ssl.SSLContext:
+    """What an http:// endpoint's client is given: it never speaks TLS (its URLs are its base
+    URL's, and redirects are not followed), so no CA bundle is loaded for it."""
+    return httpx.create_ssl_context(verify=False)
