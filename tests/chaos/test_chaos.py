@@ -81,9 +81,13 @@ def _config(name: str, policies: dict[str, Any], deadlines: dict[str, float]) ->
     }  # fmt: skip
 
 
+MODEL = "marker-model-7f3a"
+"""A model name no prompt may carry, whatever failed."""
+
+
 def _model(url: str, mode: str, protocol: str) -> dict[str, Any]:
     return {
-        "kind": "llm", "provider": protocol, "model": "m", "api_key_env": "CHAOS_KEY",
+        "kind": "llm", "provider": protocol, "model": MODEL, "api_key_env": "CHAOS_KEY",
         "base_url": _base_url(url, mode, protocol), "max_response_bytes": CAP,
     }  # fmt: skip
 
@@ -131,6 +135,9 @@ async def test_every_fault_mode_of_every_protocol(tmp_path: Path) -> None:
                             continue  # the tactician's
                         assert d.latency_s < _deadlines(mode)["decision_s"] + MARGIN_S, where
                         causes.update(a.cause for a in d.attempts)
+                        for a in d.attempts:  # neither the model's name nor its endpoint
+                            assert MODEL not in (a.prompt or ""), where
+                            assert url.removeprefix("http://") not in (a.prompt or ""), where
         assert EXPECTED[mode] in causes, f"{where}: causes {causes}"
         assert causes <= {EXPECTED[mode], *ALSO.get(mode, ())}, f"{where}: causes {causes}"
         assert audit_run(out).problems == [], where

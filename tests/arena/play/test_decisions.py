@@ -9,7 +9,7 @@ import pytest
 
 import games
 from arena.config import Deadlines
-from arena.play.decisions import decide, decide_batch
+from arena.play.decisions import SEAT_LEAD_S, decide, decide_batch
 from arena.play.protocol import DecisionRequest, Question
 from tests.arena.fakes import Duel, ScriptSeat
 from tests.timing import MARGIN_S
@@ -247,3 +247,14 @@ async def test_a_reply_nested_too_deep_is_unreadable_not_a_crash() -> None:
     assert decision.source == "retry"
     assert decision.attempts[0].cause == "unreadable"
     assert "too deep" in decision.attempts[0].error
+
+
+@pytest.mark.parametrize(("offset", "accepted"), [(-0.1, True), (0.04, False)])
+async def test_lateness_is_decided_by_arrival(offset: float, accepted: bool) -> None:
+    # 100 ms before its deadline a reply is the seat's; 40 ms after it, a timeout, even when
+    # the seat shields itself from the arena's cut-off and answers all the same.
+    deadlines = Deadlines(first_reply_s=0.3, retry_s=0.3, decision_s=0.3)
+    seat = ScriptSeat([("late", offset + SEAT_LEAD_S, '{"move": "a1"}')])
+    decision = await decide(_request(seat, deadlines))
+    assert (decision.source == "reply") is accepted
+    assert decision.attempts[0].cause == (None if accepted else "timeout")
