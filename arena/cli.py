@@ -76,6 +76,16 @@ def _mock_llm_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     mock.add_argument("--slow-ms", type=int, default=2000, help="how late a `slow` answer comes")
     mock.add_argument("--seed", type=int, default=0)
+    mock.add_argument(
+        "--down-after",
+        type=float,
+        metavar="S",
+        help="an outage: after S seconds the port closes (connections refused)",
+    )
+    mock.add_argument(
+        "--down-for", type=float, default=8.0, metavar="S", help="how long it is down"
+    )
+    mock.add_argument("--flap", action="store_true", help="go down and come back again and again")
     mock.set_defaults(handler=_mock_llm)
 
 
@@ -366,7 +376,12 @@ def _mock_llm(args: argparse.Namespace) -> int:
         f"mock LLM on http://{args.host}:{args.port} (OpenAI: /v1/chat/completions, "
         f"Anthropic: /v1/messages, Gemini: /v1beta/models/M:generateContent); Ctrl-C stops it"
     )
-    main_mock_llm(args.host, args.port, args.latency_ms, args.faults, args.slow_ms, args.seed)
+    from arena.mock_llm.outage import Outage
+
+    outage = None if args.down_after is None else Outage(args.down_after, args.down_for, args.flap)
+    main_mock_llm(
+        args.host, args.port, args.latency_ms, args.faults, args.slow_ms, args.seed, outage
+    )
     return 0
 
 

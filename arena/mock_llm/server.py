@@ -16,6 +16,7 @@ import anyio
 import uvicorn
 
 from arena.mock_llm.answers import FAULTS, check_faults, parse_faults
+from arena.mock_llm.outage import Front, Outage
 from arena.mock_llm.shapes import respond, route
 
 __all__ = ["MockLLM", "build_app", "main_mock_llm", "serve", "serving"]
@@ -72,6 +73,8 @@ class MockLLM:
         endpoint = route(path)
         if method == "GET" and path == "/stats":
             await _send_json(send, 200, self.stats())
+        elif method == "GET" and (listing := _models(path)) is not None:
+            await _send_json(send, 200, listing)
         elif method == "POST" and endpoint is not None:
             await self._answer(endpoint, body, receive, send)
         else:
@@ -147,6 +150,22 @@ async def _read_body(receive: _Receive) -> bytes:
             return b"".join(chunks)
 
 
+MODELS = ("mock-1",)
+"""The models the mock lists (it answers for any model name all the same)."""
+
+
+def _models(path: str) -> dict[str, Any] | None:
+    """The answer to a protocol's models call (the preflight's probe), or None."""
+    if path in ("/v1/models", "/models"):  # OpenAI-compatible and Anthropic lists
+        return {"object": "list", "data": [{"id": m, "object": "model", "type": "model"}
+                                           for m in MODELS]}  # fmt: skip
+    if path.startswith("/v1/models/"):  # Anthropic: one model
+        return {"id": path.removeprefix("/v1/models/"), "type": "model"}
+    if path.startswith("/v1beta/models/") and ":" not in path:  # Gemini: one model
+        return {"name": "models/" + path.removeprefix("/v1beta/models/")}
+    return None
+
+
 async def _send_json(
     send: _Send, status: int, value: object, headers: Mapping[str, str] | None = None
 ) -> None:
@@ -215,19 +234,29 @@ def _server(app: MockLLM, host: str, port: int, log_level: str) -> tuple[_Server
 
 
 @asynccontextmanager
-async def serving(app: MockLLM, *, host: str = "127.0.0.1", port: int = 0) -> AsyncIterator[str]:
-    """Run `app` in this event loop for the block (port 0: a free one); yields its base URL."""
-    server, sock = _server(app, host, port, log_level="warning")
+async def serving(
+    app: MockLLM, *, host: str = "127.0.0.1", port: int = 0, outage: Outage | None = None
+) -> AsyncIterator[str]:
+    """Run `app` in this event loop for the block (port 0: a free one); yields its base URL.
+    With an `outage`, the URL's port goes down and comes back as it says (`outage.Front`)."""
+    server, sock = _server(app, host, port if outage is None else 0, log_level="warning")
     with sock:
         async with anyio.create_task_group() as tg:
             tg.start_soon(partial(server.serve, sockets=[sock]))
+            front: Front | None = None
             try:
                 with anyio.fail_after(_START_S):
                     while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, no event
                         await anyio.sleep(0.005)
                 bound = sock.getsockname()[1]
+                if outage is not None:
+                    front = Front(bound, outage, host)
+                    front.port = port
+                    bound = await tg.start(front.run)
                 yield f"http://[{host}]:{bound}" if ":" in host else f"http://{host}:{bound}"
             finally:
+                if front is not None:
+                    front.close()
                 server.should_exit = True
                 tg.cancel_scope.deadline = anyio.current_time() + _STOP_S
 
@@ -240,21 +269,32 @@ async def serve(
     faults: str = "",
     slow_ms: int = 2000,
     seed: int = 0,
+    outage: Outage | None = None,
 ) -> None:
     """Serve a mock until the process is interrupted (Ctrl-C stops it gracefully)."""
     app = build_app(latency_ms=latency_ms, faults=faults, slow_ms=slow_ms, seed=seed)
+    if outage is not None:
+        async with serving(app, host=host, port=port, outage=outage):
+            await anyio.sleep_forever()
     server, sock = _server(app, host, port, log_level="info")
     with sock:
         await server.serve(sockets=[sock])
 
 
 def main_mock_llm(
-    host: str, port: int, latency_ms: int, faults: str, slow_ms: int, seed: int
+    host: str,
+    port: int,
+    latency_ms: int,
+    faults: str,
+    slow_ms: int,
+    seed: int,
+    outage: Outage | None = None,
 ) -> None:
     """`arena mock-llm`: serve the mock on host:port until Ctrl-C."""
     parse_faults(faults)  # refuse a bad spec before binding anything
     run = partial(
-        serve, host, port, latency_ms=latency_ms, faults=faults, slow_ms=slow_ms, seed=seed
-    )
+        serve, host, port, latency_ms=latency_ms, faults=faults, slow_ms=slow_ms, seed=seed,
+        outage=outage,
+    )  # fmt: skip
     with suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it already handled
         anyio.run(run)
