@@ -56,6 +56,11 @@ def _run_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     run.add_argument("--mock-port", type=int, default=8765)
     run.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="do not probe the models' endpoints before the first game",
+    )
+    run.add_argument(
         "--mock-faults", default="", help="fault rates for --mock-llm, as for `arena mock-llm`"
     )
     run.set_defaults(handler=_run)
@@ -226,7 +231,9 @@ def _run(args: argparse.Namespace) -> int:
         try:
             mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
             show = not args.no_progress and console.is_terminal
-            result = _play_with_progress(plan, console, show=show, mock=mock, grace_s=args.grace)
+            result = _play_with_progress(
+                plan, console, show=show, mock=mock, grace_s=args.grace, check=not args.no_preflight
+            )
         finally:
             close_logging()
     stdout = Console()
@@ -253,7 +260,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _play_with_progress(
-    plan: RunPlan, console: Console, *, show: bool, mock: tuple[int, str] | None, grace_s: float
+    plan: RunPlan,
+    console: Console,
+    *,
+    show: bool,
+    mock: tuple[int, str] | None,
+    grace_s: float,
+    check: bool,
 ) -> RunResult:
     columns = (
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -274,16 +287,18 @@ def _play_with_progress(
         async def play() -> RunResult:
             if mock is None:
                 return await execute(
-                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True
-                )
+                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
+                    check_endpoints=check,
+                )  # fmt: skip
             from arena.mock_llm import build_app, serving
 
             port, faults = mock
             async with serving(build_app(faults=faults), port=port) as url:
                 console.print(f"mock LLM serving on {url} (faults: {faults or 'none'})")
                 return await execute(
-                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True
-                )
+                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
+                    check_endpoints=check,
+                )  # fmt: skip
 
         return anyio.run(play)
 

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from providers.client import HTTPProvider
+from providers.client import HTTPProvider, ProbeAnswer
 from providers.completion import (
     STOP_REASONS,
     Attempt,
@@ -57,6 +57,7 @@ __all__ = [
     "HTTPStatusError",
     "InvalidResponse",
     "Price",
+    "ProbeAnswer",
     "Provider",
     "ProviderError",
     "ProviderSpec",

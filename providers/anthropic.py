@@ -14,6 +14,7 @@ from typing import Any
 from providers.completion import Completion, CompletionRequest, StopReason, Usage
 from providers.spec import ProviderSpec
 from providers.wire import (
+    ProbeRequest,
     WireRequest,
     as_text,
     decode_object,
@@ -22,7 +23,13 @@ from providers.wire import (
     token_count,
 )
 
-__all__ = ["API_VERSION", "build_request", "parse_response", "retry_after_from_body"]
+__all__ = [
+    "API_VERSION",
+    "build_request",
+    "parse_response",
+    "probe_request",
+    "retry_after_from_body",
+]
 
 API_VERSION = "2023-06-01"
 """The `anthropic-version` header every request sends."""
@@ -52,6 +59,15 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
     if key:
         headers["x-api-key"] = key
     return WireRequest(f"{spec.base_url}/v1/messages", headers, body)
+
+
+def probe_request(spec: ProviderSpec) -> ProbeRequest:
+    """`GET {base_url}/v1/models/{model}`: a 404 means the model is unknown."""
+    headers = {"accept": "application/json", "anthropic-version": API_VERSION}
+    key = spec.reveal_key()
+    if key:
+        headers["x-api-key"] = key
+    return ProbeRequest(f"{spec.base_url}/v1/models/{spec.model}", headers, lists_models=False)
 
 
 def parse_response(

@@ -30,9 +30,9 @@ from providers.errors import (
 )
 from providers.retry import RetryPolicy, retry_after_from_headers
 from providers.spec import ProviderSpec
-from providers.wire import WireProtocol, excerpt
+from providers.wire import WireProtocol, decode_object, excerpt
 
-__all__ = ["HTTPProvider", "Lanes", "status_error", "translate_httpx_errors"]
+__all__ = ["HTTPProvider", "Lanes", "ProbeAnswer", "status_error", "translate_httpx_errors"]
 
 log = structlog.get_logger(__name__)
 
@@ -157,6 +157,17 @@ async def _read_capped(spec: ProviderSpec, response: httpx.Response) -> bytes:
     return b"".join(chunks)
 
 
+@dataclass(frozen=True)
+class ProbeAnswer:
+    """What an endpoint said to the free probe call."""
+
+    status: int
+    models: tuple[str, ...] | None
+    """The model names a listing probe's 2xx answer carries; None for the other probes."""
+    excerpt: str
+    """The start of the body (the key redacted), for messages."""
+
+
 class HTTPProvider:
     """A `Provider` for one spec, over an HTTP client and slot limiter it shares."""
 
@@ -225,6 +236,28 @@ class HTTPProvider:
         call.attempts.append(Attempt(response.status_code, None, anyio.current_time() - began))
         call.attempt_began = None
         return completion
+
+    async def probe(self, *, deadline: float) -> ProbeAnswer:
+        """Ask the endpoint its free models call (no retry: the caller decides what an answer
+        means); a connection refused, a timeout or a dropped exchange raise as in `complete`."""
+        url, headers, lists_models = self._wire.probe_request(self.spec)
+        began = anyio.current_time()
+        with anyio.CancelScope(deadline=deadline) as scope:
+            with translate_httpx_errors(self.spec), self._http.lane() as http:
+                timeout = max(deadline - began, _MIN_ATTEMPT_S)
+                async with http.stream("GET", url, headers=headers, timeout=timeout) as response:
+                    content = await _read_capped(self.spec, response)
+        if scope.cancelled_caught:
+            raise Timeout(f"{self.spec.label} did not answer the probe before its deadline")
+        models = None
+        if lists_models and response.is_success:
+            data = decode_object(self.spec, response.status_code, content).get("data")
+            models = tuple(
+                str(m["id"])
+                for m in (data if isinstance(data, list) else [])
+                if isinstance(m, dict) and "id" in m
+            )
+        return ProbeAnswer(response.status_code, models, excerpt(self.spec, content))
 
     def _deadline_passed(self, call: _Call) -> Timeout:
         now = anyio.current_time()

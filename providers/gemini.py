@@ -17,6 +17,7 @@ from urllib.parse import quote
 from providers.completion import Completion, CompletionRequest, StopReason, Usage
 from providers.spec import ProviderSpec
 from providers.wire import (
+    ProbeRequest,
     WireRequest,
     as_object,
     as_text,
@@ -27,7 +28,7 @@ from providers.wire import (
     token_count,
 )
 
-__all__ = ["build_request", "parse_response", "retry_after_from_body"]
+__all__ = ["build_request", "parse_response", "probe_request", "retry_after_from_body"]
 
 _STOP_REASONS: dict[str, StopReason] = {
     "STOP": "stop",
@@ -65,6 +66,16 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
         headers["x-goog-api-key"] = key
     model = quote(spec.model.removeprefix("models/"), safe="-._~")
     return WireRequest(f"{spec.base_url}/v1beta/models/{model}:generateContent", headers, body)
+
+
+def probe_request(spec: ProviderSpec) -> ProbeRequest:
+    """`GET {base_url}/v1beta/models/{model}`: a 404 means the model is unknown."""
+    headers = {"accept": "application/json"}
+    key = spec.reveal_key()
+    if key:
+        headers["x-goog-api-key"] = key
+    model = quote(spec.model.removeprefix("models/"), safe="-._~")
+    return ProbeRequest(f"{spec.base_url}/v1beta/models/{model}", headers, lists_models=False)
 
 
 def parse_response(

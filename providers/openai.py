@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from providers.completion import Completion, CompletionRequest, StopReason, Usage
 from providers.spec import ProviderSpec
 from providers.wire import (
+    ProbeRequest,
     WireRequest,
     as_object,
     as_text,
@@ -24,7 +25,7 @@ from providers.wire import (
     token_count,
 )
 
-__all__ = ["build_request", "parse_response", "retry_after_from_body"]
+__all__ = ["build_request", "parse_response", "probe_request", "retry_after_from_body"]
 
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "stop",
@@ -57,6 +58,15 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
     if key:
         headers["authorization"] = f"Bearer {key}"
     return WireRequest(f"{spec.base_url}/chat/completions", headers, body)
+
+
+def probe_request(spec: ProviderSpec) -> ProbeRequest:
+    """`GET {base_url}/models`: the list of what the server serves."""
+    headers = {"accept": "application/json"}
+    key = spec.reveal_key()
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    return ProbeRequest(f"{spec.base_url}/models", headers, lists_models=True)
 
 
 def parse_response(

@@ -18,6 +18,7 @@ from providers.spec import ProviderSpec
 
 __all__ = [
     "EXCERPT_CHARS",
+    "ProbeRequest",
     "WireProtocol",
     "WireRequest",
     "as_object",
@@ -44,8 +45,22 @@ class WireRequest(NamedTuple):
     json: dict[str, Any]
 
 
+class ProbeRequest(NamedTuple):
+    """One GET that costs nothing: the protocol's models call."""
+
+    url: str
+    headers: dict[str, str]
+    lists_models: bool
+    """True: the answer lists the endpoint's models (OpenAI-compatible); False: it names
+    `spec.model` alone, and a 404 means the model is unknown (Anthropic, Gemini)."""
+
+
 class WireProtocol(Protocol):
     """The two pure functions (and one hint reader) each protocol module defines."""
+
+    def probe_request(self, spec: ProviderSpec) -> ProbeRequest:
+        """The free call that tells whether the endpoint is there and takes the key."""
+        ...
 
     def build_request(self, spec: ProviderSpec, request: CompletionRequest) -> WireRequest:
         """The POST that asks `spec`'s model for `request`."""

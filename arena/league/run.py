@@ -34,6 +34,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 import providers
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
+from arena.league.preflight import preflight
 from arena.league.standings import GameSummary
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.tables import league_tables
@@ -98,16 +99,25 @@ async def execute(
     on_episode: Progress | None = None,
     grace_s: float = 30.0,
     handle_signals: bool = False,
+    check_endpoints: bool = True,
 ) -> RunResult:
     """Play every episode of the plan the store does not hold yet, with bounded concurrency.
 
-    The run folder is held for the whole session: a second run on it stops at once."""
+    The run folder is held for the whole session: a second run on it stops at once. Every
+    model endpoint is probed first (`preflight`) unless `check_endpoints` is False."""
     with hold_run_folder(plan.out):
-        return await _execute(plan, on_episode, grace_s, handle_signals)
+        async with providers.Providers() as pool:
+            if check_endpoints:
+                await preflight(plan, pool)
+            return await _execute(plan, pool, on_episode, grace_s, handle_signals)
 
 
 async def _execute(
-    plan: RunPlan, on_episode: Progress | None, grace_s: float, handle_signals: bool
+    plan: RunPlan,
+    pool: providers.Providers,
+    on_episode: Progress | None,
+    grace_s: float,
+    handle_signals: bool,
 ) -> RunResult:
     if plan.resume == "new":
         start_over(plan.out)
@@ -122,9 +132,8 @@ async def _execute(
         log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count(),
                  already_finished=len(finished))  # fmt: skip
         with structlog.contextvars.bound_contextvars(run=name):
-            async with providers.Providers() as pool:
-                session = _Session(plan, pool, store, finished, result, on_episode)
-                await session.play(grace_s, handle_signals)
+            session = _Session(plan, pool, store, finished, result, on_episode)
+            await session.play(grace_s, handle_signals)
         result.tables = league_tables(store.game_summaries(), plan.config, plan.master_seed)
         store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])
         result.wall_s = time.monotonic() - started

@@ -6,7 +6,8 @@ byte a second, send an endless chunked body, cut the connection mid-body,
 answer as an HTTP/1.0 server that closes to end its body. The mode is the
 first segment of the request path (`/never/v1/chat/completions`); the rest is
 the protocol's own path (`/v1/chat/completions`, `/v1/messages`,
-`/v1beta/models/<m>:generateContent`). Sound answers carry a legal move read
+`/v1beta/models/<m>:generateContent`); a GET is the preflight's models call
+(`unauthorized` and `unknown_model` refuse it, every other mode lists `m`). Sound answers carry a legal move read
 from the prompt (`arena.mock_llm.answers`), shaped for the protocol.
 """
 
@@ -92,13 +93,24 @@ _OVER_CAP = (
 """A 5 MiB answer, built once."""
 
 
+def _probe_answer(mode: str) -> bytes:
+    """What a models call gets: refused (`unauthorized`), unknown (`unknown_model`), or a
+    list naming the model `m` (every other mode: the games are where they misbehave)."""
+    if mode == "unauthorized":
+        return _response(401, b'{"error": {"message": "invalid x-api-key"}}')
+    if mode == "unknown_model":
+        return _response(404, b'{"error": {"message": "model not found"}}')
+    return _response(200, b'{"object": "list", "data": [{"id": "m"}], "name": "models/m"}')
+
+
 def _key(headers: dict[str, str]) -> str:
     bearer = headers.get("authorization", "").removeprefix("Bearer ")
     return bearer or headers.get("x-api-key", "") or headers.get("x-goog-api-key", "")
 
 
 def _response(status: int, body: bytes, extra: str = "", version: str = "1.1") -> bytes:
-    reason = {200: "OK", 429: "Too Many Requests", 503: "Service Unavailable"}.get(status, "X")
+    reasons = {200: "OK", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests"}
+    reason = {**reasons, 503: "Service Unavailable"}.get(status, "X")
     length = "" if version == "1.0" else f"Content-Length: {len(body)}\r\n"
     head = f"HTTP/{version} {status} {reason}\r\nContent-Type: application/json\r\n"
     head += f"{length}{extra}"
@@ -128,6 +140,9 @@ class Hostile:
         """Answer one request; False when the connection must end."""
         mode, _, path = head["path"].lstrip("/").partition("/")
         self.seen[mode] += 1
+        if head["method"] == "GET":  # the preflight's probe
+            await stream.send(_probe_answer(mode))
+            return True
         protocol = _protocol(path)
         request = json.loads(body or b"{}")
         text = reply_text(_prompt(request), random.Random(body), None)
@@ -204,7 +219,7 @@ async def _read_request(
             return None
     raw_head, _, rest = buffer.partition(b"\r\n\r\n")
     lines = raw_head.decode("latin-1").split("\r\n")
-    _, path, _ = lines[0].split(" ", 2)
+    method, path, _ = lines[0].split(" ", 2)
     pairs = (line.partition(":") for line in lines[1:])
     headers = {k.strip().lower(): v.strip() for k, _, v in pairs}
     length = int(headers.get("content-length", "0"))
@@ -213,7 +228,7 @@ async def _read_request(
             rest += await stream.receive()
         except (anyio.EndOfStream, anyio.BrokenResourceError, OSError):
             return None
-    return {"path": path, "headers": headers}, rest[:length], rest[length:]
+    return {"method": method, "path": path, "headers": headers}, rest[:length], rest[length:]
 
 
 @asynccontextmanager

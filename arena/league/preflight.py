@@ -1,0 +1,94 @@
+"""Before the first game: is every model's endpoint there, and does it take the key?
+
+Each distinct endpoint (protocol, base URL, key, model) is asked its protocol's
+free call at once: `GET {base_url}/models` of an OpenAI-compatible server,
+Anthropic's model and Gemini's model get. A refused connection, an unreachable
+host, a refused key (401/403) or a model the endpoint does not know (404 from
+Anthropic or Gemini) stops the run before any game, naming the policy, the URL
+and the fix; an OpenAI-compatible server whose list lacks the model is only a
+warning (llama.cpp and others list a file name or an alias and ignore `model`).
+`arena run --no-preflight` skips the check.
+"""
+
+from __future__ import annotations
+
+import anyio
+import structlog
+
+import providers
+from arena.config import ConfigError, LlmPolicy
+from arena.league.plan import RunPlan
+from arena.seats.llm import provider_spec
+
+__all__ = ["PROBE_S", "preflight"]
+
+log = structlog.get_logger("arena.league.preflight")
+
+PROBE_S = 10.0
+"""How long an endpoint has to answer the probe."""
+
+
+async def preflight(plan: RunPlan, pool: providers.Providers) -> list[str]:
+    """Probe every model endpoint of the plan; raise ConfigError naming every one that is not
+    usable; return (and log) the warnings."""
+    endpoints: dict[providers.ProviderSpec, list[tuple[str, LlmPolicy]]] = {}
+    for name, policy in plan.config.policies.items():
+        if isinstance(policy, LlmPolicy):
+            endpoints.setdefault(provider_spec(policy), []).append((name, policy))
+    problems: list[str] = []
+    warnings: list[str] = []
+
+    async def probe(spec: providers.ProviderSpec) -> None:
+        names = ", ".join(f"policies.{n}" for n, _ in endpoints[spec])
+        problem, warning = await _verdict(spec, endpoints[spec][0][1], pool)
+        if problem:
+            problems.append(f"{names}: {problem}")
+        if warning:
+            warnings.append(f"{names}: {warning}")
+
+    async with anyio.create_task_group() as tg:
+        for spec in endpoints:
+            tg.start_soon(probe, spec)
+    if problems:
+        raise ConfigError(
+            "the preflight found endpoints no game could use (no game was played):\n  "
+            + "\n  ".join(sorted(problems))
+            + "\n(arena run --no-preflight skips this check)"
+        )
+    for warning in sorted(warnings):
+        log.warning("preflight_warning", detail=warning)
+    return sorted(warnings)
+
+
+async def _verdict(
+    spec: providers.ProviderSpec, policy: LlmPolicy, pool: providers.Providers
+) -> tuple[str, str]:
+    """(what stops the run, what is only worth a warning) about one endpoint."""
+    url = spec.base_url
+    try:
+        answer = await pool.client(spec).probe(deadline=anyio.current_time() + PROBE_S)
+    except providers.TransportError as error:
+        fix = "start the server, or correct base_url"
+        return f"nothing answers at {url} ({error.__class__.__name__}): {fix}", ""
+    except providers.Timeout:
+        return f"{url} did not answer within {PROBE_S:g} s: check that the host is reachable", ""
+    except providers.ProviderError as error:
+        return "", f"{url} gave an unusable answer to the probe ({error})"
+    if answer.status in (401, 403):
+        key = (
+            f"the key in {policy.api_key_env}" if policy.api_key_env else "a request without a key"
+        )
+        return f"{url} refused {key} (HTTP {answer.status}): check the key and api_key_env", ""
+    if answer.status == 404 and answer.models is None and spec.protocol != "openai":
+        return f"{url} does not know the model {spec.model!r} (HTTP 404): check the model name", ""
+    if answer.status == 404:
+        return "", f"{url} lists no models (HTTP 404): the model name {spec.model!r} is unchecked"
+    if not 200 <= answer.status < 300:
+        return "", f"{url} answered the probe with HTTP {answer.status}: {answer.excerpt[:120]!r}"
+    if answer.models is not None and spec.model not in answer.models:
+        listed = ", ".join(answer.models[:8]) or "none"
+        return "", (
+            f"{url} does not list the model {spec.model!r} (it lists: {listed}); many local "
+            "servers answer for any name, so the run goes on"
+        )
+    return "", ""

@@ -1,0 +1,91 @@
+"""The preflight: a run whose model cannot be reached stops before any game, saying why."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+
+from arena.config import ConfigError, parse_config
+from arena.league.plan import plan_run
+from arena.league.run import execute
+from tests.chaos.hostile import hostile_process
+
+pytestmark = pytest.mark.anyio
+
+
+def _config(protocol: str, base_url: str, model: str = "m") -> dict[str, Any]:
+    return {
+        "run": {"name": "pre", "seed": 3, "games": ["connect-four"], "matches": 1},
+        "deadlines": {"first_reply_s": 2, "retry_s": 1, "decision_s": 3},
+        "policies": {
+            "tactician": {"kind": "scripted", "baseline": "tactician"},
+            "model": {"kind": "llm", "provider": protocol, "model": model, "base_url": base_url,
+                      "api_key_env": "PRE_KEY"},
+        },
+    }  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PRE_KEY", "sk-preflight-0000")
+
+
+async def test_an_endpoint_down_from_the_start_stops_the_run_before_any_game(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    plan = plan_run(parse_config(_config("openai", url)), tmp_path / "out")
+    with pytest.raises(ConfigError) as refused:
+        await execute(plan)
+    message = str(refused.value)
+    assert "policies.model" in message
+    assert url in message
+    assert "start the server, or correct base_url" in message
+    assert "sk-preflight" not in message
+    assert not (tmp_path / "out" / "league.db").exists()  # refused before anything was played
+
+
+@pytest.mark.parametrize(
+    ("mode", "protocol", "says"),
+    [
+        ("unauthorized", "anthropic", "refused the key in PRE_KEY (HTTP 401)"),
+        ("unknown_model", "gemini", "does not know the model 'm' (HTTP 404)"),
+        ("unknown_model", "anthropic", "does not know the model 'm' (HTTP 404)"),
+    ],
+)
+async def test_a_refused_key_or_an_unknown_model_stops_the_run(
+    tmp_path: Path, mode: str, protocol: str, says: str
+) -> None:
+    async with hostile_process() as url:
+        plan = plan_run(parse_config(_config(protocol, f"{url}/{mode}")), tmp_path / "out")
+        with pytest.raises(
+            ConfigError, match=r"policies\.model: .*" + says.replace("(", r"\(").replace(")", r"\)")
+        ):
+            await execute(plan)
+
+
+async def test_a_list_without_the_model_is_a_warning_and_the_run_goes_on(tmp_path: Path) -> None:
+    async with hostile_process() as url:
+        data = _config("openai", f"{url}/http10/v1", model="some-other-name")
+        with structlog.testing.capture_logs() as events:
+            result = await execute(plan_run(parse_config(data), tmp_path / "out"))
+    assert result.played == 2
+    warnings = [e for e in events if e["event"] == "preflight_warning"]
+    assert len(warnings) == 1
+    assert "does not list the model 'some-other-name' (it lists: m)" in warnings[0]["detail"]
+
+
+async def test_no_preflight_skips_the_probe(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    plan = plan_run(parse_config(_config("openai", f"http://127.0.0.1:{port}/v1")), tmp_path / "o")
+    result = await execute(plan, check_endpoints=False)
+    assert result.played == 2  # every decision of the model fell back; the games were played
