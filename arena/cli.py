@@ -249,10 +249,13 @@ def _run(args: argparse.Namespace) -> int:
             out.print(
                 f"  {failure['episode']}: {failure['error'][:200]}", highlight=False, markup=False
             )
+    again = f" ({result.replays} of them played again after a no-contest)" if result.replays else ""
     print(
-        f"{result.played} episode(s) played now, {result.skipped} finished earlier; "
+        f"{result.played} episode(s) played now{again}, {result.skipped} finished earlier; "
         f"replays, league.db, events and summary.json are in {plan.out}"
     )
+    if result.stopped:
+        print(f"stopped: {result.stopped}", file=sys.stderr)
     if result.interrupted:
         print(f"stopped early: run the same command again to resume {plan.out}", file=sys.stderr)
         return 130
@@ -274,14 +277,14 @@ def _play_with_progress(
         TimeRemainingColumn(),
     )  # fmt: skip
     with Progress(*columns, console=console, disable=not show) as progress:
-        task = progress.add_task(
-            plan.config.run.name, total=plan.episode_count(), in_flight=0, fallbacks=0
-        )
+        episodes = plan.episode_count()
+        task = progress.add_task(plan.config.run.name, total=episodes, in_flight=0, fallbacks=0)
 
         def on_episode(result: RunResult) -> None:
             progress.update(
                 task, completed=result.played + result.skipped + len(result.failed),
-                in_flight=result.in_flight, fallbacks=result.fallbacks,
+                total=episodes + result.replays, in_flight=result.in_flight,
+                fallbacks=result.fallbacks,
             )  # fmt: skip
 
         async def play() -> RunResult:

@@ -59,6 +59,15 @@ class RunTable(_Strict):
     concurrency: int = Field(default=8, ge=1, le=1024)
     record_prompts: bool = True
     node_budget: int = Field(default=20_000, ge=1)
+    max_infra_share: float = Field(default=0.25, ge=0, le=1)
+    """A game where more of a seat's decisions than this fell back on the infrastructure's
+    failures is a no-contest, and is played again (docs/rules.md#validity)."""
+    replay_no_contest: int = Field(default=2, ge=0)
+    """How many times such a game is played again before it stays a no-contest (0: never)."""
+    breaker_failures: int = Field(default=3, ge=1)
+    """Consecutive infrastructure failures of an endpoint that open its circuit."""
+    endpoint_down_s: float = Field(default=300.0, gt=0)
+    """How long an endpoint may stay down before the run stops (resumable)."""
 
     @field_validator("games")
     @classmethod

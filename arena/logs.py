@@ -23,7 +23,7 @@ from arena.redact import Redactor
 
 __all__ = ["close_logging", "configure_logging"]
 
-_CONSOLE_EVENTS = frozenset({"run_started", "run_finished", "episode_failed"})
+_CONSOLE_EVENTS = frozenset({"run_started", "run_finished", "episode_failed", "endpoint_up"})
 
 
 class _EventSink:

@@ -53,7 +53,7 @@ def audit_run(out: Path) -> RunAudit:
     files = {p.stem: p for p in sorted((out / "replays").glob("*.json"))}
     stored = _stored(out, audit)
     digests: list[tuple[int, str, str]] = []
-    finished_cards: dict[str, tuple[int, str]] = {}
+    finished_cards: dict[tuple[str, int], str] = {}
     for episode, path in files.items():
         audit.replays += 1
         raw = path.read_bytes()
@@ -121,7 +121,7 @@ def _result_differences(path: Path, replay: Replay, stored: object) -> list[str]
     return [f"{path}: the league store's results {stored} differ from the replay's {recorded}"]
 
 
-def _note_card(replay: Replay, finished_cards: dict[str, tuple[int, str]]) -> None:
+def _note_card(replay: Replay, finished_cards: dict[tuple[str, int], str]) -> None:
     block = replay.integrity
     if "card" in block and block.get("status") != "cancelled":
-        finished_cards[str(block["card"])] = (int(block["attempt"]), str(block["card_seed"]))
+        finished_cards[(str(block["card"]), int(block["attempt"]))] = str(block["card_seed"])

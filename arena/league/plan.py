@@ -30,6 +30,7 @@ from arena.record.hooks import EpisodeHooks, episode_hooks
 from arena.record.ledger import register_programs
 from arena.record.replay import Replay
 from arena.redact import Redactor
+from arena.seats.breaker import Breakers
 from arena.seats.factory import make_seat
 from arena.seats.llm import provider_spec
 
@@ -114,14 +115,21 @@ class RunPlan:
         *,
         game: games.Game[Any],
         pool: providers.Providers | None = None,
+        breakers: Breakers | None = None,
     ) -> Seat:
         """The seat a policy plays through in one game of `game`."""
         return make_seat(
-            self.config, self.programs, game, policy, seed, index, seat, pool, self.redactor
-        )
+            self.config, self.programs, game, policy, seed, index, seat, pool, self.redactor,
+            breakers,
+        )  # fmt: skip
 
-    def setup_for(self, game_name: str, pool: providers.Providers | None = None) -> EpisodeSetup:
-        """Everything an episode of `game_name` needs."""
+    def setup_for(
+        self,
+        game_name: str,
+        pool: providers.Providers | None = None,
+        breakers: Breakers | None = None,
+    ) -> EpisodeSetup:
+        """Everything an episode of `game_name` needs (model seats counted on `breakers`)."""
         config = self.config
         params = config.params_for(game_name)
         game = games.load(game_name, **params)
@@ -133,9 +141,10 @@ class RunPlan:
             wall_s=config.wall_s_for(game_name),
             record_prompts=config.run.record_prompts,
             templates={p: self.templates[(p, game.family)] for p in self.policies},
-            seat_for=functools.partial(self.seat_for, game=game, pool=pool),
+            seat_for=functools.partial(self.seat_for, game=game, pool=pool, breakers=breakers),
             authors={name: spec.author for name, spec in config.policies.items()},
             hooks=self._hooks(game),
+            max_infra_share=config.run.max_infra_share,
         )
 
     def _hooks(self, game: games.Game[Any]) -> EpisodeHooks:

@@ -69,7 +69,8 @@ async def _verdict(
         answer = await pool.client(spec).probe(deadline=anyio.current_time() + PROBE_S)
     except providers.TransportError as error:
         fix = "start the server, or correct base_url"
-        return f"nothing answers at {url} ({error.__class__.__name__}): {fix}", ""
+        how = "no connection could be opened" if error.connect_refused else "it hung up"
+        return f"nothing answers at {url} ({how}): {fix}", ""
     except providers.Timeout:
         return f"{url} did not answer within {PROBE_S:g} s: check that the host is reachable", ""
     except providers.ProviderError as error:

@@ -96,17 +96,20 @@ def _table(title: str, rows: list[dict[str, Any]], ratings: dict[str, Any] | Non
     table.add_column(
         "policy", no_wrap=True, min_width=max((len(r["policy"]) for r in rows), default=6)
     )
-    columns = ["games", "W", "D", "L", "NC", "mean", "fallbacks", "p50/p95 ms", "tokens", "cost $"]
+    columns = ["games", "W", "D", "L", "NC", "mean", "own play", "fallbacks seat/infra"]
+    columns += ["p50/p95 ms", "tokens", "cost $"]
     columns += ["Elo", "BT [95%]"] if ratings is not None else []
     for column in columns:
         table.add_column(column, justify="right", no_wrap=True)
     table.add_column("fallbacks by cause", overflow="fold")
     for r in rows:
         causes = "\n".join(f"{c} {n}" for c, n in sorted(r["fallbacks"].items())) or "-"
+        sides = r.get("fallbacks_by_side", {})
         cells = [
             r["policy"], str(r["games"]), str(r["wins"]), str(r["draws"]), str(r["losses"]),
             str(r["no_contest"]), f"{r['mean_score']:+.3f}",
-            f"{sum(r['fallbacks'].values())} ({r['fallback_rate']:.1%})",
+            f"{r.get('own_play', 1 - r['fallback_rate']):.1%}",
+            f"{sides.get('seat', 0)}/{sides.get('infrastructure', 0)}",
             f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}",
             f"{r['tokens_in'] + r['tokens_out']:,}", f"{r['cost_usd']:.4f}",
         ]  # fmt: skip

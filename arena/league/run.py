@@ -7,6 +7,14 @@ writes the replay atomically and then stores the episode in the league's
 SQLite store in one transaction. Episodes the store already holds are not
 played again, so a run killed at any moment resumes where it stopped.
 
+A game the infrastructure spoiled (`record.validity`) is stored as a
+no-contest and its episode played again later in the run, up to
+`replay_no_contest` times, as `<episode>~replay<n>`; a resumed session queues
+the stored ones still under the cap. Each model endpoint has a circuit
+(`seats.breaker`): while it is open its policies' episodes wait (the others go
+on) and it is probed at 1, 2, 4, ... 30 s; one down longer than
+`endpoint_down_s` stops the run, resumable.
+
 A first SIGINT or SIGTERM stops the schedule and gives the episodes in flight
 `grace_s` to finish; a second one, or the end of the grace period, discards
 them (they are played again on resume). A failing episode is logged with its
@@ -21,6 +29,7 @@ import json
 import shutil
 import signal
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +41,10 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 import providers
+from arena.config import LlmPolicy
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
-from arena.league.preflight import preflight
+from arena.league.preflight import PROBE_S, preflight
 from arena.league.standings import GameSummary
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.tables import league_tables
@@ -44,9 +54,14 @@ from arena.record.cards import PARTIAL
 from arena.record.crash import crash_point
 from arena.record.ledger import new_generation
 from arena.record.replay import Replay, write_atomic, write_atomic_lines
+from arena.record.validity import measured
+from arena.seats.breaker import Breakers, Circuit
+from arena.seats.llm import provider_spec
 
 __all__ = [
+    "PROBE_BACKOFF_S",
     "SUMMARY_GAMES",
+    "WAKE_S",
     "Failure",
     "Progress",
     "RunResult",
@@ -77,7 +92,16 @@ class RunResult:
     in_flight: int = 0
     fallbacks: int = 0
     """Fallbacks in the games finished this session."""
+    replays: int = 0
+    """Episodes queued this session to be played again after a no-contest."""
+    stopped: str = ""
+    """Why the run stopped before its end by itself (an endpoint down too long), or ''."""
 
+
+PROBE_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
+"""The waits between the probes of an endpoint that is down (the last one repeats)."""
+WAKE_S = 1.0
+"""The producer looks again at least this often while it waits for an endpoint or a replay."""
 
 Progress = Callable[[RunResult], None]
 """Called whenever an episode starts or finishes, with the run's counts so far."""
@@ -178,6 +202,27 @@ class _Session:
         """Cancelled by the first signal: no new episode starts."""
         self.work_scope = anyio.CancelScope()
         """The workers' scope: the grace period's deadline, or a second signal, ends it."""
+        run = plan.config.run
+        self.replay_cap = run.replay_no_contest
+        self.spoiled = store.spoiled_episodes()
+        self.breakers = Breakers(run.breaker_failures, self._opened)
+        self.circuits = {
+            name: self.breakers.circuit(provider_spec(spec))
+            for name, spec in plan.config.policies.items()
+            if isinstance(spec, LlmPolicy)
+        }
+        """Each model policy's endpoint circuit."""
+        self.again: deque[Episode] = deque()
+        """Episodes to play again (a game of theirs did not measure a seat)."""
+        self.waiting: deque[Episode] = deque()
+        """Episodes whose endpoints were down when their turn came."""
+        self.waiting_cap = 4 * run.concurrency
+        """The schedule is read no further while this many wait."""
+        self.outstanding = 0
+        """Episodes handed to the workers that the writer has not dealt with yet."""
+        self.playing: dict[str, Episode] = {}
+        self._changed = anyio.Event()
+        self._probes: TaskGroup | None = None
 
     async def play(self, grace_s: float, handle_signals: bool) -> None:
         """Producer and workers inside the work scope; the writer outside it, so what
@@ -192,9 +237,12 @@ class _Session:
                 outer.start_soon(self._watch_signals, watcher, grace_s)
             async with done_send:
                 with self.work_scope:
-                    async with anyio.create_task_group() as inner:
-                        inner.start_soon(self._produce, jobs_send)
-                        self._start_workers(inner, concurrency, jobs_receive, done_send)
+                    async with anyio.create_task_group() as probes:
+                        self._probes = probes
+                        async with anyio.create_task_group() as inner:
+                            inner.start_soon(self._produce, jobs_send)
+                            self._start_workers(inner, concurrency, jobs_receive, done_send)
+                        probes.cancel_scope.cancel()  # nothing is left to wait for
             watcher.cancel()
 
     def _start_workers(
@@ -209,17 +257,113 @@ class _Session:
                 group.start_soon(self._work, jobs.clone(), done.clone())
 
     async def _produce(self, jobs: MemoryObjectSendStream[Episode]) -> None:
-        """The schedule, lazily, without the episodes an earlier session finished."""
+        """The schedule, lazily, without what an earlier session finished; the replays and
+        the episodes that waited for an endpoint first, whenever their endpoints are up."""
         with self.schedule_scope:
             async with jobs:
-                for match in self.plan.matches():
-                    for episode in match.episodes():
-                        if episode.id in self.finished:
-                            self.result.skipped += 1
+                scheduled = self._scheduled()
+                exhausted = False
+                while True:
+                    changed = self._changed = anyio.Event()
+                    episode = self._ready()
+                    if episode is None and not exhausted and len(self.waiting) < self.waiting_cap:
+                        episode = next(scheduled, None)
+                        exhausted = episode is None
+                        if episode is not None and self._blocked(episode):
+                            self.waiting.append(episode)
                             continue
-                        if match.game not in self.setups:
-                            self.setups[match.game] = self.plan.setup_for(match.game, self.pool)
-                        await jobs.send(episode)
+                    if episode is None:
+                        if exhausted and not (self.again or self.waiting or self.outstanding):
+                            return
+                        with anyio.move_on_after(WAKE_S):  # a missed wake-up costs a second
+                            await changed.wait()
+                        continue
+                    game = episode.match.game
+                    if game not in self.setups:
+                        self.setups[game] = self.plan.setup_for(game, self.pool, self.breakers)
+                    self.outstanding += 1
+                    await jobs.send(episode)
+
+    def _scheduled(self) -> Iterator[Episode]:
+        """Each scheduled episode's next play: its first, or the next replay of a stored
+        no-contest still under the cap; episodes finished for good are counted as skipped."""
+        for match in self.plan.matches():
+            for episode in match.episodes():
+                while episode.id in self.finished and episode.again().id in self.finished:
+                    episode = episode.again()
+                if episode.id not in self.finished:
+                    yield episode
+                elif episode.id in self.spoiled and episode.replay < self.replay_cap:
+                    self.result.skipped += 1
+                    yield self._replay(episode, "a no-contest stored by an earlier session")
+                else:
+                    self.result.skipped += 1
+
+    def _replay(self, episode: Episode, why: str) -> Episode:
+        again = episode.again()
+        self.result.replays += 1
+        log.warning("episode_replayed", episode=episode.id, replay=again.id, reason=why)
+        return again
+
+    def _ready(self) -> Episode | None:
+        """The first replay, then the first waiting episode, whose endpoints are up."""
+        for queue in (self.again, self.waiting):
+            for n, episode in enumerate(queue):
+                if not self._blocked(episode):
+                    del queue[n]
+                    return episode
+        return None
+
+    def _blocked(self, episode: Episode) -> bool:
+        """Whether a policy of the episode plays through an endpoint that is down."""
+        match = episode.match
+        return any(
+            self.circuits[p].is_open for p in (match.first, match.second) if p in self.circuits
+        )
+
+    def _poke(self) -> None:
+        """Something the producer waits for changed."""
+        self._changed.set()
+
+    def _opened(self, circuit: Circuit) -> None:
+        """An endpoint's circuit opened: probe it until it answers (or the run stops)."""
+        if self._probes is not None:
+            self._probes.start_soon(self._probe, circuit)
+
+    async def _probe(self, circuit: Circuit) -> None:
+        """Probe an endpoint that is down at 1, 2, 4, ... 30 s; close its circuit when it
+        answers; stop the run (resumable) when it stays down longer than `endpoint_down_s`."""
+        # The task that opened the circuit was playing an episode; its probe is the run's.
+        structlog.contextvars.unbind_contextvars("episode", "game", "game_index")
+        limit = self.plan.config.run.endpoint_down_s
+        client = self.pool.client(circuit.spec)
+        for n in itertools.count():
+            left = limit - circuit.down_for()
+            await anyio.sleep(
+                max(0.0, min(PROBE_BACKOFF_S[min(n, len(PROBE_BACKOFF_S) - 1)], left))
+            )
+            try:
+                answer = await client.probe(deadline=anyio.current_time() + PROBE_S)
+            except providers.ProviderError:
+                answer = None
+            if answer is not None and answer.status < 500 and answer.status != 429:
+                circuit.close()
+                self._poke()
+                return
+            if circuit.down_for() >= limit:
+                self._stop(
+                    f"the endpoint {circuit.endpoint} has been down for {circuit.down_for():.0f} s "
+                    f"(endpoint_down_s = {limit:g}): start it again, then run the same command "
+                    "to resume"
+                )
+                return
+
+    def _stop(self, reason: str) -> None:
+        """Start no new episode; those in flight finish (an endpoint down fails them fast)."""
+        log.error("run_stopped", reason=reason)
+        self.result.stopped = reason
+        self.result.interrupted = True
+        self.schedule_scope.cancel()
 
     def _moved(self, change: int) -> None:
         self.result.in_flight += change
@@ -234,6 +378,12 @@ class _Session:
         """One worker: one episode at a time from the queue, its replay to the writer."""
         async with jobs, done:
             async for episode in jobs:
+                if self._blocked(episode):  # its endpoint went down while it was handed over
+                    self.waiting.append(episode)
+                    self.outstanding -= 1
+                    self._poke()
+                    continue
+                self.playing[episode.id] = episode
                 self._moved(+1)
                 try:
                     replay: Replay | Failure = await play_episode(
@@ -273,6 +423,9 @@ class _Session:
         """The one writer: every finished replay stored in the order it finished."""
         async with done:
             async for item in done:
+                episode = self.playing.pop(
+                    str(item["episode"] if isinstance(item, dict) else item.episode), None
+                )
                 if isinstance(item, dict):
                     self.result.failed.append(item)
                 else:
@@ -286,8 +439,27 @@ class _Session:
                     else:
                         self.result.played += 1
                         self.result.fallbacks += sum(s.fallback_count for s in summaries)
+                        self._again_if_spoiled(item, episode)
+                self.outstanding -= 1
+                self._poke()
                 if self.on_episode:
                     self.on_episode(self.result)
+
+    def _again_if_spoiled(self, replay: Replay, episode: Episode | None) -> None:
+        """Queue the episode to be played again if a game of it did not measure a seat and it
+        is under the cap; past the cap it stays a no-contest."""
+        spoiled = [g for g in replay.games if g.result is not None and not measured(g.result)]
+        if not spoiled or episode is None:
+            return
+        if episode.replay < self.replay_cap:
+            self.again.append(
+                self._replay(episode, spoiled[0].result.detail if spoiled[0].result else "")
+            )
+        else:
+            log.warning(
+                "no_contest_kept", episode=episode.id, replays=episode.replay,
+                reason="played again as often as replay_no_contest allows",
+            )  # fmt: skip
 
 
 def _write_summary(plan: RunPlan, result: RunResult, games: Iterable[GameSummary]) -> None:

@@ -1,8 +1,15 @@
-"""Standings from finished games: W/D/L/NC, mean score, fallbacks, latency, tokens, cost.
+"""Standings from finished games: W/D/L/NC, mean score, own play, fallbacks, latency, cost.
 
 Per game the table ranks by mean game score; the overall table counts every
 game's outcome as +1/0/-1 so the battle's larger scores do not outweigh the
 other games. Same-author pairs are played but left out of the standings.
+
+How much of a policy's play was its own: the share of its decisions it made
+itself (a reply or the retry), its fallbacks by cause and by side (its own
+failures, the infrastructure's), and latency percentiles over the decisions it
+was actually asked (the battle's clock rule, `llm_off`, asks nobody). A game a
+later play replaced (a no-contest played again, a cut card) still counts its
+decisions here; its result counts only in the NC column.
 """
 
 from __future__ import annotations
@@ -13,7 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.record.replay import GameRecord, Replay
+from arena.record.replay import INFRASTRUCTURE, SEAT, GameRecord, Replay
+from arena.record.validity import side_of
 
 __all__ = ["GameSummary", "Row", "SeatStats", "Table", "by_game", "standings", "summarise"]
 
@@ -23,36 +31,53 @@ class SeatStats:
     """What one seat cost and how it fared in one game."""
 
     latencies_ms: tuple[int, ...]
-    """One entry per decision, in milliseconds."""
+    """One entry per decision the seat was asked (not `llm_off`), in milliseconds."""
     fallbacks: dict[str, int]
     """Fallback cause -> count."""
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    decided: int | None = None
+    """Decisions this seat made or had made for it; None: one per latency."""
+    sides: dict[str, int] = field(default_factory=dict)
+    """Fallbacks by side (`seat`, `infrastructure`), `llm_off` in neither."""
 
     @property
     def decisions(self) -> int:
         """Decisions this seat made or had made for it."""
-        return len(self.latencies_ms)
+        return len(self.latencies_ms) if self.decided is None else self.decided
+
+    @property
+    def own(self) -> int:
+        """Decisions it made itself: every decision but the fallbacks."""
+        return self.decisions - sum(self.fallbacks.values())
 
     def to_json(self, *, latencies: bool = True) -> dict[str, Any]:
         """JSON-able; without `latencies`, their count stands for the per-decision list."""
-        timing: dict[str, Any] = (
-            {"latencies_ms": list(self.latencies_ms)}
-            if latencies
-            else {"decisions": self.decisions}
-        )
+        timing: dict[str, Any] = {"latencies_ms": list(self.latencies_ms)} if latencies else {}
         return {
-            **timing, "fallbacks": self.fallbacks,
-            "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "cost_usd": self.cost_usd,
+            **timing, "decisions": self.decisions, "fallbacks": self.fallbacks,
+            "sides": self.sides, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+            "cost_usd": self.cost_usd,
         }  # fmt: skip
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SeatStats:
-        """The inverse of `to_json`."""
+        """The inverse of `to_json`; a store written before sides were recorded reads its
+        fallbacks as their causes' sides with the endpoint up."""
+        fallbacks = {str(k): int(v) for k, v in data["fallbacks"].items()}
+        sides = data.get("sides")
+        if sides is None:
+            sides = Counter()
+            for cause, n in fallbacks.items():
+                side = side_of(cause, False)
+                if side is not None:
+                    sides[side] += n
         return cls(
-            tuple(int(x) for x in data["latencies_ms"]), {str(k): int(v) for k, v in data["fallbacks"].items()},
+            tuple(int(x) for x in data["latencies_ms"]), fallbacks,
             int(data["tokens_in"]), int(data["tokens_out"]), float(data["cost_usd"]),
+            int(data["decisions"]) if "decisions" in data else None,
+            {str(k): int(v) for k, v in sides.items()},
         )  # fmt: skip
 
 
@@ -105,13 +130,16 @@ class GameSummary:
 
 def _seat_stats(record: GameRecord, seat: int) -> SeatStats:
     latencies: list[int] = []
-    tokens_in = tokens_out = 0
+    tokens_in = tokens_out = decided = 0
     cost = 0.0
+    unasked = {f.ply for f in record.fallbacks if f.seat == seat and f.cause == "llm_off"}
     for ply in record.plies:
         for d in ply.decisions:
             if d.seat != seat:
                 continue
-            latencies.append(round(d.latency_s * 1000))
+            decided += 1
+            if ply.ply not in unasked:
+                latencies.append(round(d.latency_s * 1000))
             for a in d.attempts:
                 usage = a.usage or {}
                 tokens_in += sum(
@@ -119,8 +147,12 @@ def _seat_stats(record: GameRecord, seat: int) -> SeatStats:
                 )
                 tokens_out += usage.get("output") or 0
                 cost += a.cost_usd or 0.0
-    causes = Counter(f.cause for f in record.fallbacks if f.seat == seat)
-    return SeatStats(tuple(latencies), dict(causes), tokens_in, tokens_out, round(cost, 8))
+    mine = [f for f in record.fallbacks if f.seat == seat]
+    causes = Counter(f.cause for f in mine)
+    sides = Counter(str(f.side) for f in mine if f.side is not None)
+    return SeatStats(
+        tuple(latencies), dict(causes), tokens_in, tokens_out, round(cost, 8), decided, dict(sides)
+    )
 
 
 def summarise(replay: Replay) -> list[GameSummary]:
@@ -162,8 +194,10 @@ class Row:
     decisions: int = 0
     """Decisions over all counted games."""
     latency_counts: Counter[int] = field(default_factory=Counter)
-    """Decision latency in milliseconds -> how many decisions took it."""
+    """Latency in milliseconds of the decisions the seat was asked -> how many took it."""
     fallbacks: Counter[str] = field(default_factory=Counter)
+    sides: Counter[str] = field(default_factory=Counter)
+    """Fallbacks by side: the seat's own failures, the infrastructure's."""
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
@@ -179,14 +213,25 @@ class Row:
         """Fallbacks per decision."""
         return sum(self.fallbacks.values()) / self.decisions if self.decisions else 0.0
 
+    @property
+    def own_play(self) -> float:
+        """The share of its decisions it made itself (0 with no decisions)."""
+        return 1 - self.fallback_rate if self.decisions else 0.0
+
+    @property
+    def asked(self) -> int:
+        """Decisions the seat was asked (all but the battle's `llm_off`)."""
+        return self.latency_counts.total()
+
     def latency_ms(self, percentile: float) -> float:
-        """A percentile of decision latency (0 with no decisions), as numpy's default
-        (linear) method gives it over the list of every decision."""
-        if not self.decisions:
+        """A percentile of the latency of the decisions the seat was asked (0 with none), as
+        numpy's default (linear) method gives it over the list of every such decision."""
+        asked = self.asked
+        if not asked:
             return 0.0
-        position = (self.decisions - 1) * (percentile / 100)
+        position = (asked - 1) * (percentile / 100)
         low = math.floor(position)
-        a, b = self._nth(low), self._nth(min(low + 1, self.decisions - 1))
+        a, b = self._nth(low), self._nth(min(low + 1, asked - 1))
         t = position - low
         # numpy's own lerp, so both ways agree to the last bit
         return float(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)
@@ -203,9 +248,10 @@ class Row:
     def add(self, seat: SeatStats) -> None:
         """Count one game's seat statistics."""
         self.games += 1
-        self.decisions += len(seat.latencies_ms)
+        self.decisions += seat.decisions
         self.latency_counts.update(seat.latencies_ms)
         self.fallbacks.update(seat.fallbacks)
+        self.sides.update(seat.sides)
         self.tokens_in += seat.tokens_in
         self.tokens_out += seat.tokens_out
         self.cost_usd += seat.cost_usd
@@ -215,8 +261,10 @@ class Row:
         return {
             "policy": self.policy, "games": self.games, "wins": self.wins, "draws": self.draws,
             "losses": self.losses, "no_contest": self.no_contest, "mean_score": round(self.mean_score, 4),
-            "decisions": self.decisions, "fallback_rate": round(self.fallback_rate, 4),
-            "fallbacks": dict(self.fallbacks), "latency_p50_ms": self.latency_ms(50),
+            "decisions": self.decisions, "own_play": round(self.own_play, 4),
+            "fallback_rate": round(self.fallback_rate, 4), "fallbacks": dict(self.fallbacks),
+            "fallbacks_by_side": {s: self.sides.get(s, 0) for s in (SEAT, INFRASTRUCTURE)},
+            "asked": self.asked, "latency_p50_ms": self.latency_ms(50),
             "latency_p95_ms": self.latency_ms(95), "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out, "cost_usd": round(self.cost_usd, 6),
         }  # fmt: skip
@@ -229,14 +277,15 @@ class Table:
         self.game = game
         self._rows = {name: Row(name) for name in policies}
 
-    def add(self, g: GameSummary) -> None:
-        """Count game `g` (same-author pairs and other games are left out)."""
+    def add(self, g: GameSummary, *, counted: bool = True) -> None:
+        """Count game `g` (same-author pairs and other games are left out); a game a later
+        play replaced (`counted=False`) is a no-contest here, its decisions counted."""
         if g.same_author or (self.game is not None and g.game != self.game):
             return
         for seat in (0, 1):
             row = self._rows.setdefault(g.policies[seat], Row(g.policies[seat]))
             row.add(g.seats[seat])
-            if g.scores is None:
+            if g.scores is None or not counted:
                 row.no_contest += 1
                 continue
             mine, theirs = g.scores[seat], g.scores[1 - seat]

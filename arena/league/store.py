@@ -20,6 +20,7 @@ from typing import Any
 from arena.config import Config, ConfigError
 from arena.league.standings import GameSummary, summarise
 from arena.record.replay import Replay
+from arena.record.validity import INFRASTRUCTURE_NC
 
 __all__ = [
     "DB_NAME",
@@ -89,7 +90,8 @@ CREATE TABLE IF NOT EXISTS fallbacks (
     cause TEXT NOT NULL,
     last_error TEXT NOT NULL,
     attempts TEXT NOT NULL,
-    move TEXT NOT NULL
+    move TEXT NOT NULL,
+    side TEXT
 );
 CREATE TABLE IF NOT EXISTS rating_events (
     match_index INTEGER NOT NULL,
@@ -170,9 +172,8 @@ class LeagueStore:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=FULL")
             connection.executescript(_SCHEMA)
-            columns = {row[1] for row in connection.execute("PRAGMA table_info(episodes)")}
-            if "digest" not in columns:  # a store written before digests were kept
-                connection.execute("ALTER TABLE episodes ADD COLUMN digest TEXT")
+            _add_column(connection, "episodes", "digest")  # a store from before digests
+            _add_column(connection, "fallbacks", "side")  # a store from before sides
             _probe(connection)
         except sqlite3.DatabaseError as exc:
             connection.close()
@@ -236,6 +237,16 @@ class LeagueStore:
         """Ids of the episodes whose results are stored."""
         return {row[0] for row in self._db.execute("SELECT id FROM episodes")}
 
+    def spoiled_episodes(self) -> set[str]:
+        """Ids of the stored episodes with a game the infrastructure spoiled (a no-contest
+        that did not measure a seat, `record.validity`)."""
+        rows = self._db.execute(
+            "SELECT DISTINCT episode FROM games WHERE ending = 'no-contest' "
+            "AND substr(detail, 1, ?) = ?",
+            (len(INFRASTRUCTURE_NC), INFRASTRUCTURE_NC),
+        )
+        return {row[0] for row in rows}
+
     def record(self, replay: Replay, replay_path: Path, digest: str) -> list[GameSummary]:
         """Store a finished episode in one transaction, with the SHA-256 of its replay file
         (`digest`, which `arena verify` checks the file against); its game summaries."""
@@ -265,10 +276,11 @@ class LeagueStore:
             for game in replay.games:
                 for f in game.fallbacks:
                     db.execute(
-                        "INSERT INTO fallbacks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO fallbacks (episode, game_index, ply, seat, alias, policy, cause, "
+                        "side, last_error, attempts, move) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             replay.episode, game.index, f.ply, f.seat, f.alias, seats[str(game.index)][f.seat],
-                            f.cause, f.last_error, json.dumps([a.model_dump() for a in f.attempts]),
+                            f.cause, f.side, f.last_error, json.dumps([a.model_dump() for a in f.attempts]),
                             json.dumps(f.move),
                         ),
                     )  # fmt: skip
@@ -303,9 +315,12 @@ class LeagueStore:
 
     def fallback_rows(self) -> Iterator[dict[str, Any]]:
         """Every fallback record, one dict each, in schedule order, read as it is iterated."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(fallbacks)")}
+        side = "f.side" if "side" in columns else "NULL AS side"  # read-only, from before sides
         cursor = self._db.execute(
             "SELECT f.episode, e.match_index, e.game, f.game_index, f.ply, f.seat, f.alias, f.policy, "
-            "f.cause, f.last_error, f.attempts, f.move FROM fallbacks f JOIN episodes e ON e.id = f.episode "
+            f"f.cause, {side}, f.last_error, f.attempts, f.move "
+            "FROM fallbacks f JOIN episodes e ON e.id = f.episode "
             "ORDER BY e.match_index, f.episode, f.game_index, f.ply, f.seat"
         )
         names = [d[0] for d in cursor.description]
@@ -324,6 +339,12 @@ class LeagueStore:
                     for policy, elo in ratings.items()
                 ],
             )
+
+
+def _add_column(connection: sqlite3.Connection, table: str, column: str) -> None:
+    """Add a nullable text column a store written by an older version lacks."""
+    if column not in {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}:
+        connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
 
 
 def _probe(connection: sqlite3.Connection) -> None:

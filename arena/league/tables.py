@@ -6,7 +6,8 @@ tables and `arena report` all come from `league_tables`.
 
 from __future__ import annotations
 
-from collections import defaultdict
+import itertools
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,8 +21,10 @@ from arena.league.ratings import (
     head_to_head,
 )
 from arena.league.standings import GameSummary, Table
+from arena.play.match import REPLAY_MARK
+from arena.record.cards import CANCELLED_MARK
 
-__all__ = ["ab_pairs", "league_tables", "match_outcomes"]
+__all__ = ["ab_pairs", "counted_games", "league_tables", "match_outcomes", "play_rank"]
 
 
 def _result(game: GameSummary, first: str) -> float | None:
@@ -38,6 +41,31 @@ def match_outcomes(games: Iterable[GameSummary]) -> list[MatchOutcome]:
     for g in sorted(games, key=lambda g: g.match_index):
         collect.add(g)
     return collect.done()
+
+
+def play_rank(episode: str) -> tuple[int, int, int]:
+    """How late a play of an episode is, by its id: a replay after a no-contest comes after
+    the play it replaces (`~replay<n>`), and a card's replacement after the cut card
+    (`~cancelled-a<n>`: cut at attempt n)."""
+    replay = re.search(re.escape(REPLAY_MARK) + r"(\d+)", episode)
+    cut = re.search(re.escape(CANCELLED_MARK) + r"(\d+)", episode)
+    return (
+        int(replay.group(1)) if replay else 0,
+        0 if cut else 1,
+        int(cut.group(1)) if cut else 0,
+    )
+
+
+def counted_games(played: Iterable[GameSummary]) -> list[GameSummary]:
+    """The game that counts for each of a match's slots (its game 1 and game 2): the latest
+    play's. An earlier play (a no-contest played again, a cut card) counts for nothing:
+    ratings stay a function of the schedule, whatever was replayed."""
+    best: dict[int, GameSummary] = {}
+    for g in played:
+        kept = best.get(g.game_index)
+        if kept is None or play_rank(g.episode) > play_rank(kept.episode):
+            best[g.game_index] = g
+    return [best[i] for i in sorted(best)]
 
 
 class _Matches:
@@ -61,30 +89,20 @@ class _Matches:
         return self.outcomes
 
     def _close(self) -> None:
-        played, self._games = _one_card(self._games), []
+        played, self._games = counted_games(self._games), []
+        self.rate(played)
+
+    def rate(self, played: list[GameSummary]) -> None:
+        """Rate one match from the games that count for it (in slot order)."""
         if len(played) != 2:
             return  # a match is rated only once both of its games are in
-        played.sort(key=lambda g: g.game_index)
         first, second = (
             played[0].policies if played[0].game_index == 1 else played[0].policies[::-1]
         )
         self.outcomes.append(MatchOutcome(
-            self._index, first, second, tuple(_result(g, first) for g in played),
+            played[0].match_index, first, second, tuple(_result(g, first) for g in played),
             played[0].same_author,
         ))  # fmt: skip
-
-
-def _one_card(played: list[GameSummary]) -> list[GameSummary]:
-    """Where a match is one episode of two games (a backgammon card, a battle) and a cut card
-    was replaced, the match is the replacement: the cut card counts in no rating."""
-    episodes: dict[str, list[GameSummary]] = defaultdict(list)
-    for g in played:
-        episodes[g.episode].append(g)
-    whole = [games for games in episodes.values() if len(games) == 2]
-    if not whole:
-        return played
-    scored = [games for games in whole if all(g.scores is not None for g in games)]
-    return (scored or whole)[-1]
 
 
 def ab_pairs(config: Config) -> list[tuple[str, str]]:
@@ -109,11 +127,14 @@ def league_tables(games: Iterable[GameSummary], config: Config, master_seed: int
     overall = Table(policies)
     per_game: dict[str, Table] = {}
     collect = _Matches()
-    for g in games:
-        overall.add(g)
-        per_game.setdefault(g.game, Table(policies, g.game)).add(g)
-        collect.add(g)
-    matches = collect.done()
+    for _, match in itertools.groupby(games, key=lambda g: g.match_index):
+        played = list(match)
+        counted = counted_games(played)
+        for g in played:
+            overall.add(g, counted=g in counted)
+            per_game.setdefault(g.game, Table(policies, g.game)).add(g, counted=g in counted)
+        collect.rate(counted)
+    matches = collect.outcomes
     rated = [m for m in matches if not m.no_contest and not m.same_author]
     bt = bradley_terry(matches, seed=master_seed) if rated else {}
     tables: dict[str, Any] = {

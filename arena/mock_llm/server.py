@@ -19,7 +19,7 @@ from arena.mock_llm.answers import FAULTS, check_faults, parse_faults
 from arena.mock_llm.outage import Front, Outage
 from arena.mock_llm.shapes import respond, route
 
-__all__ = ["MockLLM", "build_app", "main_mock_llm", "serve", "serving"]
+__all__ = ["MODELS", "MockLLM", "build_app", "main_mock_llm", "serve", "serving"]
 
 _START_S = 5.0  # a loopback server that is not up in 5 s never will be
 _STOP_S = 5.0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import anyio
@@ -34,6 +35,7 @@ from arena.play.protocol import (
     Seat,
     SeatFailure,
 )
+from arena.record.validity import side_of
 
 __all__ = [
     "NO_REPLY",
@@ -177,6 +179,8 @@ async def _text_decision(seat: TextSeat, req: DecisionRequest) -> Decision:
         if now >= end:
             break
         record, move, extracted = await _attempt(seat, req, n, feedback, min(now + limit, end))
+        if record.cause is not None:
+            record = replace(record, side=side_of(record.cause, seat.endpoint_down()))
         attempts.append(_logged(record, req.seat))
         if record.cause is None and extracted is not None:
             return Decision(

@@ -42,6 +42,7 @@ from arena.record.replay import (
     Spectator,
     move_json,
 )
+from arena.record.validity import infrastructure_no_contest, side_of
 from games import COMPLETE, Outcome
 
 __all__ = ["HOLD_S", "EpisodeSetup", "SeatFactory", "play_episode"]
@@ -71,6 +72,9 @@ class EpisodeSetup:
     authors: dict[str, str | None]
     hooks: EpisodeHooks
     """Where the game's chance comes from and what is kept and revealed around it."""
+    max_infra_share: float | None = None
+    """A game where more of a seat's decisions fell back on the infrastructure is a
+    no-contest (`record.validity`); None: the rule is off."""
 
 
 class _GameLoop:
@@ -197,6 +201,7 @@ class _GameLoop:
             seat=d.seat,
             alias=self.aliases[d.seat],
             cause=d.cause or "timeout",
+            side=d.attempts[-1].side if d.attempts else side_of(d.cause or "timeout", False),
             last_error=d.attempts[-1].error if d.attempts else "",
             attempts=[
                 FallbackAttempt(
@@ -206,6 +211,7 @@ class _GameLoop:
                     error=a.error,
                     status=a.report.status if a.report else None,
                     reply=a.reply[:REPLY_CUT] if a.reply is not None else None,
+                    side=a.side,
                 )
                 for a in d.attempts
             ],
@@ -268,6 +274,14 @@ async def _play_game(
         await loop.close()
     outcome = outcome or game.outcome(loop.state) or game.adjudicate(loop.state)
     record = loop.finish(outcome, round(time.monotonic() - started, 3))
+    spoiled = (
+        infrastructure_no_contest(record, setup.max_infra_share)
+        if setup.max_infra_share is not None
+        else None
+    )
+    if spoiled is not None:
+        outcome = Outcome(None, COMPLETE, "no-contest", spoiled)
+        record.result = GameResult(**outcome.to_json(), plies=len(record.plies))
     log.info(
         "game_finished", ending=outcome.ending, reason=outcome.reason,
         scores=list(outcome.scores) if outcome.scores else None, plies=len(record.plies),
@@ -301,7 +315,7 @@ async def play_episode(setup: EpisodeSetup, episode: Episode) -> Replay:
     fmt = setup.game.match_format
     limit = setup.wall_s if setup.wall_s is not None else math.inf
     with structlog.contextvars.bound_contextvars(episode=episode.id, game=match.game):
-        async with setup.hooks.open(episode.id, match.k, match.seed) as scope:
+        async with setup.hooks.open(episode.id, episode.base_id, match.k, match.seed) as scope:
             records: list[GameRecord] = []
             stop_at = anyio.current_time() + limit
             for index in episode.game_indices:
@@ -334,6 +348,7 @@ def _replay(
         params=setup.params,
         deadlines={**setup.deadlines.model_dump(), "episode_wall_s": setup.wall_s},
         record_prompts=setup.record_prompts,
+        max_infra_share=setup.max_infra_share,
         templates={
             setup.templates[p].sha256: setup.templates[p].path for p in (match.first, match.second)
         },

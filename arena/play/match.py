@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Episode", "Match"]
+__all__ = ["REPLAY_MARK", "Episode", "Match", "replay_number"]
+
+REPLAY_MARK = "~replay"
+"""How the id of an episode played again (its first play a no-contest) ends: `~replay1`."""
+
+
+def replay_number(episode_id: str) -> int:
+    """0 for an episode's first play, n for its n-th replay (`...~replay<n>`)."""
+    _, mark, number = episode_id.rpartition(REPLAY_MARK)
+    return int(number) if mark and number.isdigit() else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +56,24 @@ class Episode:
 
     match: Match
     game_indices: tuple[int, ...]
+    replay: int = 0
+    """0 for the first play; n for the n-th time it is played again after a no-contest
+    the infrastructure caused (docs/rules.md#validity)."""
+
+    @property
+    def base_id(self) -> str:
+        """The id of the episode's first play: every replay of it shares it."""
+        suffix = "" if len(self.game_indices) > 1 else f"-g{self.game_indices[0]}"
+        return f"{self.match.id}{suffix}"
 
     @property
     def id(self) -> str:
         """Unique within a run; also the replay's file stem."""
-        suffix = "" if len(self.game_indices) > 1 else f"-g{self.game_indices[0]}"
-        return f"{self.match.id}{suffix}"
+        return self.base_id + (f"{REPLAY_MARK}{self.replay}" if self.replay else "")
+
+    def again(self) -> Episode:
+        """The same episode, to be played once more."""
+        return Episode(self.match, self.game_indices, self.replay + 1)
 
     def seats(self, game_index: int) -> tuple[str, str]:
         """Policy names at seats 0 and 1: the match's first policy is seat 0 in game 1."""

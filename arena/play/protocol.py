@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 
 import games
 from arena.config import Deadlines
-from arena.record.replay import ReplyReport
+from arena.record.replay import ReplyReport, Side
 
 __all__ = [
     "CAUSES",
@@ -107,6 +107,8 @@ class Attempt:
     report: ReplyReport | None = None
     """The provider's report: the answer's, or the failure's (its status and transport
     attempts); None where no provider was reached."""
+    side: Side | None = None
+    """Whose failure the attempt was (`validity.side_of`); None when it gave a move."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +160,11 @@ class Seat(ABC):
     @abstractmethod
     async def decide(self, request: DecisionRequest) -> Decision:
         """The seat's move for `request`, within its deadlines."""
+
+    def endpoint_down(self) -> bool:
+        """Whether the infrastructure behind the seat is known to be down (a model's endpoint
+        whose circuit is open): a timeout then is not the seat's."""
+        return False
 
     def describe(self) -> dict[str, Any] | None:
         """What a replay records of this seat beside its moves (a program's SHA-256, seed,

@@ -49,6 +49,7 @@ from arena.record.replay import GameRecord, GameResult, Replay, load_replay, wri
 from games.backgammon import PlyRecord, VerifyFailure, commitment, derived_card_seed, verify_card
 
 __all__ = [
+    "CANCELLED_MARK",
     "PARTIAL",
     "SECRETS",
     "Card",
@@ -62,21 +63,27 @@ __all__ = [
 log = structlog.get_logger("arena.record.cards")
 
 SECRETS = "card-secrets.jsonl"
+CANCELLED_MARK = "~cancelled-a"
+"""How the id of a cut card's replay ends: `~cancelled-a<attempt>`."""
 PARTIAL = "partial-cards"
 """Where a card's finished games wait until the card ends: a cut card keeps them."""
 
 
 @dataclass(frozen=True, slots=True)
 class Card:
-    """One card in play: its id (the episode's), seed and commitment."""
+    """One card in play: its id (the episode's first play), seed and commitment."""
 
     id: str
     seed: str
     commitment: str
     dice: str
     attempt: int
+    """1, then 2, 3, ... for each card dealt again under the same id: a replacement for a
+    card cut short, or a replay of an episode the infrastructure spoiled."""
     partial: Path | None
     """Where its finished games wait while it is in play (None: nowhere, in a test)."""
+    episode: str = ""
+    """The episode that plays it (its replay's file stem); the id when empty."""
 
     @property
     def chance(self) -> str:
@@ -129,15 +136,15 @@ class CardEpisodes:
         self._commits[card_id] += 1
         return self._commits[card_id]
 
-    def _draw(self, episode: str, k: int) -> Card:
+    def _draw(self, episode: str, base: str, k: int) -> Card:
         out = self._folder()
-        attempt = self._attempt(episode)
+        attempt = self._attempt(base)
         if self.dice == "verifiable":
             card_seed = secrets.token_hex(32)
         else:
             card_seed = derived_card_seed(self.master, k, attempt)
         partial = out / PARTIAL / f"{episode}~a{attempt}.json"
-        return Card(episode, card_seed, commitment(card_seed), self.dice, attempt, partial)
+        return Card(base, card_seed, commitment(card_seed), self.dice, attempt, partial, episode)
 
     def _commit(self, card: Card) -> None:
         out = self._folder()
@@ -145,7 +152,8 @@ class CardEpisodes:
         append_line(out / SECRETS, secret, private=True)
         commit: dict[str, Any] = {
             "event": "commit", "card": card.id, "attempt": card.attempt,
-            "commitment": card.commitment, "dice": self.dice, "time": time.time(),
+            "episode": card.episode or card.id, "commitment": card.commitment,
+            "dice": self.dice, "time": time.time(),
         }  # fmt: skip
         if self.dice == "derived":
             commit["note"] = (
@@ -154,10 +162,12 @@ class CardEpisodes:
         append_line(out / LEDGER, commit)
 
     @asynccontextmanager
-    async def open(self, episode: str, k: int, seed: int) -> AsyncIterator[Card]:
-        """Draw and commit a card; if the block ends in an exception or a cancellation, the
-        card is cut short and revealed as cancelled (a finished one waits for `stored`)."""
-        card = self._draw(episode, k)
+    async def open(self, episode: str, base: str, k: int, seed: int) -> AsyncIterator[Card]:
+        """Draw and commit a card for `episode` (a play of `base`, whose id the card takes);
+        if the block ends in an exception or a cancellation, the card is cut short and
+        revealed as cancelled (a finished one waits for `stored`). Each play gets a new
+        card: a seed once revealed is never dealt again."""
+        card = self._draw(episode, base, k)
         await anyio.to_thread.run_sync(self._commit, card)
         log.info("card_committed", commitment=card.commitment, dice=card.dice)
         crash_point("commit")
@@ -177,22 +187,23 @@ class CardEpisodes:
             return  # a cut card's replay: revealed when it was cut
         card, attempt = str(block["card"]), int(block["attempt"])
         _reveal(self.out, card, attempt, str(block["card_seed"]), "finished", "")
-        (self.out / PARTIAL / f"{card}~a{attempt}.json").unlink(missing_ok=True)
+        (self.out / PARTIAL / f"{replay.episode}~a{attempt}.json").unlink(missing_ok=True)
 
     def resume(self, store: Callable[[Replay], object], finished: set[str]) -> None:
-        """Settle every card a killed session left open, then store the cut cards' games."""
+        """Settle every card a killed session left open, then store the cut cards' games
+        (`finished`: the episodes the store holds)."""
         if self.out is None:
             return
-        for card, attempt, seed in _open_cards(self.out):
-            replay = _written_card(self.out, card, attempt)
+        for card, attempt, seed, episode in _open_cards(self.out):
+            replay = _written_card(self.out, episode, attempt)
             if replay is None:
                 _reveal(self.out, card, attempt, seed, "cancelled", "the run stopped mid-card")
                 log.warning("card_cancelled", card=card, reason="the run stopped mid-card")
                 continue
-            if card not in finished:
+            if episode not in finished:
                 store(replay)
             _reveal(self.out, card, attempt, seed, "finished", "revealed on resume")
-            (self.out / PARTIAL / f"{card}~a{attempt}.json").unlink(missing_ok=True)
+            (self.out / PARTIAL / f"{episode}~a{attempt}.json").unlink(missing_ok=True)
             log.warning("card_recovered", card=card, attempt=attempt)
         for path, reveal in cancelled_cards(self.out):
             replay = cancelled_card_replay(load_replay(path), reveal)
@@ -221,18 +232,22 @@ def _reveal(out: Path, card: str, attempt: int, seed: str | None, status: str, r
     append_line(out / LEDGER, event)
 
 
-def _open_cards(out: Path) -> list[tuple[str, int, str | None]]:
-    """(card, attempt, seed) of every card the current generation committed, never revealed."""
+def _open_cards(out: Path) -> list[tuple[str, int, str | None, str]]:
+    """(card, attempt, seed, episode) of every card the current generation committed and
+    never revealed."""
     events = read_current(out)
     revealed = {(e["card"], e["attempt"]) for e in events if e.get("event") == "reveal"}
-    committed = [(e["card"], e["attempt"]) for e in events if e.get("event") == "commit"]
     seeds = {(s["card"], s["attempt"]): s["seed"] for s in read_lines(out / SECRETS)}
-    return [(c, a, seeds.get((c, a))) for c, a in committed if (c, a) not in revealed]
+    return [
+        (e["card"], e["attempt"], seeds.get((e["card"], e["attempt"])), e.get("episode", e["card"]))
+        for e in events
+        if e.get("event") == "commit" and (e["card"], e["attempt"]) not in revealed
+    ]
 
 
-def _written_card(out: Path, card: str, attempt: int) -> Replay | None:
+def _written_card(out: Path, episode: str, attempt: int) -> Replay | None:
     """The card's whole replay, if its writer got as far as writing it."""
-    path = out / "replays" / f"{card}.json"
+    path = out / "replays" / f"{episode}.json"
     try:
         replay = load_replay(path)
     except (OSError, ValueError):
@@ -242,10 +257,10 @@ def _written_card(out: Path, card: str, attempt: int) -> Replay | None:
     return replay if whole and len(replay.games) == 2 else None
 
 
-def audit_ledger(out: Path, finished_cards: Mapping[str, tuple[int, str]]) -> list[str]:
+def audit_ledger(out: Path, finished_cards: Mapping[tuple[str, int], str]) -> list[str]:
     """What is wrong with the current generation's cards: each commitment revealed exactly
     once, each revealed seed matching its commitment, each finished card's replay present
-    (`finished_cards`: card -> (attempt, seed) of the finished card replays), each
+    (`finished_cards`: (card, attempt) -> seed of the finished card replays), each
     cancelled card replaced by a later attempt. An empty list: nothing."""
     events = read_current(out)
     commits = {(e["card"], e["attempt"]): e for e in events if e.get("event") == "commit"}
@@ -271,10 +286,10 @@ def audit_ledger(out: Path, finished_cards: Mapping[str, tuple[int, str]]) -> li
         seed = reveal.get("seed")
         if not isinstance(seed, str) or commitment(seed) != commit.get("commitment"):
             problems.append(f"{where}: the revealed seed does not match its commitment")
-        kept = finished_cards.get(card)
-        if reveal.get("status") == "finished" and (kept is None or kept[0] != attempt):
+        kept = finished_cards.get((card, attempt))
+        if reveal.get("status") == "finished" and kept is None:
             problems.append(f"{where}: revealed as finished, but no replay of it is kept")
-        elif reveal.get("status") == "finished" and kept is not None and kept[1] != seed:
+        elif reveal.get("status") == "finished" and kept != seed:
             problems.append(f"{where}: its replay's seed is not the seed the ledger revealed")
         if reveal.get("status") == "cancelled" and (card, attempt + 1) not in commits:
             problems.append(f"{where}: cancelled, but no card replaced it")
@@ -283,13 +298,18 @@ def audit_ledger(out: Path, finished_cards: Mapping[str, tuple[int, str]]) -> li
 
 def cancelled_cards(out: Path) -> list[tuple[Path, dict[str, Any]]]:
     """Kept games of cards that ended cancelled: (partial replay file, the card's reveal)."""
-    reveals = {
-        (e["card"], e["attempt"]): e for e in read_current(out) if e.get("event") == "reveal"
+    events = read_current(out)
+    played = {  # (episode, attempt) -> card
+        (e.get("episode", e["card"]), e["attempt"]): e["card"]
+        for e in events
+        if e.get("event") == "commit"
     }
+    reveals = {(e["card"], e["attempt"]): e for e in events if e.get("event") == "reveal"}
     found = []
     for path in sorted((out / PARTIAL).glob("*.json")):
-        card, _, attempt = path.stem.rpartition("~a")
-        reveal = reveals.get((card, int(attempt))) if attempt.isdigit() else None
+        episode, _, attempt = path.stem.rpartition("~a")
+        card = played.get((episode, int(attempt))) if attempt.isdigit() else None
+        reveal = reveals.get((card, int(attempt))) if card is not None else None
         if reveal is None or reveal.get("status") == "finished":
             path.unlink()  # a finished card is stored whole; an unknown one was never committed
             continue
@@ -321,7 +341,7 @@ def cancelled_card_replay(kept: Replay, reveal: dict[str, Any]) -> Replay:
         "status": "cancelled",
     }  # fmt: skip
     return kept.model_copy(
-        update={"episode": f"{kept.episode}~cancelled-a{kept.integrity.get('attempt')}",
+        update={"episode": f"{kept.episode}{CANCELLED_MARK}{kept.integrity.get('attempt')}",
                 "games": [*kept.games, *cut], "integrity": integrity}
     )  # fmt: skip
 

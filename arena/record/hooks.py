@@ -47,9 +47,11 @@ class EpisodeScope(Protocol):
 class EpisodeHooks(Protocol):
     """What one game's episodes need around their games, for a run and for `arena verify`."""
 
-    def open(self, episode: str, k: int, seed: int) -> AbstractAsyncContextManager[EpisodeScope]:
-        """Open episode `episode` (the k-th match of its pair, on `seed`); if an exception
-        or a cancellation ends the block, the episode is cut short."""
+    def open(
+        self, episode: str, base: str, k: int, seed: int
+    ) -> AbstractAsyncContextManager[EpisodeScope]:
+        """Open episode `episode` (a play of episode `base`, the k-th match of its pair, on
+        `seed`); if an exception or a cancellation ends the block, the episode is cut short."""
         ...
 
     def stored(self, replay: Replay) -> None:
@@ -82,8 +84,8 @@ class PlainEpisodes:
     """The hooks of games whose chance is the match seed: none to speak of."""
 
     @asynccontextmanager
-    async def open(self, episode: str, k: int, seed: int) -> AsyncIterator[_SeedScope]:
-        """The match seed is the chance."""
+    async def open(self, episode: str, base: str, k: int, seed: int) -> AsyncIterator[_SeedScope]:
+        """The match seed is the chance (an episode played again has the same)."""
         yield _SeedScope(seed)
 
     def stored(self, replay: Replay) -> None:

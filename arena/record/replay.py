@@ -20,7 +20,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "INFRASTRUCTURE",
     "SCHEMA_VERSION",
+    "SEAT",
     "AttemptRecord",
     "DecisionRecord",
     "FallbackAttempt",
@@ -31,6 +33,7 @@ __all__ = [
     "PlyRecord",
     "Replay",
     "ReplyReport",
+    "Side",
     "Spectator",
     "load_replay",
     "move_json",
@@ -43,6 +46,14 @@ SCHEMA_VERSION = 1
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+Side = Literal["seat", "infrastructure"]
+"""Whose failure a fallback was (docs/rules.md#validity): the seat's own (what it returned,
+or no reply while its endpoint was up), or the infrastructure's (the provider, the network,
+the endpoint down). The battle's clock rule (`llm_off`) is neither: the seat was not asked."""
+SEAT: Side = "seat"
+INFRASTRUCTURE: Side = "infrastructure"
 
 
 class ReplyReport(_Model):
@@ -114,6 +125,8 @@ class FallbackAttempt(_Model):
     status: int | None
     reply: str | None
     """The raw reply, cut at 2,000 characters."""
+    side: Side | None = None
+    """Whose failure the attempt was; None when it gave a move."""
 
 
 class FallbackRecord(_Model):
@@ -126,6 +139,8 @@ class FallbackRecord(_Model):
     seat: int
     alias: str
     cause: str
+    side: Side | None = None
+    """Whose failure the fallback was (that of its last attempt); None for `llm_off`."""
     last_error: str
     attempts: list[FallbackAttempt]
     move: Any
@@ -192,6 +207,9 @@ class Replay(_Model):
     params: dict[str, Any]
     deadlines: dict[str, float | None]
     record_prompts: bool
+    max_infra_share: float | None = None
+    """The share of a seat's decisions the infrastructure's fallbacks may take before the
+    game is a no-contest; None in replays from before the rule."""
     templates: dict[str, str] = Field(default_factory=dict)
     """Template SHA-256 -> its path under `prompts/`."""
     games: list[GameRecord]

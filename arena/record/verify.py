@@ -15,6 +15,7 @@ from typing import Any
 import games
 from arena.record.hooks import episode_hooks
 from arena.record.replay import GameRecord, Replay, load_replay, move_json
+from arena.record.validity import infrastructure_no_contest, side_error
 
 __all__ = ["VerifyError", "replay_paths", "verify_file", "verify_replay"]
 
@@ -66,7 +67,8 @@ def verify_replay(replay: Replay, *, where: str = "replay", run_folder: Path | N
     for record in replay.games:
         if _never_started(replay, record):
             continue
-        _verify_game(game, seed, replay.chance, record, f"{where} game {record.index}")
+        at = f"{where} game {record.index}"
+        _verify_game(game, seed, replay.chance, record, at, replay.max_infra_share)
 
 
 def _never_started(replay: Replay, record: GameRecord) -> bool:
@@ -77,7 +79,12 @@ def _never_started(replay: Replay, record: GameRecord) -> bool:
 
 
 def _verify_game(
-    game: games.Game[Any], seed: int, chance: int | str, record: GameRecord, where: str
+    game: games.Game[Any],
+    seed: int,
+    chance: int | str,
+    record: GameRecord,
+    where: str,
+    max_share: float | None,
 ) -> None:
     expected_aliases = list(game.match_format.aliases(seed, record.index))
     if record.aliases != expected_aliases:
@@ -116,7 +123,22 @@ def _verify_game(
                 k for k in {*integrity, *ply.integrity} if integrity.get(k) != ply.integrity.get(k)
             )
             raise VerifyError(f"{at}: integrity data {differing} differ from the re-derivation")
-    _check_result(game, state, record, where)
+    if max_share is not None:  # replays from before the rule record no sides
+        _check_sides(record, where)
+    _check_result(game, state, record, where, max_share)
+
+
+def _check_sides(record: GameRecord, where: str) -> None:
+    """Every fallback's side, and each of its attempts', is one its cause allows: a seat's
+    own failure never passes for the infrastructure's, so no edit makes a game a no-contest."""
+    for f in record.fallbacks:
+        problems = [side_error(f.cause, f.side)]
+        problems += [side_error(a.cause, a.side) for a in f.attempts if a.cause is not None]
+        if f.attempts and f.attempts[-1].side != f.side:
+            problems.append(f"its side {f.side!r} is not its last attempt's")
+        problem = next((p for p in problems if p is not None), None)
+        if problem is not None:
+            raise VerifyError(f"{where} ply {f.ply} seat {f.seat}: {problem}")
 
 
 def _check_prompts(record: GameRecord, where: str) -> None:
@@ -159,9 +181,16 @@ def _check_fallback(
             raise VerifyError(f"{at}: fallback played {move!r}, the rules give {expected!r}")
 
 
-def _check_result(game: games.Game[Any], state: Any, record: GameRecord, where: str) -> None:
+def _check_result(
+    game: games.Game[Any], state: Any, record: GameRecord, where: str, max_share: float | None
+) -> None:
     if record.result is None:
         raise VerifyError(f"{where}: has no result")
+    spoiled = infrastructure_no_contest(record, max_share) if max_share is not None else None
+    if spoiled is not None:  # the game did not measure a seat, however it ended
+        if record.result.scores is not None or record.result.detail != spoiled:
+            raise VerifyError(f"{where}: {spoiled}, yet the result is {record.result.model_dump()}")
+        return
     outcome = game.outcome(state)
     if record.result.ending == "forfeit":
         _check_forfeit(game, state, record, where)

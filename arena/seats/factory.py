@@ -19,6 +19,7 @@ from arena.config import Config, LlmPolicy, MockPolicy, ProgramPolicy, ScriptedP
 from arena.play.protocol import Seat
 from arena.programs import ProgramInfo, ProgramSeat
 from arena.redact import Redactor
+from arena.seats.breaker import Breakers
 from arena.seats.llm import LlmSeat, provider_spec
 from arena.seats.mock import MockSeat
 from arena.seats.program import ProgramPlayer
@@ -37,6 +38,7 @@ def make_seat(
     seat: int,
     pool: providers.Providers | None = None,
     redactor: Redactor | None = None,
+    breakers: Breakers | None = None,
 ) -> Seat:
     """The seat `policy` plays through at `seat` of game `index` of a match on `seed`."""
     spec = config.policies[policy]
@@ -60,4 +62,6 @@ def make_seat(
         raise RuntimeError(
             f"policy {policy!r} is a model: its seats need the run's open provider pool"
         )
-    return LlmSeat(pool.client(provider_spec(spec)), spec, redactor or Redactor())
+    provider = provider_spec(spec)
+    circuit = breakers.circuit(provider) if breakers is not None else None
+    return LlmSeat(pool.client(provider), spec, redactor or Redactor(), circuit)

@@ -18,7 +18,9 @@ import providers
 from arena.config import LlmPolicy
 from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
+from arena.record.validity import INFRASTRUCTURE_CAUSES
 from arena.redact import Redactor
+from arena.seats.breaker import Circuit
 
 __all__ = ["LlmSeat", "provider_spec"]
 
@@ -49,22 +51,42 @@ def _cause(error: providers.ProviderError, connected: bool) -> str:
     return "provider_error"
 
 
+_DOWN = (
+    "not sent: the model's endpoint is down (its circuit opened after infrastructure failures "
+    "in a row), and it is probed until it answers"
+)
+_CUT = "cut: the model's endpoint went down while this request was in flight"
+
+
 class LlmSeat(TextSeat):
     """One seat of one game, asking one model; remembers whether it ever got through.
 
     Until the provider has answered once in this game, a refused connection is
     `not_connected` (the seat is asked again at its next decision); after
-    that, connection errors are `transport`.
+    that, connection errors are `transport`. With the endpoint's `circuit`, an
+    open circuit fails a question at once (`not_connected`) and cuts one in
+    flight (`transport`, or `not_connected` before the game's first answer; all
+    the infrastructure's failures), and every answer or infrastructure failure is
+    counted on it.
     """
 
     def __init__(
-        self, client: providers.Provider, policy: LlmPolicy, redactor: Redactor | None = None
+        self,
+        client: providers.Provider,
+        policy: LlmPolicy,
+        redactor: Redactor | None = None,
+        circuit: Circuit | None = None,
     ) -> None:
         self._client = client
         self._policy = policy
         self._redactor = redactor or Redactor()
         """The run's secrets come out of everything a provider sends, here where it enters."""
         self._connected = False
+        self._circuit = circuit
+
+    def endpoint_down(self) -> bool:
+        """Whether the endpoint's circuit is open."""
+        return self._circuit is not None and self._circuit.is_open
 
     async def ask(self, question: Question, *, deadline: float) -> Answer:
         """Ask the model; provider failures become `SeatFailure` with their cause."""
@@ -74,6 +96,27 @@ class LlmSeat(TextSeat):
             temperature=self._policy.temperature,
             json_object=self._policy.json_mode,
         )
+        circuit = self._circuit
+        if circuit is None:
+            return self._answer(await self._complete(request, deadline))
+        if circuit.is_open:
+            raise SeatFailure("not_connected", _DOWN)
+        with circuit.request() as scope:
+            try:
+                completion = await self._complete(request, deadline)
+            except SeatFailure as failure:
+                if failure.cause in INFRASTRUCTURE_CAUSES:
+                    circuit.failure()
+                raise
+        if scope.cancelled_caught:  # like a connection lost: before any answer, never made
+            raise SeatFailure("transport" if self._connected else "not_connected", _CUT)
+        circuit.success()
+        return self._answer(completion)
+
+    async def _complete(
+        self, request: providers.CompletionRequest, deadline: float
+    ) -> providers.Completion:
+        """The provider's completion; its failures as `SeatFailure` with their cause."""
         try:
             completion = await self._client.complete(request, deadline=deadline)
         except providers.ProviderError as error:
@@ -85,7 +128,7 @@ class LlmSeat(TextSeat):
             detail = self._redactor.text(str(error))
             raise SeatFailure(cause, detail, status=status, retries=retries) from error
         self._connected = True
-        return self._answer(completion)
+        return completion
 
     def _answer(self, completion: providers.Completion) -> Answer:
         usage = asdict(completion.usage)

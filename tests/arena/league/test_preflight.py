@@ -12,6 +12,7 @@ import structlog
 from arena.config import ConfigError, parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
+from tests.arena.fakes import stored_games
 from tests.chaos.hostile import hostile_process
 
 pytestmark = pytest.mark.anyio
@@ -86,6 +87,14 @@ async def test_no_preflight_skips_the_probe(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    plan = plan_run(parse_config(_config("openai", f"http://127.0.0.1:{port}/v1")), tmp_path / "o")
-    result = await execute(plan, check_endpoints=False)
-    assert result.played == 2  # every decision of the model fell back; the games were played
+    data = _config("openai", f"http://127.0.0.1:{port}/v1")
+    data["run"]["endpoint_down_s"] = 1.5
+    result = await execute(plan_run(parse_config(data), tmp_path / "o"), check_endpoints=False)
+    # The games were played, every decision of the model falling back: no-contests. Their
+    # replays wait for the endpoint, which stays down, so the run stops, resumable.
+    assert result.played >= 2
+    assert "has been down for" in result.stopped
+    assert result.interrupted
+    games = [g for g in stored_games(tmp_path / "o")]
+    assert games
+    assert all(g.ending == "no-contest" for g in games)

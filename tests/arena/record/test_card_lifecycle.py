@@ -47,12 +47,12 @@ def _run(config: Path, out: Path, kill_at: str | None = None) -> int:
     return done.returncode
 
 
-def _finished_cards(out: Path) -> dict[str, tuple[int, str]]:
+def _finished_cards(out: Path) -> dict[tuple[str, int], str]:
     cards = {}
     for path in (out / "replays").glob("*.json"):
         block = load_replay(path).integrity
         if block.get("status") != "cancelled":
-            cards[block["card"]] = (block["attempt"], block["card_seed"])
+            cards[(block["card"], block["attempt"])] = block["card_seed"]
     return cards
 
 

@@ -120,14 +120,14 @@ async def test_a_card_cut_short_is_revealed_as_cancelled_and_a_finished_one_wait
 ) -> None:
     dealer = CardEpisodes(tmp_path, "verifiable", 1)
     with pytest.raises(RuntimeError):
-        async with dealer.open("card-x", 1, 5):
+        async with dealer.open("card-x", "card-x", 1, 5):
             raise RuntimeError("crash mid-card")
     events = _ledger(tmp_path)
     assert [(e["event"], e.get("status")) for e in events] == [
         ("commit", None),
         ("reveal", "cancelled"),
     ]
-    async with dealer.open("card-x", 1, 5) as again:
+    async with dealer.open("card-x", "card-x", 1, 5) as again:
         assert again.attempt == 2
     # The block ended well, but the card's result is not durable yet: no reveal until the
     # writer has stored it.

@@ -46,6 +46,10 @@ def _config(url: str, out_name: str) -> dict[str, Any]:
             "games": ["breakthrough"],
             "matches": 2,
             "concurrency": 16,
+            # About one answer in seven fails on the endpoint's side here, so three in a row
+            # come by chance and the default breaker would open (and cut what is in flight):
+            # this test is about how each fault is recorded, not about outages.
+            "breaker_failures": 1000,
         },
         "deadlines": DEADLINES,
         "policies": {
@@ -119,11 +123,14 @@ async def test_refused_connection_is_not_connected_then_transport(tmp_path: Path
     data = _config(f"http://127.0.0.1:{port}", "refused")
     data["run"]["games"] = ["connect-four"]
     data["run"]["matches"] = 1
+    del data["run"]["breaker_failures"]  # the default: its circuit opens, and stays open
+    data["run"]["endpoint_down_s"] = 1.0
     data["policies"] = {k: v for k, v in data["policies"].items() if k in ("tactician", "openai")}
     # Past the preflight (which would stop the run before any game), the seat tells apart
     # a server that never connected from one that dropped after answering.
     result = await execute(plan_run(parse_config(data), tmp_path), check_endpoints=False)
     assert not result.failed
+    assert "has been down for" in result.stopped
     causes = {c for g in stored_games(tmp_path) for seat in g.seats for c in seat.fallbacks}
     assert causes == {"not_connected"}
 

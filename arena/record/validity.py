@@ -1,0 +1,75 @@
+"""Validity: a game counts only if it measured the seats (docs/rules.md#validity).
+
+A fallback is the seat's own failure or the infrastructure's (`replay.Side`). A
+game in which a seat's infrastructure fallbacks exceed `max_infra_share` of
+its decisions did not measure that seat: it is recorded as `no-contest` (out
+of the ratings, shown as NC) with the reason, and played again later in the
+run. The rule reads only what a replay records, so `arena verify` checks it.
+"""
+
+from __future__ import annotations
+
+from arena.record.replay import INFRASTRUCTURE, SEAT, GameRecord, GameResult, Side
+
+__all__ = [
+    "INFRASTRUCTURE_CAUSES",
+    "INFRASTRUCTURE_NC",
+    "infrastructure_no_contest",
+    "infrastructure_share",
+    "measured",
+    "side_error",
+    "side_of",
+]
+
+INFRASTRUCTURE_NC = "infrastructure: "
+"""How the detail of a game the infrastructure spoiled begins."""
+
+INFRASTRUCTURE_CAUSES = frozenset(
+    {"not_connected", "transport", "http_status", "rate_limited", "provider_error"}
+)
+"""Causes that are the infrastructure's whatever the endpoint's state; a `timeout` is too
+while the endpoint's circuit is open, and the seat's while it is closed."""
+
+
+def side_of(cause: str, endpoint_down: bool) -> Side | None:
+    """Whose failure an attempt or fallback of `cause` was (None for `llm_off`)."""
+    if cause == "llm_off":
+        return None
+    if cause in INFRASTRUCTURE_CAUSES or (cause == "timeout" and endpoint_down):
+        return INFRASTRUCTURE
+    return SEAT
+
+
+def side_error(cause: str, side: Side | None) -> str | None:
+    """What is wrong with a recorded fallback's side for its cause, or None: only a timeout
+    can be either side's (it depends on the endpoint's state, which a replay does not hold)."""
+    allowed = {side_of(cause, False), side_of(cause, True)}
+    if side in allowed:
+        return None
+    return f"a fallback of cause {cause!r} is recorded as the {side}'s failure"
+
+
+def infrastructure_share(record: GameRecord, seat: int) -> tuple[int, int]:
+    """(fallbacks the infrastructure caused, decisions) of `seat` in the game."""
+    decided = sum(1 for ply in record.plies for d in ply.decisions if d.seat == seat)
+    failed = sum(1 for f in record.fallbacks if f.seat == seat and f.side == INFRASTRUCTURE)
+    return failed, decided
+
+
+def infrastructure_no_contest(record: GameRecord, max_share: float) -> str | None:
+    """The reason the game is a no-contest, if a seat's infrastructure fallbacks exceed
+    `max_share` of its decisions; else None."""
+    for seat in (0, 1):
+        failed, decided = infrastructure_share(record, seat)
+        if decided and failed / decided > max_share:
+            return (
+                f"{INFRASTRUCTURE_NC}{failed} of the {decided} decisions of "
+                f"{record.aliases[seat]} fell back on the infrastructure's failures "
+                f"(more than {max_share:g} of them): the game did not measure the seat"
+            )
+    return None
+
+
+def measured(result: GameResult) -> bool:
+    """False for a game the infrastructure spoiled (it is played again)."""
+    return not (result.ending == "no-contest" and result.detail.startswith(INFRASTRUCTURE_NC))

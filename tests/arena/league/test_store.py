@@ -1,0 +1,70 @@
+"""The league store: the episodes a resume plays again, and stores written by older versions."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from arena.config import parse_config
+from arena.league.plan import plan_run
+from arena.league.run import execute
+from arena.league.store import DB_NAME, LeagueStore
+from arena.record.validity import INFRASTRUCTURE_NC
+
+pytestmark = pytest.mark.anyio
+
+
+async def _run(out: Path) -> None:
+    config = {
+        "run": {"name": "store", "seed": 5, "games": ["connect-four"], "matches": 2},
+        "policies": {
+            "tactician": {"kind": "scripted", "baseline": "tactician"},
+            "faulty": {"kind": "mock", "faults": {"unreadable": 0.3, "illegal": 0.2}},
+        },
+    }
+    result = await execute(plan_run(parse_config(config), out))
+    assert not result.failed
+    assert result.fallbacks > 0
+
+
+async def test_spoiled_episodes_are_the_infrastructure_no_contests(tmp_path: Path) -> None:
+    await _run(tmp_path)
+    store = LeagueStore.open_for_run(tmp_path)
+    try:
+        assert store.spoiled_episodes() == set()
+        episodes = sorted(store.finished_episodes())
+        with sqlite3.connect(tmp_path / DB_NAME) as db:
+            db.execute(
+                "UPDATE games SET ending = 'no-contest', detail = ? WHERE episode = ?",
+                (f"{INFRASTRUCTURE_NC}3 of the 9 decisions ...", episodes[0]),
+            )
+            db.execute(  # a no-contest for another reason is not played again
+                "UPDATE games SET ending = 'no-contest', detail = 'withdrawn' WHERE episode = ?",
+                (episodes[1],),
+            )
+        assert store.spoiled_episodes() == {episodes[0]}
+    finally:
+        store.close()
+
+
+async def test_a_store_from_before_sides_reads_and_is_brought_up_to_date(tmp_path: Path) -> None:
+    await _run(tmp_path)
+    with sqlite3.connect(tmp_path / DB_NAME) as db:
+        db.execute("ALTER TABLE fallbacks DROP COLUMN side")
+    store = LeagueStore.open_readonly(tmp_path)  # `arena report` on an old folder
+    try:
+        rows = list(store.fallback_rows())
+    finally:
+        store.close()
+    assert rows
+    assert {r["side"] for r in rows} == {None}
+    assert {r["cause"] for r in rows} <= {"unreadable", "illegal"}
+    store = LeagueStore.open_for_run(tmp_path)  # a resume adds the column
+    try:
+        assert len(list(store.fallback_rows())) == len(rows)
+    finally:
+        store.close()
+    with sqlite3.connect(tmp_path / DB_NAME) as db:
+        assert "side" in {row[1] for row in db.execute("PRAGMA table_info(fallbacks)")}

@@ -1,0 +1,123 @@
+"""Whose failure a fallback was, and when a game did not measure its seats (worked by hand)."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena.record.replay import (
+    INFRASTRUCTURE,
+    SEAT,
+    DecisionRecord,
+    FallbackRecord,
+    GameRecord,
+    GameResult,
+    PlyRecord,
+)
+from arena.record.validity import (
+    infrastructure_no_contest,
+    infrastructure_share,
+    measured,
+    side_error,
+    side_of,
+)
+
+
+@pytest.mark.parametrize(
+    ("cause", "closed", "open_"),
+    [
+        ("empty", SEAT, SEAT),
+        ("unreadable", SEAT, SEAT),
+        ("truncated", SEAT, SEAT),
+        ("illegal", SEAT, SEAT),
+        ("over_budget", SEAT, SEAT),
+        ("timeout", SEAT, INFRASTRUCTURE),
+        ("not_connected", INFRASTRUCTURE, INFRASTRUCTURE),
+        ("transport", INFRASTRUCTURE, INFRASTRUCTURE),
+        ("http_status", INFRASTRUCTURE, INFRASTRUCTURE),
+        ("rate_limited", INFRASTRUCTURE, INFRASTRUCTURE),
+        ("provider_error", INFRASTRUCTURE, INFRASTRUCTURE),
+        ("llm_off", None, None),
+    ],
+)
+def test_each_cause_has_its_side(cause: str, closed: str | None, open_: str | None) -> None:
+    assert side_of(cause, endpoint_down=False) == closed
+    assert side_of(cause, endpoint_down=True) == open_
+
+
+def test_a_side_the_cause_does_not_allow_is_named() -> None:
+    assert side_error("timeout", SEAT) is None
+    assert side_error("timeout", INFRASTRUCTURE) is None
+    assert side_error("transport", INFRASTRUCTURE) is None
+    assert side_error("illegal", INFRASTRUCTURE) == (
+        "a fallback of cause 'illegal' is recorded as the infrastructure's failure"
+    )
+    assert side_error("transport", SEAT) is not None
+    assert side_error("transport", None) is not None
+
+
+def _game(decisions: int, infra: int, seat_failures: int = 0) -> GameRecord:
+    """Seat 0 decides `decisions` times, `infra` of them fallbacks on the infrastructure's
+    failures and `seat_failures` on its own; seat 1 decides as often, all its own moves."""
+    plies = [
+        PlyRecord(
+            ply=n,
+            decisions=[
+                DecisionRecord(seat=s, alias=("A", "B")[s], move="a", source="reply", latency_s=0.1)
+                for s in (0, 1)
+            ],
+            standings=[0, 0],
+        )
+        for n in range(decisions)
+    ]
+    causes = ["transport"] * infra + ["illegal"] * seat_failures
+    fallbacks = [
+        FallbackRecord(
+            run="r",
+            episode="e",
+            game_index=1,
+            ply=n,
+            seat=0,
+            alias="A",
+            cause=cause,
+            side=side_of(cause, False),
+            last_error="x",
+            attempts=[],
+            move="a",
+        )
+        for n, cause in enumerate(causes)
+    ]
+    return GameRecord(index=1, aliases=["A", "B"], plies=plies, fallbacks=fallbacks)
+
+
+def test_the_share_counts_only_the_infrastructures_fallbacks_of_that_seat() -> None:
+    game = _game(10, infra=3, seat_failures=4)
+    assert infrastructure_share(game, 0) == (3, 10)
+    assert infrastructure_share(game, 1) == (0, 10)
+
+
+def test_a_game_over_the_share_is_a_no_contest_and_one_at_it_is_not() -> None:
+    # 3 of 10 is 0.30 > 0.25: no contest. 2 of 8 is exactly 0.25: it counts.
+    reason = infrastructure_no_contest(_game(10, infra=3), 0.25)
+    assert reason == (
+        "infrastructure: 3 of the 10 decisions of A fell back on the infrastructure's "
+        "failures (more than 0.25 of them): the game did not measure the seat"
+    )
+    assert infrastructure_no_contest(_game(8, infra=2), 0.25) is None
+    # A seat's own failures never make a no-contest, however many.
+    assert infrastructure_no_contest(_game(10, infra=0, seat_failures=10), 0.25) is None
+    # Share 0: any infrastructure fallback spoils the game.
+    assert infrastructure_no_contest(_game(40, infra=1), 0.0) is not None
+    assert infrastructure_no_contest(_game(40, infra=0), 0.0) is None
+
+
+def test_only_an_infrastructure_no_contest_is_played_again() -> None:
+    spoiled = GameResult(
+        scores=None, reason="x", ending="no-contest", detail="infrastructure: 3 of the 10", plies=4
+    )
+    other_nc = GameResult(
+        scores=None, reason="x", ending="no-contest", detail="a seat was withdrawn", plies=4
+    )
+    win = GameResult(scores=[1, 0], reason="x", ending="win", plies=4)
+    assert not measured(spoiled)
+    assert measured(other_nc)
+    assert measured(win)

@@ -1,0 +1,145 @@
+"""The circuit breaker: three infrastructure failures in a row open an endpoint's circuit;
+while it is open nothing is sent and what was in flight is cut; an answer resets the count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+import providers
+from arena.config import LlmPolicy
+from arena.play.protocol import Question, SeatFailure
+from arena.seats.breaker import Breakers, Circuit
+from arena.seats.llm import LlmSeat, provider_spec
+from tests.timing import MARGIN_S
+
+pytestmark = pytest.mark.anyio
+
+POLICY = LlmPolicy(kind="llm", provider="openai", model="m", base_url="http://127.0.0.1:9/v1")
+QUESTION = Question("p", "move", 1, None, None, 0, ())  # type: ignore[arg-type]
+
+
+def _ok() -> providers.Completion:
+    return providers.Completion("x", "stop", "stop", providers.Usage(), None, 200, "r1")
+
+
+class Scripted:
+    """A provider doing what its script says, one step per call: "ok", "hang", or an error."""
+
+    def __init__(self, *steps: Any) -> None:
+        self.steps = list(steps)
+        self.calls = 0
+
+    async def complete(self, request: Any, *, deadline: float) -> providers.Completion:
+        step = self.steps[min(self.calls, len(self.steps) - 1)]
+        self.calls += 1
+        if step == "ok":
+            return _ok()
+        if step == "hang":
+            await anyio.sleep_forever()
+        raise step
+
+
+def _refused() -> providers.ProviderError:
+    return providers.TransportError("refused", connect_refused=True)
+
+
+def _status(code: int) -> providers.ProviderError:
+    return providers.HTTPStatusError(f"HTTP {code}", status=code, body_excerpt="")
+
+
+def _circuit(opened: list[Circuit] | None = None) -> Circuit:
+    breakers = Breakers(3, opened.append if opened is not None else None)
+    return breakers.circuit(provider_spec(POLICY))
+
+
+async def _ask(seat: LlmSeat) -> str:
+    try:
+        await seat.ask(QUESTION, deadline=anyio.current_time() + 5)
+    except SeatFailure as failure:
+        return failure.cause
+    return "ok"
+
+
+async def test_three_infrastructure_failures_in_a_row_open_it_and_nothing_more_is_sent() -> None:
+    opened: list[Circuit] = []
+    circuit = _circuit(opened)
+    client = Scripted(_refused(), _status(500), _status(502), "ok")
+    seat = LlmSeat(client, POLICY, circuit=circuit)
+    assert [await _ask(seat) for _ in range(3)] == ["not_connected", "http_status", "http_status"]
+    assert circuit.is_open
+    assert seat.endpoint_down()
+    assert opened == [circuit]  # the session is told, once
+    assert await _ask(seat) == "not_connected"  # failed at once, not sent
+    assert client.calls == 3
+    circuit.close()
+    assert await _ask(seat) == "ok"
+    assert not seat.endpoint_down()
+
+
+async def test_an_answer_resets_the_count_and_the_seats_own_failures_do_not_count() -> None:
+    circuit = _circuit()
+    seat = LlmSeat(
+        Scripted(_status(500), _status(500), "ok", _status(500), _status(500), "ok"),
+        POLICY,
+        circuit=circuit,
+    )
+    for _ in range(6):
+        await _ask(seat)
+    assert not circuit.is_open
+    # A timeout, while the circuit is closed, is the seat's: it does not count.
+    slow = LlmSeat(Scripted(providers.Timeout("late")), POLICY, circuit=circuit)
+    assert [await _ask(slow) for _ in range(4)] == ["timeout"] * 4
+    assert not circuit.is_open
+
+
+async def test_every_seat_at_the_endpoint_shares_its_circuit() -> None:
+    breakers = Breakers(3)
+    spec = provider_spec(POLICY)
+    assert breakers.circuit(spec) is breakers.circuit(provider_spec(POLICY))
+    other = provider_spec(POLICY.model_copy(update={"base_url": "http://127.0.0.1:10/v1"}))
+    assert breakers.circuit(other) is not breakers.circuit(spec)
+    circuit = breakers.circuit(spec)
+    seats = [LlmSeat(Scripted(_refused()), POLICY, circuit=circuit) for _ in range(3)]
+    for seat in seats:  # one failure each, three in a row at the endpoint
+        await _ask(seat)
+    assert breakers.open_circuits() == [circuit]
+
+
+async def test_a_request_in_flight_is_cut_when_the_circuit_opens() -> None:
+    circuit = _circuit()
+    hung = LlmSeat(Scripted("ok", "hang"), POLICY, circuit=circuit)
+    failing = LlmSeat(Scripted(_refused()), POLICY, circuit=circuit)
+    causes: list[str] = []
+    assert await _ask(hung) == "ok"
+    started = anyio.current_time()
+    async with anyio.create_task_group() as tg:
+
+        async def hang() -> None:
+            causes.append(await _ask(hung))  # answered once in this game, then hangs
+
+        tg.start_soon(hang)
+        await anyio.sleep(0.05)
+        for _ in range(3):
+            await _ask(failing)
+    assert causes == ["transport"]  # cut at once, not left to its 5 s deadline
+    assert anyio.current_time() - started < MARGIN_S
+
+
+async def test_a_cut_before_the_seat_ever_got_an_answer_is_not_connected() -> None:
+    circuit = _circuit()
+    hung = LlmSeat(Scripted("hang"), POLICY, circuit=circuit)
+    failing = LlmSeat(Scripted(_refused()), POLICY, circuit=circuit)
+    causes: list[str] = []
+    async with anyio.create_task_group() as tg:
+
+        async def hang() -> None:
+            causes.append(await _ask(hung))
+
+        tg.start_soon(hang)
+        await anyio.sleep(0.05)
+        for _ in range(3):
+            await _ask(failing)
+    assert causes == ["not_connected"]
