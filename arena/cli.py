@@ -82,6 +82,13 @@ def _mock_llm_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     mock.add_argument("--slow-ms", type=int, default=2000, help="how late a `slow` answer comes")
     mock.add_argument("--seed", type=int, default=0)
     mock.add_argument(
+        "--reasoning",
+        choices=("off", "apart", "think"),
+        default="off",
+        help="answers carry reasoning: in the protocol's own field or blocks (apart), or as a "
+        "leading <think> block (think)",
+    )
+    mock.add_argument(
         "--down-after",
         type=float,
         metavar="S",
@@ -398,7 +405,14 @@ def _mock_llm(args: argparse.Namespace) -> int:
 
     outage = None if args.down_after is None else Outage(args.down_after, args.down_for, args.flap)
     main_mock_llm(
-        args.host, args.port, args.latency_ms, args.faults, args.slow_ms, args.seed, outage
+        args.host,
+        args.port,
+        args.latency_ms,
+        args.faults,
+        args.slow_ms,
+        args.seed,
+        outage,
+        args.reasoning,
     )
     return 0
 
@@ -412,18 +426,16 @@ def _games(args: argparse.Namespace) -> int:
 
 
 def _prompt(args: argparse.Namespace) -> int:
-    from arena.play.preview import preview
+    from arena.play.preview import preview, preview_prompt, stable_note
 
-    text = preview(
-        game=args.game,
-        seed=args.seed,
-        ply=args.ply,
-        game_index=args.game_index,
-        seat=args.seat,
-        config=args.config,
-        policy=args.policy,
-    )
-    sys.stdout.write(text)
+    options = {
+        "game": args.game, "seed": args.seed, "ply": args.ply, "game_index": args.game_index,
+        "seat": args.seat, "config": args.config, "policy": args.policy,
+    }  # fmt: skip
+    sys.stdout.write(preview(**options))
+    prompt, chat = preview_prompt(**options)
+    if not chat:
+        print(f"arena prompt: {stable_note(prompt)}", file=sys.stderr)
     return 0
 
 

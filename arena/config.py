@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 import games
 from providers import DEFAULT_MAX_RESPONSE_BYTES, Price
+from providers.extras import owned_param
 
 __all__ = [
     "MOCK_FAULTS",
@@ -173,17 +174,64 @@ class LlmPolicy(_PolicyBase):
     kind: Literal["llm"]
     provider: Literal["openai", "anthropic", "gemini"]
     model: str = Field(min_length=1)
-    base_url: str | None = None
+    base_url: str | list[str] | None = None
+    """The endpoint, or a list of replicas serving the same model: each request goes to
+    the replica with the fewest in flight, and past one that fails."""
     api_key_env: str | None = None
     max_connections: int = Field(default=16, ge=1)
+    """Requests in flight at once, per replica."""
     max_tokens: int = Field(default=1024, ge=1)
     temperature: float | None = Field(default=None, ge=0)
+    seed: int | None = None
+    """A sampling seed, sent where the protocol has one (OpenAI-compatible, Gemini)."""
     json_mode: bool = False
     """Ask the provider to enforce a JSON object reply, where its protocol can."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Fields merged into the protocol's request body (e.g. reasoning_effort, thinking,
+    generationConfig.thinkingConfig, top_p, provider); not the arena's own fields."""
+    layout: Literal["single", "chat"] = "single"
+    """`chat`: the template's stable part goes as the system message, the rest as the
+    user message (what a provider's prompt cache can keep); `single`: one user message."""
+    prompt_cache: bool = False
+    """Anthropic, with layout = "chat": mark the stable part for the prompt cache."""
     price: Price | None = None
     """USD per million tokens: input_per_mtok, output_per_mtok, cached_input_per_mtok."""
     max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, ge=1024)
     """The most of a response body read; past it the attempt is `provider_error`."""
+
+    @property
+    def base_urls(self) -> list[str]:
+        """Every replica's URL; [""] for the protocol's default endpoint."""
+        if isinstance(self.base_url, list):
+            return self.base_url
+        return [self.base_url or ""]
+
+    @field_validator("base_url")
+    @classmethod
+    def _replicas(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("base_url = [] names no replica: give one URL or a list of them")
+            repeated = sorted({u for u in value if value.count(u) > 1})
+            if repeated:
+                raise ValueError(f"base_url lists {', '.join(repeated)} more than once")
+        return value
+
+    @model_validator(mode="after")
+    def _extras(self) -> LlmPolicy:
+        owned = owned_param(self.provider, self.params)
+        if owned is not None:
+            raise ValueError(
+                f"params.{owned[0]} is a field the arena sets itself: use {owned[1]} instead"
+            )
+        if self.prompt_cache and self.provider != "anthropic":
+            raise ValueError(
+                f"prompt_cache marks Anthropic's cache_control; {self.provider} caches a "
+                'repeated prefix on its own: remove prompt_cache (keep layout = "chat")'
+            )
+        if self.prompt_cache and self.layout != "chat":
+            raise ValueError('prompt_cache caches the system message: set layout = "chat" with it')
+        return self
 
 
 class ProgramPolicy(_PolicyBase):
@@ -284,20 +332,21 @@ def _describe(error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def parse_config(data: dict[str, Any], *, source: str = "config") -> Config:
-    """Validate a decoded TOML document; raise ConfigError naming every bad field."""
+def parse_config(data: dict[str, Any], *, source: str = "config", keys: bool = True) -> Config:
+    """Validate a decoded TOML document; raise ConfigError naming every bad field. Without
+    `keys` the API keys need not be set (for what sends nothing, like `arena prompt`)."""
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"{source} is not a valid run config:\n{_describe(exc)}") from exc
-    _check_semantics(config, source)
+    _check_semantics(config, source, keys)
     return config
 
 
-def _check_semantics(config: Config, source: str) -> None:
+def _check_semantics(config: Config, source: str, keys: bool = True) -> None:
     for name, policy in config.policies.items():
         key_env = policy.api_key_env if isinstance(policy, LlmPolicy) else None
-        if key_env is not None and not os.environ.get(key_env):
+        if keys and key_env is not None and not os.environ.get(key_env):
             raise ConfigError(
                 f"{source}: policies.{name}.api_key_env names {key_env}, "
                 f"which is not set: export {key_env}=... before the run"
@@ -365,8 +414,8 @@ def _check_baseline(config: Config, name: str, policy: ScriptedPolicy, source: s
         )
 
 
-def load_config(path: str | Path) -> Config:
-    """Read and validate a TOML run config."""
+def load_config(path: str | Path, *, keys: bool = True) -> Config:
+    """Read and validate a TOML run config (`keys`: see `parse_config`)."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -381,7 +430,7 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"{path} is a folder: give the path of a TOML run config") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
-    return parse_config(data, source=str(path))
+    return parse_config(data, source=str(path), keys=keys)
 
 
 def draw_master_seed() -> int:

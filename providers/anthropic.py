@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from providers.completion import Completion, CompletionRequest, StopReason, Usage
+from providers.extras import deep_merge, split_think
 from providers.spec import ProviderSpec
 from providers.wire import (
     ProbeRequest,
@@ -50,7 +51,10 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
         "max_tokens": request.max_tokens,
         "messages": [{"role": "user", "content": request.prompt}],
     }
-    if request.system:
+    if request.system and spec.prompt_cache:
+        block = {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
+        body["system"] = [block]
+    elif request.system:
         body["system"] = request.system
     if request.temperature is not None:
         body["temperature"] = request.temperature
@@ -58,7 +62,7 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
     key = spec.reveal_key()
     if key:
         headers["x-api-key"] = key
-    return WireRequest(f"{spec.base_url}/v1/messages", headers, body)
+    return WireRequest(f"{spec.base_url}/v1/messages", headers, deep_merge(body, spec.params))
 
 
 def probe_request(spec: ProviderSpec) -> ProbeRequest:
@@ -78,8 +82,16 @@ def parse_response(
     content = data.get("content")
     if not isinstance(content, list):
         raise shape_error(spec, status, body, "a 'content' list")
-    # Only text blocks are the reply; thinking and tool blocks are not.
-    text = joined_text(content, keep=lambda block: block.get("type") == "text")
+    # Only text blocks are the reply; thinking blocks are its reasoning, tool blocks neither.
+    inline, text = split_think(joined_text(content, keep=lambda block: block.get("type") == "text"))
+    thinking = [
+        as_text(block.get("thinking")) or ""
+        if block.get("type") == "thinking"
+        else "[redacted thinking]"
+        for block in content
+        if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking")
+    ]
+    reasoning = "\n\n".join(t for t in (*thinking, inline) if t) or None
     raw_stop = as_text(data.get("stop_reason"))
     raw_usage = data.get("usage")
     return Completion(
@@ -91,6 +103,7 @@ def parse_response(
         status=status,
         request_id=headers.get("request-id") or as_text(data.get("id")),
         model=as_text(data.get("model")),
+        reasoning=reasoning,
     )
 
 

@@ -120,6 +120,9 @@ class Completion:
     """Seconds of `latency_s` spent waiting for a connection slot."""
     attempts: tuple[Attempt, ...] = field(default=())
     """Every transport attempt, the successful last one included."""
+    reasoning: str | None = None
+    """Reasoning returned apart from the reply (a reasoning field, thinking blocks, thought
+    parts, a leading `<think>` block), never part of `text`; None when there was none."""
 
 
 class Provider(Protocol):

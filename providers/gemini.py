@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from providers.completion import Completion, CompletionRequest, StopReason, Usage
+from providers.extras import deep_merge, split_think
 from providers.spec import ProviderSpec
 from providers.wire import (
     ProbeRequest,
@@ -65,7 +66,8 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
     if key:
         headers["x-goog-api-key"] = key
     model = quote(spec.model.removeprefix("models/"), safe="-._~")
-    return WireRequest(f"{spec.base_url}/v1beta/models/{model}:generateContent", headers, body)
+    url = f"{spec.base_url}/v1beta/models/{model}:generateContent"
+    return WireRequest(url, headers, deep_merge(body, spec.params))
 
 
 def probe_request(spec: ProviderSpec) -> ProbeRequest:
@@ -86,9 +88,10 @@ def parse_response(
     raw_usage = data.get("usageMetadata")
     candidates = data.get("candidates")
     blocked = as_text(as_object(data.get("promptFeedback")).get("blockReason"))
+    reasoning = None
     if isinstance(candidates, list) and candidates and isinstance(candidates[0], dict):
         candidate = candidates[0]
-        text = _text(candidate)
+        reasoning, text = _text(candidate)
         raw_stop = as_text(candidate.get("finishReason"))
         stop: StopReason = _STOP_REASONS.get(raw_stop or "", "unknown")
     elif blocked:  # the prompt itself was refused: no candidate at all
@@ -104,6 +107,7 @@ def parse_response(
         status=status,
         request_id=as_text(data.get("responseId")),
         model=as_text(data.get("modelVersion")),
+        reasoning=reasoning,
     )
 
 
@@ -123,10 +127,13 @@ def retry_after_from_body(body: bytes) -> float | None:
     return None
 
 
-def _text(candidate: dict[str, Any]) -> str:
+def _text(candidate: dict[str, Any]) -> tuple[str | None, str]:
+    """(reasoning, reply): parts marked `thought` are reasoning summaries, not the reply."""
     parts = as_object(candidate.get("content")).get("parts")
-    # Parts marked `thought` are reasoning summaries, not the reply.
-    return joined_text(parts, keep=lambda part: not part.get("thought"))
+    thoughts = joined_text(parts, keep=lambda part: bool(part.get("thought")))
+    inline, text = split_think(joined_text(parts, keep=lambda part: not part.get("thought")))
+    reasoning = "\n\n".join(t for t in (thoughts, inline) if t) or None
+    return reasoning, text
 
 
 def _usage(raw: object) -> Usage:

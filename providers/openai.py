@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from providers.completion import Completion, CompletionRequest, StopReason, Usage
+from providers.extras import deep_merge, split_think
 from providers.spec import ProviderSpec
 from providers.wire import (
     ProbeRequest,
@@ -57,7 +58,7 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
     key = spec.reveal_key()
     if key:
         headers["authorization"] = f"Bearer {key}"
-    return WireRequest(f"{spec.base_url}/chat/completions", headers, body)
+    return WireRequest(f"{spec.base_url}/chat/completions", headers, deep_merge(body, spec.params))
 
 
 def probe_request(spec: ProviderSpec) -> ProbeRequest:
@@ -86,8 +87,11 @@ def parse_response(
     if message.get("refusal"):
         stop = "refusal"
     raw_usage = data.get("usage")
+    # vLLM and DeepSeek say reasoning_content, OpenRouter and Ollama reasoning.
+    apart = as_text(message.get("reasoning_content")) or as_text(message.get("reasoning"))
+    inline, text = split_think(_content_text(message.get("content")))
     return Completion(
-        text=_content_text(message.get("content")),
+        text=text,
         stop_reason=stop,
         raw_stop_reason=raw_stop,
         usage=_usage(raw_usage),
@@ -95,12 +99,18 @@ def parse_response(
         status=status,
         request_id=headers.get("x-request-id") or as_text(data.get("id")),
         model=as_text(data.get("model")),
+        reasoning=_joined(apart, inline),
     )
 
 
 def retry_after_from_body(body: bytes) -> float | None:
     """Chat-completions error bodies carry no retry delay; the headers do."""
     return None
+
+
+def _joined(*parts: str | None) -> str | None:
+    kept = [p for p in parts if p]
+    return "\n\n".join(kept) if kept else None
 
 
 def _content_text(content: object) -> str:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from providers.completion import Usage
+from providers.extras import owned_param
 
 __all__ = [
     "DEFAULT_BASE_URLS",
@@ -90,6 +92,25 @@ class ProviderSpec(BaseModel):
     max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, ge=1024)
     """The most of a response body that is read; past it the connection is closed and the
     attempt fails (an endless or huge body never fills the arena's memory)."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Fields merged into every request body as the protocol spells them
+    (`extras.deep_merge`); the arena's own fields are not among them (`extras.owned_param`)."""
+    prompt_cache: bool = False
+    """Anthropic: mark the system message for the prompt cache (`cache_control`)."""
+
+    def __hash__(self) -> int:
+        # A frozen model hashes its fields; `params` is a dict, hashed as its canonical JSON.
+        fields = {k: v for k, v in self.__dict__.items() if k != "params"}
+        return hash((tuple(fields.items()), json.dumps(self.params, sort_keys=True)))
+
+    @model_validator(mode="after")
+    def _no_owned_params(self) -> ProviderSpec:
+        owned = owned_param(self.protocol, self.params)
+        if owned is not None:
+            raise ValueError(
+                f"params.{owned[0]} is set by the arena itself: use {owned[1]} instead"
+            )
+        return self
 
     @model_validator(mode="before")
     @classmethod

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 import games
 import providers
 from arena.config import Config, ConfigError, LlmPolicy, ProgramPolicy, draw_master_seed
@@ -32,12 +34,19 @@ from arena.record.replay import Replay
 from arena.redact import Redactor
 from arena.seats.breaker import Breakers
 from arena.seats.factory import make_seat
-from arena.seats.llm import provider_spec
+from arena.seats.llm import provider_specs
 
 __all__ = ["RESUME_MODES", "RunPlan", "plan_run"]
 
 RESUME_MODES = ("refuse", "anyway", "new")
 """What to do when a stored run's config differs: refuse, resume anyway, start over."""
+
+
+_ASKED_AS = {
+    "provider", "model", "base_url", "params", "layout", "prompt_cache", "max_tokens",
+    "temperature", "seed", "json_mode",
+}  # fmt: skip
+"""What a replay records of how a model policy was asked."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +154,11 @@ class RunPlan:
             authors={name: spec.author for name, spec in config.policies.items()},
             hooks=self._hooks(game),
             max_infra_share=config.run.max_infra_share,
+            models={
+                name: spec.model_dump(mode="json", include=_ASKED_AS)
+                for name, spec in config.policies.items()
+                if isinstance(spec, LlmPolicy)
+            },
         )
 
     def _hooks(self, game: games.Game[Any]) -> EpisodeHooks:
@@ -184,7 +198,7 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
     for name, spec in config.policies.items():
         if isinstance(spec, LlmPolicy):
             try:
-                provider_spec(spec)
+                provider_specs(spec)
             except ValueError as exc:
                 raise ConfigError(f"policies.{name}: {exc}") from exc
         for family in families:
@@ -201,11 +215,25 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
                 raise ConfigError(f"policies.{name}.path: {exc}") from exc
     plan = RunPlan(config, master, out, templates, resume, programs)
     if stored is not None and resume == "refuse":
-        changes = config_changes(stored[1], plan.resolved())
+        changes = config_changes(_with_new_defaults(stored[1]), plan.resolved())
         if changes:
             error = ConfigChanged(out / DB_NAME, changes)
             raise ConfigError(str(error)) from error
     return plan
+
+
+def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored config as this version reads it: a setting added since it was stored takes
+    its default, so an upgrade alone is not a change of config."""
+    try:
+        config = Config.model_validate({k: v for k, v in stored.items() if k != "resolved"})
+    except ValidationError:
+        return stored  # what no longer validates is shown as it was stored
+    upgraded = config.model_dump(mode="json")
+    upgraded["run"]["seed"] = stored.get("run", {}).get("seed")
+    if "resolved" in stored:
+        upgraded["resolved"] = stored["resolved"]
+    return upgraded
 
 
 def _stored_run(out: Path) -> tuple[int, dict[str, Any]] | None:

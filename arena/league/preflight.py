@@ -18,7 +18,7 @@ import structlog
 import providers
 from arena.config import ConfigError, LlmPolicy
 from arena.league.plan import RunPlan
-from arena.seats.llm import provider_spec
+from arena.seats.llm import provider_specs
 
 __all__ = ["PROBE_S", "preflight"]
 
@@ -34,7 +34,8 @@ async def preflight(plan: RunPlan, pool: providers.Providers) -> list[str]:
     endpoints: dict[providers.ProviderSpec, list[tuple[str, LlmPolicy]]] = {}
     for name, policy in plan.config.policies.items():
         if isinstance(policy, LlmPolicy):
-            endpoints.setdefault(provider_spec(policy), []).append((name, policy))
+            for spec in provider_specs(policy):  # every replica
+                endpoints.setdefault(spec, []).append((name, policy))
     problems: list[str] = []
     warnings: list[str] = []
 

@@ -111,7 +111,7 @@ def _table(title: str, rows: list[dict[str, Any]], ratings: dict[str, Any] | Non
             f"{r.get('own_play', 1 - r['fallback_rate']):.1%}",
             f"{sides.get('seat', 0)}/{sides.get('infrastructure', 0)}",
             f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}",
-            f"{r['tokens_in'] + r['tokens_out']:,}", f"{r['cost_usd']:.4f}",
+            f"{r['tokens_in'] + r['tokens_out']:,}", "–" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}",
         ]  # fmt: skip
         if ratings is not None:
             cells += _rating_cells(r["policy"], ratings)

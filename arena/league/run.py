@@ -56,7 +56,7 @@ from arena.record.ledger import new_generation
 from arena.record.replay import Replay, write_atomic, write_atomic_lines
 from arena.record.validity import measured
 from arena.seats.breaker import Breakers, Circuit
-from arena.seats.llm import provider_spec
+from arena.seats.llm import provider_specs
 
 __all__ = [
     "PROBE_BACKOFF_S",
@@ -207,11 +207,11 @@ class _Session:
         self.spoiled = store.spoiled_episodes()
         self.breakers = Breakers(run.breaker_failures, self._opened)
         self.circuits = {
-            name: self.breakers.circuit(provider_spec(spec))
+            name: [self.breakers.circuit(p) for p in provider_specs(spec)]
             for name, spec in plan.config.policies.items()
             if isinstance(spec, LlmPolicy)
         }
-        """Each model policy's endpoint circuit."""
+        """Each model policy's circuits, one per replica."""
         self.again: deque[Episode] = deque()
         """Episodes to play again (a game of theirs did not measure a seat)."""
         self.waiting: deque[Episode] = deque()
@@ -315,10 +315,12 @@ class _Session:
         return None
 
     def _blocked(self, episode: Episode) -> bool:
-        """Whether a policy of the episode plays through an endpoint that is down."""
+        """Whether a policy of the episode plays through endpoints that are all down."""
         match = episode.match
         return any(
-            self.circuits[p].is_open for p in (match.first, match.second) if p in self.circuits
+            all(c.is_open for c in self.circuits[p])
+            for p in (match.first, match.second)
+            if p in self.circuits
         )
 
     def _poke(self) -> None:

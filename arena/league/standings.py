@@ -36,7 +36,8 @@ class SeatStats:
     """Fallback cause -> count."""
     tokens_in: int = 0
     tokens_out: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = None
+    """None when no reply had a price (a policy without a price table, or no model)."""
     decided: int | None = None
     """Decisions this seat made or had made for it; None: one per latency."""
     sides: dict[str, int] = field(default_factory=dict)
@@ -75,7 +76,8 @@ class SeatStats:
                     sides[side] += n
         return cls(
             tuple(int(x) for x in data["latencies_ms"]), fallbacks,
-            int(data["tokens_in"]), int(data["tokens_out"]), float(data["cost_usd"]),
+            int(data["tokens_in"]), int(data["tokens_out"]),
+            None if data["cost_usd"] is None else float(data["cost_usd"]),
             int(data["decisions"]) if "decisions" in data else None,
             {str(k): int(v) for k, v in sides.items()},
         )  # fmt: skip
@@ -131,7 +133,7 @@ class GameSummary:
 def _seat_stats(record: GameRecord, seat: int) -> SeatStats:
     latencies: list[int] = []
     tokens_in = tokens_out = decided = 0
-    cost = 0.0
+    cost: float | None = None
     unasked = {f.ply for f in record.fallbacks if f.seat == seat and f.cause == "llm_off"}
     for ply in record.plies:
         for d in ply.decisions:
@@ -146,12 +148,19 @@ def _seat_stats(record: GameRecord, seat: int) -> SeatStats:
                     usage.get(k) or 0 for k in ("input_uncached", "cache_read", "cache_write")
                 )
                 tokens_out += usage.get("output") or 0
-                cost += a.cost_usd or 0.0
+                if a.cost_usd is not None:
+                    cost = (cost or 0.0) + a.cost_usd
     mine = [f for f in record.fallbacks if f.seat == seat]
     causes = Counter(f.cause for f in mine)
     sides = Counter(str(f.side) for f in mine if f.side is not None)
     return SeatStats(
-        tuple(latencies), dict(causes), tokens_in, tokens_out, round(cost, 8), decided, dict(sides)
+        tuple(latencies),
+        dict(causes),
+        tokens_in,
+        tokens_out,
+        None if cost is None else round(cost, 8),
+        decided,
+        dict(sides),
     )
 
 
@@ -200,7 +209,8 @@ class Row:
     """Fallbacks by side: the seat's own failures, the infrastructure's."""
     tokens_in: int = 0
     tokens_out: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = None
+    """None when none of its replies had a price: unknown, not free."""
 
     @property
     def mean_score(self) -> float:
@@ -254,7 +264,8 @@ class Row:
         self.sides.update(seat.sides)
         self.tokens_in += seat.tokens_in
         self.tokens_out += seat.tokens_out
-        self.cost_usd += seat.cost_usd
+        if seat.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + seat.cost_usd
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able, for summary.json and `arena report`."""
@@ -266,7 +277,7 @@ class Row:
             "fallbacks_by_side": {s: self.sides.get(s, 0) for s in (SEAT, INFRASTRUCTURE)},
             "asked": self.asked, "latency_p50_ms": self.latency_ms(50),
             "latency_p95_ms": self.latency_ms(95), "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out, "cost_usd": round(self.cost_usd, 6),
+            "tokens_out": self.tokens_out, "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
         }  # fmt: skip
 
 

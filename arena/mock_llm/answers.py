@@ -17,6 +17,7 @@ __all__ = [
     "check_faults",
     "invent",
     "parse_faults",
+    "reasoning_text",
     "reply_text",
 ]
 
@@ -150,6 +151,14 @@ def _orders(lines: PromptLines, rng: random.Random, *, illegal: bool) -> list[di
     return orders
 
 
+def reasoning_text(prompt: str, rng: random.Random) -> str:
+    """What the mock "thinks" before it replies: a move statement of its own, drawn apart
+    from the reply's, so a reader that searched the reasoning could be caught."""
+    lines = PromptLines.read(prompt)
+    decoy = json.dumps({lines.reply_key: invent(lines, rng)})
+    return f"Let me weigh the position. One idea is {decoy}, but I will look further first."
+
+
 def reply_text(prompt: str, rng: random.Random, fault: str | None) -> str:
     """The reply text for `prompt` under `fault` (None, truncated, prose or illegal)."""
     if fault == "prose":
@@ -157,4 +166,6 @@ def reply_text(prompt: str, rng: random.Random, fault: str | None) -> str:
     lines = PromptLines.read(prompt)
     value = invent(lines, rng, illegal=fault == "illegal")
     text = json.dumps({lines.reply_key: value, "say": rng.choice(_SAYINGS), "notes": "mock"})
-    return text[: len(text) // 2] if fault == "truncated" else text
+    if fault == "truncated":  # cut inside the move's value: the move itself is lost
+        return text[: len(json.dumps({lines.reply_key: ""})) - 2 + len(json.dumps(value)) // 2]
+    return text

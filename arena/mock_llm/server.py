@@ -19,7 +19,10 @@ from arena.mock_llm.answers import FAULTS, check_faults, parse_faults
 from arena.mock_llm.outage import Front, Outage
 from arena.mock_llm.shapes import respond, route
 
-__all__ = ["MODELS", "MockLLM", "build_app", "main_mock_llm", "serve", "serving"]
+__all__ = ["MODELS", "REASONING", "MockLLM", "build_app", "main_mock_llm", "serve", "serving"]
+
+REASONING = ("off", "apart", "think")
+"""How the mock may reason: not at all, apart from the reply, or in a leading <think>."""
 
 _START_S = 5.0  # a loopback server that is not up in 5 s never will be
 _STOP_S = 5.0
@@ -41,7 +44,13 @@ class MockLLM:
         faults: Mapping[str, float] | None = None,
         slow_ms: int = 2000,
         seed: int = 0,
+        reasoning: str = "off",
     ) -> None:
+        if reasoning not in REASONING:
+            raise ValueError(f"reasoning {reasoning!r}: use one of {', '.join(REASONING)}")
+        self.reasoning = reasoning
+        """`off`, `apart` (the protocol's own reasoning field or blocks) or `think` (a
+        leading <think> block in the reply text)."""
         self.latency_s = latency_ms / 1000
         """Added to every answer (0: none)."""
         self.slow_s = slow_ms / 1000
@@ -101,7 +110,10 @@ class MockLLM:
         fault = self._draw_fault(rng)
         if await self._delay(fault, receive):
             protocol, path_model = endpoint
-            answer = respond(protocol, request, fault, rng, f"mock{digest.hex()[:16]}", path_model)
+            answer = respond(
+                protocol, request, fault, rng, f"mock{digest.hex()[:16]}", path_model,
+                self.reasoning,
+            )  # fmt: skip
             await _send(send, *answer)
         else:  # sent only if the client is still there: the server is stopping
             await _send_json(send, 503, {"error": {"message": "mock server stopping"}})
@@ -190,10 +202,13 @@ def build_app(
     faults: Mapping[str, float] | str | None = None,
     slow_ms: int = 2000,
     seed: int = 0,
+    reasoning: str = "off",
 ) -> MockLLM:
     """A mock server app; `faults` is a rate table or a `parse_faults` string."""
     rates = parse_faults(faults) if isinstance(faults, str) else faults
-    return MockLLM(latency_ms=latency_ms, faults=rates, slow_ms=slow_ms, seed=seed)
+    return MockLLM(
+        latency_ms=latency_ms, faults=rates, slow_ms=slow_ms, seed=seed, reasoning=reasoning
+    )
 
 
 class _Server(uvicorn.Server):
@@ -270,9 +285,12 @@ async def serve(
     slow_ms: int = 2000,
     seed: int = 0,
     outage: Outage | None = None,
+    reasoning: str = "off",
 ) -> None:
     """Serve a mock until the process is interrupted (Ctrl-C stops it gracefully)."""
-    app = build_app(latency_ms=latency_ms, faults=faults, slow_ms=slow_ms, seed=seed)
+    app = build_app(
+        latency_ms=latency_ms, faults=faults, slow_ms=slow_ms, seed=seed, reasoning=reasoning
+    )
     if outage is not None:
         async with serving(app, host=host, port=port, outage=outage):
             await anyio.sleep_forever()
@@ -289,12 +307,13 @@ def main_mock_llm(
     slow_ms: int,
     seed: int,
     outage: Outage | None = None,
+    reasoning: str = "off",
 ) -> None:
     """`arena mock-llm`: serve the mock on host:port until Ctrl-C."""
     parse_faults(faults)  # refuse a bad spec before binding anything
     run = partial(
         serve, host, port, latency_ms=latency_ms, faults=faults, slow_ms=slow_ms, seed=seed,
-        outage=outage,
+        outage=outage, reasoning=reasoning,
     )  # fmt: skip
     with suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it already handled
         anyio.run(run)

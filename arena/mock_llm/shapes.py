@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from arena.mock_llm.answers import reply_text
+from arena.mock_llm.answers import reasoning_text, reply_text
 
 __all__ = ["RETRY_AFTER_S", "Reply", "respond", "route"]
 
@@ -23,14 +23,19 @@ def _tokens(text: str) -> int:
 
 
 def _prompt(request: dict[str, Any]) -> str:
-    """The text of the last user turn, in any of the three request shapes."""
+    """The system message (if any) and the last user turn, in any of the three request
+    shapes: in the chat layout the arena's first line is in the system message."""
     turns = request.get("messages") or request.get("contents")
-    users = [
-        turn
-        for turn in (turns if isinstance(turns, list) else [])
-        if isinstance(turn, dict) and turn.get("role", "user") == "user"
-    ]
-    content = users[-1].get("content", users[-1].get("parts")) if users else ""
+    turns = [t for t in (turns if isinstance(turns, list) else []) if isinstance(t, dict)]
+    users = [t for t in turns if t.get("role", "user") == "user"]
+    systems = [t.get("content") for t in turns if t.get("role") == "system"]
+    systems += [request.get("system"), (request.get("systemInstruction") or {}).get("parts")]
+    user = users[-1].get("content", users[-1].get("parts")) if users else ""
+    return "".join(_text(part) for part in (*systems, user))
+
+
+def _text(content: object) -> str:
+    """A message's text: a string, or the text of a list of parts or blocks."""
     if isinstance(content, str):
         return content
     parts = content if isinstance(content, list) else []
@@ -48,33 +53,43 @@ class Reply:
     text: str
     truncated: bool
     input_tokens: int
+    reasoning: str | None = None
+    """Reasoning returned apart from the reply (the protocol's own field or blocks)."""
 
 
 def _openai_ok(r: Reply) -> dict[str, Any]:
-    out = _tokens(r.text)
+    thought = _tokens(r.reasoning) if r.reasoning else 0
+    out = _tokens(r.text) + thought
+    message: dict[str, Any] = {"role": "assistant", "content": r.text, "refusal": None}
+    if r.reasoning:
+        message["reasoning_content"] = r.reasoning  # vLLM's and DeepSeek's field
     return {
         "id": f"chatcmpl-{r.id}", "object": "chat.completion", "created": 1_750_000_000,
         "model": r.model, "system_fingerprint": "fp_mock",
         "choices": [{
             "index": 0, "logprobs": None, "finish_reason": "length" if r.truncated else "stop",
-            "message": {"role": "assistant", "content": r.text, "refusal": None},
+            "message": message,
         }],
         "usage": {
             "prompt_tokens": r.input_tokens, "completion_tokens": out,
             "total_tokens": r.input_tokens + out,
             "prompt_tokens_details": {"cached_tokens": 0},
-            "completion_tokens_details": {"reasoning_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": thought},
         },
     }  # fmt: skip
 
 
 def _anthropic_ok(r: Reply) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": r.text}]
+    if r.reasoning:
+        content.insert(0, {"type": "thinking", "thinking": r.reasoning, "signature": "mock"})
+    thought = _tokens(r.reasoning) if r.reasoning else 0
     return {
         "id": f"msg_{r.id}", "type": "message", "role": "assistant", "model": r.model,
-        "content": [{"type": "text", "text": r.text}],
+        "content": content,
         "stop_reason": "max_tokens" if r.truncated else "end_turn", "stop_sequence": None,
         "usage": {
-            "input_tokens": r.input_tokens, "output_tokens": _tokens(r.text),
+            "input_tokens": r.input_tokens, "output_tokens": _tokens(r.text) + thought,
             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
         },
     }  # fmt: skip
@@ -82,15 +97,18 @@ def _anthropic_ok(r: Reply) -> dict[str, Any]:
 
 def _gemini_ok(r: Reply) -> dict[str, Any]:
     out = _tokens(r.text)
+    parts: list[dict[str, Any]] = [{"text": r.text}]
+    usage = {"promptTokenCount": r.input_tokens, "candidatesTokenCount": out}
+    if r.reasoning:
+        parts.insert(0, {"text": r.reasoning, "thought": True})
+        usage["thoughtsTokenCount"] = _tokens(r.reasoning)
+    usage["totalTokenCount"] = r.input_tokens + out + usage.get("thoughtsTokenCount", 0)
     return {
         "candidates": [{
-            "content": {"parts": [{"text": r.text}], "role": "model"},
+            "content": {"parts": parts, "role": "model"},
             "finishReason": "MAX_TOKENS" if r.truncated else "STOP", "index": 0,
         }],
-        "usageMetadata": {
-            "promptTokenCount": r.input_tokens, "candidatesTokenCount": out,
-            "totalTokenCount": r.input_tokens + out,
-        },
+        "usageMetadata": usage,
         "modelVersion": r.model, "responseId": r.id,
     }  # fmt: skip
 
@@ -133,8 +151,11 @@ def respond(
     rng: random.Random,
     request_id: str,
     path_model: str | None = None,
+    reasoning: str = "off",
 ) -> tuple[int, bytes, dict[str, str]]:
-    """Status, body and headers answering `request` of `protocol` under `fault`."""
+    """Status, body and headers answering `request` of `protocol` under `fault`; with
+    `reasoning` "apart" the answer carries reasoning in the protocol's own field or blocks,
+    with "think" as a leading <think> block in its text."""
     shape, id_header = _PROTOCOLS[protocol]
     headers = {id_header: f"req_{request_id}"} if id_header else {}
     if fault in ("429", "500", "529"):
@@ -145,12 +166,17 @@ def respond(
     if fault == "garbage":
         return 200, _GARBAGE, headers
     prompt = _prompt(request)
+    text = reply_text(prompt, rng, fault)
+    thought = reasoning_text(prompt, rng) if reasoning != "off" else None
+    if thought is not None and reasoning == "think":
+        text, thought = f"<think>\n{thought}\n</think>\n{text}", None
     reply = Reply(
         id=request_id,
         model=path_model or str(request.get("model", "mock")),
-        text=reply_text(prompt, rng, fault),
+        text=text,
         truncated=fault == "truncated",
         input_tokens=_tokens(prompt),
+        reasoning=thought,
     )
     return 200, json.dumps(shape(reply)).encode(), headers
 

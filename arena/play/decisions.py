@@ -19,6 +19,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any, ClassVar
 
 import anyio
@@ -96,6 +97,11 @@ class TextSeat(Seat):
         """Reply to `question` by `deadline` (anyio's clock), or raise SeatFailure; the
         caller's cancel scope also bounds the call."""
 
+    def system_chars(self, question: Question) -> int | None:
+        """How many of the prompt's first characters the seat sends as the system message
+        (the chat layout), or None when it sends the prompt as one message."""
+        return None
+
     async def decide(self, request: DecisionRequest) -> Decision:
         """Ask, retry once if time is left, else fall back with a cause."""
         return await _text_decision(self, request)
@@ -120,10 +126,14 @@ async def _attempt(
     Lateness is decided by arrival: a reply the seat hands back after `deadline`
     is a timeout, whichever of the scope and the reply the event loop saw first.
     """
-    prompt = req.prompt(feedback)
+    rendered = req.prompt(feedback)
+    prompt = rendered.text
     started = anyio.current_time()
     log.info("decision_requested", seat=req.seat, attempt=n, budget_s=round(deadline - started, 3))
-    question = Question(prompt, req.key, n, req.game, req.state, req.seat, req.legal)
+    question = Question(
+        prompt, req.key, n, req.game, req.state, req.seat, req.legal, rendered.stable
+    )
+    attempt = partial(Attempt, n, prompt, system_chars=seat.system_chars(question))
     answer: Answer | None = None
     with anyio.move_on_after(deadline - started):
         try:
@@ -132,27 +142,25 @@ async def _attempt(
             answer = await seat.ask(question, deadline=max(started, deadline - SEAT_LEAD_S))
         except SeatFailure as failure:
             latency = anyio.current_time() - started
-            record = Attempt(
-                n, prompt, latency, None, failure.cause, failure.detail, failure.report
-            )
+            record = attempt(latency, None, failure.cause, failure.detail, failure.report)
             return record, None, None
     arrived = anyio.current_time()
     latency = arrived - started
     if answer is None or arrived > deadline:
-        return Attempt(n, prompt, latency, None, "timeout", NO_REPLY), None, None
+        return attempt(latency, None, "timeout", NO_REPLY), None, None
     text = answer.text
     if not text.strip():
-        return Attempt(n, prompt, latency, text, "empty", "the reply was empty", answer), None, None
+        return attempt(latency, text, "empty", "the reply was empty", answer), None, None
     try:
         extracted = extract(text, req.key)
         move = req.game.parse(req.state, req.seat, extracted.move)
     except (games.Unreadable, RecursionError) as exc:
         cause = "truncated" if answer.stop_reason == "length" else "unreadable"
         error = str(exc) if isinstance(exc, games.Unreadable) else TOO_DEEP
-        return Attempt(n, prompt, latency, text, cause, error, answer), None, None
+        return attempt(latency, text, cause, error, answer), None, None
     except games.Illegal as exc:
-        return Attempt(n, prompt, latency, text, "illegal", str(exc), answer), None, extracted
-    return Attempt(n, prompt, latency, text, None, "", answer), move, extracted
+        return attempt(latency, text, "illegal", str(exc), answer), None, extracted
+    return attempt(latency, text, None, "", answer), move, extracted
 
 
 def _logged(record: Attempt, seat: int) -> Attempt:

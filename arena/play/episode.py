@@ -11,11 +11,10 @@ loop itself is the same for every game. The result is a `Replay`.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -25,7 +24,7 @@ import games
 from arena.config import Deadlines
 from arena.play.decisions import REPLY_CUT, decide_batch
 from arena.play.match import Episode
-from arena.play.prompts import PromptTemplate, SeatContext, render
+from arena.play.prompts import Prompt, PromptTemplate, SeatContext, render_prompt
 from arena.play.protocol import Decision, DecisionRequest, Seat
 from arena.record.hooks import EpisodeHooks
 from arena.record.replay import (
@@ -41,6 +40,7 @@ from arena.record.replay import (
     ReplyReport,
     Spectator,
     move_json,
+    prompt_sha256,
 )
 from arena.record.validity import infrastructure_no_contest, side_of
 from games import COMPLETE, Outcome
@@ -75,6 +75,8 @@ class EpisodeSetup:
     max_infra_share: float | None = None
     """A game where more of a seat's decisions fell back on the infrastructure is a
     no-contest (`record.validity`); None: the rule is off."""
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Model policy name -> how it was asked (provider, model, URLs, params, layout, ...)."""
 
 
 class _GameLoop:
@@ -118,13 +120,13 @@ class _GameLoop:
         template = self.setup.templates[self.policies[seat]]
         context: list[SeatContext] = []
 
-        def prompt(feedback: str | None) -> str:
+        def prompt(feedback: str | None) -> Prompt:
             if not context:
                 context.append(SeatContext.of(
                     game, state, seat, game_index=self.index, aliases=self.aliases,
                     history=tuple(self.history), notes=self.notes[seat], legal=legal,
                 ))  # fmt: skip
-            return render(template, context[0], feedback)
+            return render_prompt(template, context[0], feedback)
 
         return DecisionRequest(
             game,
@@ -171,8 +173,9 @@ class _GameLoop:
         attempts = [
             AttemptRecord(
                 n=a.n,
-                prompt_sha256=_sha(a.prompt),
+                prompt_sha256=prompt_sha256(a.prompt, a.system_chars),
                 prompt=a.prompt if self.setup.record_prompts else None,
+                system_chars=a.system_chars,
                 reply=a.reply,
                 latency_s=round(a.latency_s, 6),
                 cause=a.cause,
@@ -226,10 +229,6 @@ class _GameLoop:
             error=record.last_error,
         )
         return record
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _report_fields(report: ReplyReport | None) -> dict[str, Any]:
@@ -349,6 +348,7 @@ def _replay(
         deadlines={**setup.deadlines.model_dump(), "episode_wall_s": setup.wall_s},
         record_prompts=setup.record_prompts,
         max_infra_share=setup.max_infra_share,
+        models={p: setup.models[p] for p in (match.first, match.second) if p in setup.models},
         templates={
             setup.templates[p].sha256: setup.templates[p].path for p in (match.first, match.second)
         },

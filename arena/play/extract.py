@@ -1,19 +1,42 @@
-"""Reading a seat's reply text (docs/rules.md#the-decision-protocol).
+"""Reading a seat's reply text (docs/rules.md#the-reply-and-how-the-move-is-read).
 
 The arena asks for one JSON object, `{"move": ..., "say": ..., "notes": ...}`
-(the battle says `orders`, Stratego's setup `setup`). The move is taken from
-the LAST JSON object in the reply that has the key, fenced or bare; failing
-that, from the text after the last `move:` label on its line; failing that,
-the whole reply goes to the game's tolerant reader. A move merely mentioned in
-prose is never picked up: prose reaches the reader whole and fails there.
+(the battle says `orders`, Stratego's setup `setup`). The move comes from the
+reply's LAST move statement, by position in the text; a statement is either
+
+- a complete JSON object, fenced or bare, that has the key (an object nested
+  in another complete object belongs to that one and is not a statement), or
+- a loose key/value: the key in JSON quotes (`"move"`), a colon and a complete
+  JSON value, standing outside every complete JSON object (a reply cut off
+  after its move, a bare `"move": "d"` line).
+
+Failing both, the move is the text after the last `move:` label on its line;
+failing that, the whole reply goes to the game's tolerant reader. A move
+merely mentioned in prose is never picked up: prose reaches the reader whole
+and fails there.
+
+A statement's value that is not a string becomes its JSON text, except the
+battle's `orders`, which stay decoded; an `orders` string that holds JSON (a
+list written out inside a string) is decoded, any other string is passed on as
+it is, for the battle's reader to refuse.
+
+`say` and `notes` come from the statement's own object. After a loose
+key/value they come from the first loose `"say"` and `"notes"` key/values
+that follow it (so a reply cut off inside its notes keeps its `say`); without
+one, `say` is "" and `notes` None (the seat keeps its previous notes). The
+label and the whole-text readings carry neither.
+
+Absurdly deep nesting makes the JSON decoder raise RecursionError, which the
+caller reads as an unreadable reply.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["NOTES_MAX", "SAY_MAX", "Extracted", "extract"]
 
@@ -21,6 +44,8 @@ SAY_MAX = 280
 NOTES_MAX = 2000
 
 _DECODER = json.JSONDecoder()
+_JSON_SPACE = "[ \t\n\r]*"
+"""JSON's own whitespace (a regex's \\s also takes characters JSON refuses)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +59,21 @@ class Extracted:
     notes: str | None
     """None when the reply carried no notes: the seat keeps its previous ones."""
     via: str
-    """`json`, `label` or `text`: where the move came from."""
+    """`json` (a complete object or a loose key/value), `label` or `text`: where the
+    move came from."""
 
 
-def _json_objects(text: str) -> list[dict[str, Any]]:
-    objects: list[dict[str, Any]] = []
+class _Found(NamedTuple):
+    """A decoded JSON value and where it stands in the reply: `text[start:end]`."""
+
+    start: int
+    end: int
+    value: Any
+
+
+def _json_objects(text: str) -> list[_Found]:
+    """The complete JSON objects in `text` not nested in another, in order."""
+    objects: list[_Found] = []
     position = text.find("{")
     while position != -1:
         try:
@@ -47,13 +82,47 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
             position = text.find("{", position + 1)
             continue
         if isinstance(value, dict):
-            objects.append(value)
+            objects.append(_Found(position, end, value))
         position = text.find("{", end)
     return objects
 
 
-def _text_field(obj: dict[str, Any], key: str, limit: int) -> str | None:
-    value = obj.get(key)
+def _loose(
+    text: str, key: str, objects: list[_Found], *, after: int = 0, last: bool = False
+) -> _Found | None:
+    """The first (or `last`) loose `"key": <JSON value>` from `after` on: outside every
+    one of `objects`, with a value that decodes."""
+    pattern = re.compile(f'"{re.escape(key)}"{_JSON_SPACE}:{_JSON_SPACE}')
+    matches = list(pattern.finditer(text, after))
+    starts = [obj.start for obj in objects]
+    for match in reversed(matches) if last else matches:
+        enclosing = bisect_right(starts, match.start()) - 1
+        if enclosing >= 0 and match.start() < objects[enclosing].end:
+            continue
+        try:
+            value, end = _DECODER.raw_decode(text, match.end())
+        except json.JSONDecodeError:
+            continue
+        return _Found(match.start(), end, value)
+    return None
+
+
+def _move(value: Any, key: str) -> Any:
+    if key == "orders":
+        return _decode_orders(value) if isinstance(value, str) else value
+    if isinstance(value, str):
+        return value
+    return json.dumps(value) if value is not None else ""
+
+
+def _decode_orders(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _text(value: Any, limit: int) -> str | None:
     if value is None:
         return None
     return (value if isinstance(value, str) else json.dumps(value))[:limit]
@@ -61,28 +130,30 @@ def _text_field(obj: dict[str, Any], key: str, limit: int) -> str | None:
 
 def extract(reply: str, key: str = "move") -> Extracted:
     """Read the move under `key`, and `say` and `notes`, from a reply."""
-    for obj in reversed(_json_objects(reply)):
-        if key in obj:
-            move = obj[key]
-            if key != "orders" and not isinstance(move, str):
-                move = json.dumps(move) if move is not None else ""
-            return Extracted(
-                move=move,
-                say=_text_field(obj, "say", SAY_MAX) or "",
-                notes=_text_field(obj, "notes", NOTES_MAX),
-                via="json",
-            )
+    objects = _json_objects(reply)
+    keyed = next((obj for obj in reversed(objects) if key in obj.value), None)
+    loose = _loose(reply, key, objects, last=True)
+    if loose is not None and (keyed is None or loose.start > keyed.start):
+        say = _loose(reply, "say", objects, after=loose.end)
+        notes = _loose(reply, "notes", objects, after=loose.end)
+        return Extracted(
+            move=_move(loose.value, key),
+            say=(_text(say.value, SAY_MAX) if say else None) or "",
+            notes=_text(notes.value, NOTES_MAX) if notes else None,
+            via="json",
+        )
+    if keyed is not None:
+        return Extracted(
+            move=_move(keyed.value[key], key),
+            say=_text(keyed.value.get("say"), SAY_MAX) or "",
+            notes=_text(keyed.value.get("notes"), NOTES_MAX),
+            via="json",
+        )
     labelled = re.findall(rf"(?im){re.escape(key)}\s*:[ \t]*(.*)$", reply)
     if labelled:
-        return Extracted(_decode_if_orders(labelled[-1].strip(), key), "", None, "label")
+        text = labelled[-1].strip()
+        return Extracted(_decode_orders(text) if key == "orders" else text, "", None, "label")
     stripped = reply.strip()
-    return Extracted(_decode_if_orders(stripped, key) if stripped else None, "", None, "text")
-
-
-def _decode_if_orders(text: str, key: str) -> Any:
-    if key != "orders":
-        return text
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+    if not stripped:
+        return Extracted(None, "", None, "text")
+    return Extracted(_decode_orders(stripped) if key == "orders" else stripped, "", None, "text")

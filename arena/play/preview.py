@@ -5,10 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import games
-from arena.config import ConfigError, load_config
-from arena.play.prompts import SeatContext, load_template, render
+from arena.config import ConfigError, LlmPolicy, load_config
+from arena.play.prompts import Prompt, SeatContext, load_template, render_prompt
 
-__all__ = ["preview"]
+__all__ = ["SYSTEM_HEADER", "USER_HEADER", "preview", "preview_prompt", "stable_note"]
+
+SYSTEM_HEADER = "===== system message (the stable part) ====="
+USER_HEADER = "===== user message ====="
+"""How `arena prompt` shows the two messages of the chat layout (neither line is sent)."""
+
+
+def stable_note(prompt: Prompt) -> str:
+    """Where the prompt's stable part ends, for a prompt shown as one text."""
+    lines = prompt.text[: prompt.stable].splitlines()
+    last = lines[-1].strip() if lines else ""
+    return (
+        f"the stable part is the first {len(lines)} line(s), through {last[:60]!r}; "
+        'a policy with layout = "chat" sends it as the system message'
+    )
 
 
 def preview(
@@ -21,14 +35,36 @@ def preview(
     config: Path | None = None,
     policy: str | None = None,
 ) -> str:
-    """Reach ply `ply` with the baseline playing both seats, then render the prompt of the seat to act."""
+    """Reach ply `ply` with the baseline playing both seats, then show the prompt of the seat
+    to act: as one text, or, for a policy with `layout = "chat"`, as its two messages."""
+    prompt, chat = preview_prompt(
+        game=game, seed=seed, ply=ply, game_index=game_index, seat=seat, config=config,
+        policy=policy,
+    )  # fmt: skip
+    if not chat:
+        return prompt.text
+    system, user = prompt.messages
+    return f"{SYSTEM_HEADER}\n{system}{USER_HEADER}\n{user}"
+
+
+def preview_prompt(
+    *,
+    game: str,
+    seed: int,
+    ply: int = 1,
+    game_index: int = 1,
+    seat: int | None = None,
+    config: Path | None = None,
+    policy: str | None = None,
+) -> tuple[Prompt, bool]:
+    """The prompt `preview` shows, and whether the policy sends it in the chat layout."""
     if seed <= 0:
         raise ConfigError(f"--seed {seed}: give a concrete seed >= 1")
     name = games.resolve_entry(game, seed)
     params = {}
     template_path = None
     if config is not None:
-        loaded = load_config(config)
+        loaded = load_config(config, keys=False)  # nothing is sent: no key is needed
         params = loaded.params_for(name)
         if policy is None or policy not in loaded.policies:
             raise ConfigError(
@@ -59,4 +95,6 @@ def preview(
         aliases=rules.match_format.aliases(seed, game_index),
         history=tuple(history), notes="",
     )  # fmt: skip
-    return render(template, context)
+    spec = loaded.policies[policy] if config is not None and policy is not None else None
+    chat = isinstance(spec, LlmPolicy) and spec.layout == "chat"
+    return render_prompt(template, context), chat

@@ -5,6 +5,12 @@ syntax so JSON braces need no escaping. The arena writes the first line of
 every prompt itself (the resolved game, the seat's alias and side); the
 template follows. An unknown placeholder is an error naming it, raised when
 the template is loaded, before any game starts.
+
+A template may mark where its stable part ends (what stays the same through
+a game: the rules, the reply format's preamble) with one line that is exactly
+`STABLE_END`. The line itself is never sent. A policy with `layout = "chat"`
+sends the stable part (the arena's first line included) as the system message
+and the rest as the user message, so a provider's prompt cache can keep it.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import games
 
 __all__ = [
     "PLACEHOLDERS",
+    "STABLE_END",
+    "Prompt",
     "PromptError",
     "PromptTemplate",
     "SeatContext",
@@ -27,6 +35,7 @@ __all__ = [
     "load_template",
     "prompts_dir",
     "render",
+    "render_prompt",
     "rules_summary",
 ]
 
@@ -53,6 +62,10 @@ PLACEHOLDERS = frozenset(
 
 _HISTORY_SHOWN = 60
 
+STABLE_END = "<!-- end of the stable part -->"
+"""The line that ends a template's stable part (an HTML comment: invisible where the
+template is read as markdown)."""
+
 
 class PromptError(ValueError):
     """A template that cannot be used, with the name and the fix."""
@@ -60,11 +73,34 @@ class PromptError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class PromptTemplate:
-    """A loaded template, its path relative to `prompts/` and its SHA-256."""
+    """A loaded template, its path relative to `prompts/` and its SHA-256 (of the file)."""
 
     path: str
     template: Template
+    """The text up to the stable part's end (the whole text when it is not marked)."""
     sha256: str
+    rest: Template | None = None
+    """The text after the `STABLE_END` line, or None when the template has none."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A rendered prompt: its text, and how many of its first characters are its stable
+    part (the arena's first line, and the template up to its `STABLE_END` line)."""
+
+    text: str
+    stable: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.stable <= len(self.text):
+            raise ValueError(
+                f"stable part of {self.stable} characters in a prompt of {len(self.text)}"
+            )
+
+    @property
+    def messages(self) -> tuple[str, str]:
+        """(system, user): the stable part and the rest."""
+        return self.text[: self.stable], self.text[self.stable :]
 
 
 def prompts_dir() -> Path:
@@ -83,18 +119,28 @@ def load_template(path: str) -> PromptTemplate:
         raise PromptError(
             f"prompt template {path!r} not found under {prompts_dir()}: check the path"
         ) from exc
-    template = Template(text)
-    if not template.is_valid():
+    lines = text.splitlines(keepends=True)
+    marks = [n for n, line in enumerate(lines) if line.rstrip("\r\n") == STABLE_END]
+    if len(marks) > 1:
+        raise PromptError(
+            f"prompt template {path!r} marks the end of its stable part {len(marks)} times "
+            f"(lines {', '.join(str(n + 1) for n in marks)}): keep one {STABLE_END} line"
+        )
+    head = "".join(lines[: marks[0]]) if marks else text
+    rest = Template("".join(lines[marks[0] + 1 :])) if marks else None
+    template = Template(head)
+    if not all(t.is_valid() for t in (template, rest) if t is not None):
         raise PromptError(
             f"prompt template {path!r} has a malformed placeholder: write $$ for a literal $"
         )
-    unknown = sorted(set(template.get_identifiers()) - PLACEHOLDERS)
+    names = {n for t in (template, rest) if t is not None for n in t.get_identifiers()}
+    unknown = sorted(names - PLACEHOLDERS)
     if unknown:
         raise PromptError(
             f"prompt template {path!r} uses unknown placeholder(s) {', '.join('$' + u for u in unknown)} "
             f"(known: {', '.join(sorted(PLACEHOLDERS))})"
         )
-    return PromptTemplate(path, template, hashlib.sha256(text.encode()).hexdigest())
+    return PromptTemplate(path, template, hashlib.sha256(text.encode()).hexdigest(), rest)
 
 
 @cache
@@ -162,9 +208,12 @@ def _history(ctx: SeatContext) -> str:
 
 
 def _reply_format(key: str) -> str:
+    # The example's value has the shape the reader takes: the battle's orders are a JSON list
+    # (its move help lists the entries), every other move is a JSON string.
+    value = f"[<your {key}>]" if key == "orders" else f'"<your {key}>"'
     return (
         "Reply with ONE JSON object, last in your reply:\n"
-        f'{{"{key}": "<your {key}>", "say": "<optional, shown to spectators only, <= 280 chars>", '
+        f'{{"{key}": {value}, "say": "<optional, shown to spectators only, <= 280 chars>", '
         '"notes": "<optional, private notes returned to you next turn, <= 2000 chars>"}\n'
         f"REPLY KEY: {key}"
     )
@@ -172,6 +221,14 @@ def _reply_format(key: str) -> str:
 
 def render(template: PromptTemplate, ctx: SeatContext, feedback: str | None = None) -> str:
     """The exact prompt text a seat receives."""
+    return render_prompt(template, ctx, feedback).text
+
+
+def render_prompt(
+    template: PromptTemplate, ctx: SeatContext, feedback: str | None = None
+) -> Prompt:
+    """The exact prompt a seat receives, with its stable part (the arena's first line, and
+    the template up to its `STABLE_END` line when it has one)."""
     standing = (
         f"{ctx.standing[ctx.seat]} for you, {ctx.standing[1 - ctx.seat]} for {ctx.opponent} (HEURISTIC)"
         if ctx.standing is not None
@@ -194,7 +251,12 @@ def render(template: PromptTemplate, ctx: SeatContext, feedback: str | None = No
         "move_help": games.move_help(ctx.game, ctx.view),
         "ply": str(len(ctx.history) + 1),
     }
-    text = f"{first_line(ctx)}\n{template.template.substitute(values)}"
+    stable = f"{first_line(ctx)}\n"
+    if template.rest is not None:
+        stable += template.template.substitute(values)
+        text = stable + template.rest.substitute(values)
+    else:
+        text = stable + template.template.substitute(values)
     if feedback:
         text = f"{text.rstrip()}\n\n{feedback}\n"
-    return text
+    return Prompt(text, min(len(stable), len(text)))

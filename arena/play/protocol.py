@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal
 
 import games
 from arena.config import Deadlines
+from arena.play.prompts import Prompt
 from arena.record.replay import ReplyReport, Side
 
 __all__ = [
@@ -65,6 +66,8 @@ class Question:
     state: Any
     seat: int
     legal: tuple[str, ...]
+    stable: int = 0
+    """How many of the prompt's first characters are its stable part (`prompts.Prompt`)."""
 
 
 class Answer(ReplyReport):
@@ -109,6 +112,9 @@ class Attempt:
     attempts); None where no provider was reached."""
     side: Side | None = None
     """Whose failure the attempt was (`validity.side_of`); None when it gave a move."""
+    system_chars: int | None = None
+    """In the chat layout, how many of the prompt's first characters went as the system
+    message (the rest as the user message); None when it went as one message."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +146,7 @@ class DecisionRequest:
     state: Any
     seat: int
     player: Seat
-    prompt: Callable[[str | None], str]
+    prompt: Callable[[str | None], Prompt]
     """Renders the prompt; the argument is the retry's feedback, or None."""
     deadlines: Deadlines
     key: str = "move"

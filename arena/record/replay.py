@@ -10,6 +10,7 @@ atomically (a temporary file, then a rename).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "INFRASTRUCTURE",
+    "REASONING_CUT",
     "SCHEMA_VERSION",
     "SEAT",
     "AttemptRecord",
@@ -37,11 +39,26 @@ __all__ = [
     "Spectator",
     "load_replay",
     "move_json",
+    "prompt_sha256",
     "write_atomic",
     "write_atomic_lines",
 ]
 
 SCHEMA_VERSION = 1
+
+
+def prompt_sha256(prompt: str, system_chars: int | None = None) -> str:
+    """The hash a replay records of a prompt: of its text when it went as one message; in
+    the chat layout, of the two messages with their roles (as canonical JSON), so that
+    moving the split is an edit `arena verify` sees."""
+    if system_chars is None:
+        return hashlib.sha256(prompt.encode()).hexdigest()
+    messages = [
+        {"role": "system", "content": prompt[:system_chars]},
+        {"role": "user", "content": prompt[system_chars:]},
+    ]
+    canonical = json.dumps(messages, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class _Model(BaseModel):
@@ -56,12 +73,20 @@ SEAT: Side = "seat"
 INFRASTRUCTURE: Side = "infrastructure"
 
 
+REASONING_CUT = 20_000
+"""The most characters of a reply's reasoning an attempt record keeps."""
+
+
 class ReplyReport(_Model):
     """What the provider said about one reply, beside its text; the one list of these fields
     (a seat's `Answer` carries them, an `AttemptRecord` keeps them)."""
 
     provider: str = ""
     model: str = ""
+    reasoning: str | None = None
+    """Reasoning the model returned apart from its reply (a provider's reasoning field or
+    thinking blocks, or a leading <think> block), cut at `REASONING_CUT` characters; never
+    searched for the move, never in any prompt."""
     usage: dict[str, Any] | None = None
     """Normalised usage: input_uncached, cache_read, cache_write, output, reasoning."""
     raw_usage: dict[str, Any] | None = None
@@ -80,6 +105,9 @@ class _AttemptFacts(_Model):
     prompt_sha256: str
     prompt: str | None = None
     """The exact prompt, unless the run sets `record_prompts = false`."""
+    system_chars: int | None = None
+    """In the chat layout: the prompt's first `system_chars` characters went as the system
+    message, the rest as the user message (`prompt_sha256` covers both, with roles)."""
     reply: str | None = None
     latency_s: float
     cause: str | None = None
@@ -208,6 +236,9 @@ class Replay(_Model):
     deadlines: dict[str, float | None]
     record_prompts: bool
     max_infra_share: float | None = None
+    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Each model policy of the match and how it was asked: provider, model, base URLs,
+    the `params` merged into its requests, layout, prompt cache, token cap, sampling."""
     """The share of a seat's decisions the infrastructure's fallbacks may take before the
     game is a no-contest; None in replays from before the rule."""
     templates: dict[str, str] = Field(default_factory=dict)

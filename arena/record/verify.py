@@ -8,13 +8,12 @@ ply, and the result. The first difference is reported with where it is.
 
 from __future__ import annotations
 
-from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
 import games
 from arena.record.hooks import episode_hooks
-from arena.record.replay import GameRecord, Replay, load_replay, move_json
+from arena.record.replay import GameRecord, Replay, load_replay, move_json, prompt_sha256
 from arena.record.validity import infrastructure_no_contest, side_error
 
 __all__ = ["VerifyError", "replay_paths", "verify_file", "verify_replay"]
@@ -148,7 +147,7 @@ def _check_prompts(record: GameRecord, where: str) -> None:
             for a in d.attempts:
                 if (
                     a.prompt is not None
-                    and sha256(a.prompt.encode()).hexdigest() != a.prompt_sha256
+                    and prompt_sha256(a.prompt, a.system_chars) != a.prompt_sha256
                 ):
                     raise VerifyError(
                         f"{where} ply {ply.ply}: seat {d.seat}'s attempt {a.n} prompt differs "

@@ -43,6 +43,8 @@ class Circuit:
     on_open: Callable[[Circuit], None] | None = None
     failures: int = 0
     """Infrastructure failures in a row."""
+    asked: int = 0
+    """Requests sent through it (a policy's replicas share the load by it)."""
     opened_at: float | None = None
     """When it opened (the event loop's clock); None while closed."""
     _in_flight: set[anyio.CancelScope] = field(default_factory=set)
@@ -51,6 +53,11 @@ class Circuit:
     def endpoint(self) -> str:
         """The endpoint's name (`endpoint_of`)."""
         return endpoint_of(self.spec)
+
+    @property
+    def in_flight(self) -> int:
+        """Requests to the endpoint not answered yet."""
+        return len(self._in_flight)
 
     @property
     def is_open(self) -> bool:
@@ -93,6 +100,7 @@ class Circuit:
         """A scope around one request, cancelled if the circuit opens while it is in flight
         (`scope.cancelled_caught` says so afterwards)."""
         scope = anyio.CancelScope()
+        self.asked += 1
         self._in_flight.add(scope)
         try:
             with scope:

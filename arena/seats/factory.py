@@ -20,7 +20,7 @@ from arena.play.protocol import Seat
 from arena.programs import ProgramInfo, ProgramSeat
 from arena.redact import Redactor
 from arena.seats.breaker import Breakers
-from arena.seats.llm import LlmSeat, provider_spec
+from arena.seats.llm import LlmSeat, provider_specs
 from arena.seats.mock import MockSeat
 from arena.seats.program import ProgramPlayer
 from arena.seats.scripted import ScriptedSeat
@@ -62,6 +62,9 @@ def make_seat(
         raise RuntimeError(
             f"policy {policy!r} is a model: its seats need the run's open provider pool"
         )
-    provider = provider_spec(spec)
-    circuit = breakers.circuit(provider) if breakers is not None else None
-    return LlmSeat(pool.client(provider), spec, redactor or Redactor(), circuit)
+    replicas = [
+        (pool.client(p), breakers.circuit(p) if breakers is not None else None)
+        for p in provider_specs(spec)
+    ]
+    client, circuit = replicas[0]
+    return LlmSeat(client, spec, redactor or Redactor(), circuit, replicas[1:])

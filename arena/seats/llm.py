@@ -9,34 +9,51 @@ catches an httpx exception; providers/ already translated them.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+import anyio
+import structlog
 from pydantic import SecretStr
 
 import providers
 from arena.config import LlmPolicy
 from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
+from arena.record.replay import REASONING_CUT
 from arena.record.validity import INFRASTRUCTURE_CAUSES
 from arena.redact import Redactor
 from arena.seats.breaker import Circuit
 
-__all__ = ["LlmSeat", "provider_spec"]
+__all__ = ["LlmSeat", "Replica", "provider_spec", "provider_specs"]
+
+log = structlog.get_logger("arena.seats.llm")
+
+
+def provider_specs(policy: LlmPolicy) -> list[providers.ProviderSpec]:
+    """The provider spec of each of a policy's replicas (one for a single `base_url`); the
+    key comes from the variable `api_key_env` names."""
+    key = os.environ.get(policy.api_key_env) if policy.api_key_env else None
+    return [
+        providers.ProviderSpec(
+            protocol=policy.provider,
+            model=policy.model,
+            base_url=url,
+            api_key=SecretStr(key) if key else None,
+            max_connections=policy.max_connections,
+            price=policy.price,
+            max_response_bytes=policy.max_response_bytes,
+            params=policy.params,
+            prompt_cache=policy.prompt_cache,
+        )
+        for url in policy.base_urls
+    ]
 
 
 def provider_spec(policy: LlmPolicy) -> providers.ProviderSpec:
-    """The provider spec of a policy; the key comes from the variable `api_key_env` names."""
-    key = os.environ.get(policy.api_key_env) if policy.api_key_env else None
-    return providers.ProviderSpec(
-        protocol=policy.provider,
-        model=policy.model,
-        base_url=policy.base_url or "",
-        api_key=SecretStr(key) if key else None,
-        max_connections=policy.max_connections,
-        price=policy.price,
-        max_response_bytes=policy.max_response_bytes,
-    )
+    """The provider spec of a policy's first (or only) replica."""
+    return provider_specs(policy)[0]
 
 
 def _cause(error: providers.ProviderError, connected: bool) -> str:
@@ -58,6 +75,10 @@ _DOWN = (
 _CUT = "cut: the model's endpoint went down while this request was in flight"
 
 
+Replica = tuple[providers.Provider, Circuit | None]
+"""One endpoint serving a policy's model: its client and its circuit (None: no breaker)."""
+
+
 class LlmSeat(TextSeat):
     """One seat of one game, asking one model; remembers whether it ever got through.
 
@@ -68,6 +89,10 @@ class LlmSeat(TextSeat):
     flight (`transport`, or `not_connected` before the game's first answer; all
     the infrastructure's failures), and every answer or infrastructure failure is
     counted on it.
+
+    A policy served by several replicas (`more`) asks the one with the fewest
+    requests in flight whose circuit is closed; when it fails on the
+    infrastructure's side, the next one is asked within the same attempt.
     """
 
     def __init__(
@@ -76,34 +101,67 @@ class LlmSeat(TextSeat):
         policy: LlmPolicy,
         redactor: Redactor | None = None,
         circuit: Circuit | None = None,
+        more: Sequence[Replica] = (),
     ) -> None:
-        self._client = client
+        self._replicas: list[Replica] = [(client, circuit), *more]
         self._policy = policy
         self._redactor = redactor or Redactor()
         """The run's secrets come out of everything a provider sends, here where it enters."""
         self._connected = False
-        self._circuit = circuit
 
     def endpoint_down(self) -> bool:
-        """Whether the endpoint's circuit is open."""
-        return self._circuit is not None and self._circuit.is_open
+        """Whether every replica's circuit is open."""
+        return all(c is not None and c.is_open for _, c in self._replicas)
+
+    def system_chars(self, question: Question) -> int | None:
+        """The chat layout sends the prompt's stable part as the system message."""
+        return question.stable if self._policy.layout == "chat" and question.stable else None
 
     async def ask(self, question: Question, *, deadline: float) -> Answer:
         """Ask the model; provider failures become `SeatFailure` with their cause."""
+        split = self.system_chars(question)
+        system, user = (
+            (question.prompt[:split], question.prompt[split:]) if split else (None, question.prompt)
+        )
         request = providers.CompletionRequest(
-            prompt=question.prompt,
+            prompt=user,
+            system=system,
             max_tokens=self._policy.max_tokens,
             temperature=self._policy.temperature,
+            seed=self._policy.seed,
             json_object=self._policy.json_mode,
         )
-        circuit = self._circuit
+        up = [r for r in self._replicas if r[1] is None or not r[1].is_open]
+        if not up:
+            raise SeatFailure("not_connected", _DOWN)
+        up.sort(key=lambda r: (r[1].in_flight, r[1].asked) if r[1] is not None else (0, 0))
+        for n, (client, circuit) in enumerate(up):
+            try:
+                return self._answer(await self._ask_one(client, circuit, request, deadline))
+            except SeatFailure as failure:
+                last = n == len(up) - 1
+                if last or failure.cause not in INFRASTRUCTURE_CAUSES:
+                    raise
+                if anyio.current_time() >= deadline:
+                    raise
+                log.info("replica_skipped", cause=failure.cause, replica=n + 1)
+        raise AssertionError("unreachable: the last replica's failure is raised")
+
+    async def _ask_one(
+        self,
+        client: providers.Provider,
+        circuit: Circuit | None,
+        request: providers.CompletionRequest,
+        deadline: float,
+    ) -> providers.Completion:
+        """One replica's completion, counted on its circuit."""
         if circuit is None:
-            return self._answer(await self._complete(request, deadline))
+            return await self._complete(client, request, deadline)
         if circuit.is_open:
             raise SeatFailure("not_connected", _DOWN)
         with circuit.request() as scope:
             try:
-                completion = await self._complete(request, deadline)
+                completion = await self._complete(client, request, deadline)
             except SeatFailure as failure:
                 if failure.cause in INFRASTRUCTURE_CAUSES:
                     circuit.failure()
@@ -111,14 +169,14 @@ class LlmSeat(TextSeat):
         if scope.cancelled_caught:  # like a connection lost: before any answer, never made
             raise SeatFailure("transport" if self._connected else "not_connected", _CUT)
         circuit.success()
-        return self._answer(completion)
+        return completion
 
     async def _complete(
-        self, request: providers.CompletionRequest, deadline: float
+        self, client: providers.Provider, request: providers.CompletionRequest, deadline: float
     ) -> providers.Completion:
         """The provider's completion; its failures as `SeatFailure` with their cause."""
         try:
-            completion = await self._client.complete(request, deadline=deadline)
+            completion = await client.complete(request, deadline=deadline)
         except providers.ProviderError as error:
             answered = isinstance(error, providers.HTTPStatusError | providers.InvalidResponse)
             self._connected = self._connected or answered
@@ -134,8 +192,10 @@ class LlmSeat(TextSeat):
         usage = asdict(completion.usage)
         price = self._policy.price
         clean = self._redactor
+        reasoning = completion.reasoning
         return Answer(
             text=clean.text(completion.text),
+            reasoning=clean.text(reasoning)[:REASONING_CUT] if reasoning else None,
             provider=self._policy.provider,
             model=clean.text(completion.model or self._policy.model),
             usage=usage,

@@ -5,7 +5,8 @@ from its seed, `parse` then `apply` on every recorded move as `arena verify`
 does, and asks the game's drawer (`boards.DRAWERS`) for a frame after every
 ply; frame 0 is the starting position. Everything a page shows comes out
 of here as JSON-able data: the frames, the decisions with their source,
-`say`, attempts and fallback cause, and the recorded standings.
+`say`, attempts (reply, reasoning, token usage, the prompt and its split into
+system and user message) and fallback cause, and the recorded standings.
 """
 
 from __future__ import annotations
@@ -98,6 +99,10 @@ def _decision(
                 "status": a.status,
                 "latency_s": a.latency_s,
                 "reply": None if a.reply is None else a.reply[:REPLY_CHARS],
+                "reasoning": a.reasoning,
+                "usage": a.usage,
+                "prompt": a.prompt,
+                "system_chars": a.system_chars,
             }
             for a in decision.attempts
         ],

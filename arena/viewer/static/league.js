@@ -48,7 +48,7 @@
           h("td", {}, `${Object.values(r.fallbacks || {}).reduce((a, b) => a + b, 0)} (${(100 * r.fallback_rate).toFixed(1)}%)`),
           h("td", {}, ms(r.latency_ms)), p95 ? h("td", {}, ms(r.latency_p95_ms)) : null,
           money ? h("td", {}, `${r.tokens_in || 0} / ${r.tokens_out || 0}`) : null,
-          money ? h("td", {}, `$${(r.cost_usd || 0).toFixed(4)}`) : null))));
+          money ? h("td", {}, r.cost_usd == null ? "–" : `$${r.cost_usd.toFixed(4)}`) : null))));
   }
 
   function ratingsBlock(ratings) {

@@ -461,18 +461,57 @@
       }
       if (hidden) box.append(h("div", { class: "meta" }, "replies hidden in this seat's view"));
       else {
-        for (const a of d.attempts) {
-          box.append(h("div", { class: "attempt" },
-            h("div", { class: "meta" }, `attempt ${a.n}${a.cause ? ` · ${a.cause}` : ""}${a.status ? ` · HTTP ${a.status}` : ""} · ${(a.latency_s * 1000).toFixed(1)} ms`),
-            a.error ? h("div", { class: "error" }, a.error) : null,
-            h("pre", { class: "raw-reply" }, a.reply === null ? "(no reply)" : a.reply)));
-        }
+        for (const a of d.attempts) box.append(attemptBox(a));
         if (!d.attempts.length) box.append(h("div", { class: "meta" }, "scripted seat: no text reply"));
       }
       if (d.say && !hidden) box.append(h("div", { class: "quote" }, `says: “${d.say}”`));
       ui.details.append(box);
     }
   }
+
+  // One attempt: what was sent (the prompt, folded), how the model thought (folded), what it replied.
+  // Prompt, reasoning and reply are untrusted text: h() sets them as text, never as HTML.
+  function attemptBox(a) {
+    const tokens = usageText(a.usage);
+    return h("div", { class: "attempt", "data-attempt": a.n },
+      h("div", { class: "meta" }, `attempt ${a.n}${a.cause ? ` · ${a.cause}` : ""}${a.status ? ` · HTTP ${a.status}` : ""} · ${(a.latency_s * 1000).toFixed(1)} ms`),
+      tokens ? h("div", { class: "meta tokens" }, tokens) : null,
+      a.error ? h("div", { class: "error" }, a.error) : null,
+      promptBlock(a),
+      a.reasoning ? h("details", { class: "reasoning-block" },
+        h("summary", { class: "reasoning" }, `reasoning (${charCount(a.reasoning)} chars)`),
+        h("pre", { class: "reasoning-text" }, a.reasoning)) : null,
+      h("pre", { class: "raw-reply" }, a.reply === null || a.reply === undefined ? "(no reply)" : a.reply));
+  }
+
+  // "tokens: 812 in · 140 out (96 reasoning)": input counts the cached and cache-written tokens too,
+  // output includes the reasoning share (providers/completion.py, Usage).
+  function usageText(usage) {
+    if (!usage) return null;
+    const known = (k) => typeof usage[k] === "number";
+    const inputs = ["input_uncached", "cache_read", "cache_write"].filter(known);
+    if (!inputs.length && !known("output")) return null;
+    const parts = [`${inputs.length ? inputs.reduce((sum, k) => sum + usage[k], 0) : "?"} in`];
+    parts.push(`${known("output") ? usage.output : "?"} out${usage.reasoning ? ` (${usage.reasoning} reasoning)` : ""}`);
+    return `tokens: ${parts.join(" · ")}`;
+  }
+
+  // The prompt as sent: in the chat layout its first system_chars characters were the system message.
+  // Characters as Python counts them (code points), not JavaScript's UTF-16 units.
+  function promptBlock(a) {
+    if (typeof a.prompt !== "string") return null;
+    const split = Number.isInteger(a.system_chars);
+    const part = (role, text) => [
+      h("div", { class: "prompt-role", "data-role": role }, `${role} (${charCount(text)} chars)`),
+      h("pre", { class: `prompt-part prompt-${role}` }, text)];
+    const points = Array.from(a.prompt);
+    return h("details", { class: "prompt-block" },
+      h("summary", {}, `prompt (${points.length} chars${split ? ", system + user" : ""})`),
+      split ? [...part("system", points.slice(0, a.system_chars).join("")), ...part("user", points.slice(a.system_chars).join(""))]
+        : h("pre", { class: "prompt-part" }, a.prompt));
+  }
+
+  function charCount(text) { return Array.from(text).length; }
 
   function renderToggle() {
     ui.viewToggle.textContent = "";

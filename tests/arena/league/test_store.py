@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from arena.config import parse_config
+from arena.config import ConfigError, parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.league.store import DB_NAME, LeagueStore
@@ -68,3 +69,23 @@ async def test_a_store_from_before_sides_reads_and_is_brought_up_to_date(tmp_pat
         store.close()
     with sqlite3.connect(tmp_path / DB_NAME) as db:
         assert "side" in {row[1] for row in db.execute("PRAGMA table_info(fallbacks)")}
+
+
+async def test_a_config_stored_before_new_settings_resumes_unchanged(tmp_path: Path) -> None:
+    await _run(tmp_path)
+    with sqlite3.connect(tmp_path / DB_NAME) as db:
+        (stored,) = db.execute("SELECT config FROM run WHERE id = 1").fetchone()
+        old = json.loads(stored)
+        del old["run"]["max_infra_share"]  # a store written before the setting existed
+        db.execute("UPDATE run SET config = ? WHERE id = 1", (json.dumps(old),))
+    config = {
+        "run": {"name": "store", "seed": 5, "games": ["connect-four"], "matches": 2},
+        "policies": {
+            "tactician": {"kind": "scripted", "baseline": "tactician"},
+            "faulty": {"kind": "mock", "faults": {"unreadable": 0.3, "illegal": 0.2}},
+        },
+    }
+    plan_run(parse_config(config), tmp_path)  # its default is no change
+    config["run"]["max_infra_share"] = 0.5
+    with pytest.raises(ConfigError, match=r"run.max_infra_share: 0.25 -> 0.5"):
+        plan_run(parse_config(config), tmp_path)  # another value is

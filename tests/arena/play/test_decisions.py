@@ -10,6 +10,7 @@ import pytest
 import games
 from arena.config import Deadlines
 from arena.play.decisions import SEAT_LEAD_S, decide, decide_batch
+from arena.play.prompts import Prompt
 from arena.play.protocol import DecisionRequest, Question
 from tests.arena.fakes import Duel, ScriptSeat
 from tests.timing import MARGIN_S
@@ -36,7 +37,7 @@ def _request(seat: ScriptSeat, deadlines: Deadlines = FAST, *moves: str) -> Deci
         state,
         mover,
         seat,
-        lambda feedback: f"PROMPT\n{feedback or ''}",
+        lambda feedback: Prompt(f"PROMPT\n{feedback or ''}"),
         deadlines,
         legal=legal,
     )
@@ -132,7 +133,7 @@ async def test_batch_asks_both_seats_concurrently() -> None:
     state = game.initial(1)
     requests = [
         DecisionRequest(
-            game, state, seat, seats[seat], lambda f: "duel", deadlines, legal=("a", "b")
+            game, state, seat, seats[seat], lambda f: Prompt("duel"), deadlines, legal=("a", "b")
         )
         for seat in (0, 1)
     ]
@@ -150,8 +151,12 @@ async def test_each_seat_retries_on_its_own_schedule() -> None:
     game = Duel()
     state = game.initial(1)
     requests = [
-        DecisionRequest(game, state, 0, quick_fail, lambda f: "duel", deadlines, legal=("a", "b")),
-        DecisionRequest(game, state, 1, slow_ok, lambda f: "duel", deadlines, legal=("a", "b")),
+        DecisionRequest(
+            game, state, 0, quick_fail, lambda f: Prompt("duel"), deadlines, legal=("a", "b")
+        ),
+        DecisionRequest(
+            game, state, 1, slow_ok, lambda f: Prompt("duel"), deadlines, legal=("a", "b")
+        ),
     ]
     decisions = await decide_batch(requests)
     assert decisions[0].source == "retry"

@@ -196,6 +196,30 @@ def test_a_fallback_carries_its_cause_and_raw_replies(board_run: tuple[Path, lis
     assert checked > 0, "the shaky mock should have fallen back somewhere"
 
 
+def test_attempts_carry_reasoning_usage_and_the_prompt_split(
+    board_run: tuple[Path, list[Replay]],
+) -> None:
+    _, replays = board_run
+    replay = next(
+        r for r in replays if any(d.attempts for p in r.games[0].plies for d in p.decisions)
+    ).model_copy(deep=True)
+    ply, decision = next((p, d) for p in replay.games[0].plies for d in p.decisions if d.attempts)
+    attempt = decision.attempts[0]
+    attempt.reasoning = "think <b>first</b>"
+    attempt.usage = {"input_uncached": 10, "output": 5, "reasoning": 3}
+    attempt.system_chars = 7
+    shown = next(
+        d
+        for d in replay_data(replay)["games"][0]["plies"][ply.ply - 1]["decisions"]
+        if d["seat"] == decision.seat
+    )["attempts"][0]
+    assert shown["reasoning"] == "think <b>first</b>"
+    assert shown["usage"] == {"input_uncached": 10, "output": 5, "reasoning": 3}
+    assert shown["prompt"] == attempt.prompt
+    assert shown["system_chars"] == 7
+    assert "<b>" not in embed_json(shown)  # on the page it cannot open a tag either
+
+
 # -- the battle ----------------------------------------------------------------------------
 
 

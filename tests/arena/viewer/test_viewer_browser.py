@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import games
@@ -202,6 +205,105 @@ def test_fallback_badge_shows_its_cause_and_the_raw_reply(sites: Sites, tab: Tab
     last = fallback.attempts[-1]
     assert (last.reply or "(no reply)")[:60] in details
     tab.assert_clean()
+
+
+REASONING = "Weigh <b>c3</b> & d4 \U0001f642\n<script>alert(1)</script> then pick the centre."
+
+
+def _with_reasoning(run: Path, out: Path) -> tuple[str, int, int, str, int]:
+    """A copy of run folder `run` in `out` whose first prompted attempt of a board replay has
+    reasoning, usage with reasoning tokens and a chat-layout split; its page is built.
+    Returns the replay's stem, the ply, the seat, the prompt and its system_chars."""
+    shutil.copytree(run, out, ignore=shutil.ignore_patterns("view"))
+    for path in sorted((out / "replays").glob("*.json")):
+        data = json.loads(path.read_text())
+        for ply in data["games"][0]["plies"]:
+            for decision in ply["decisions"]:
+                attempt = next((a for a in decision["attempts"] if a.get("prompt")), None)
+                if attempt is None:
+                    continue
+                split = attempt["prompt"].index("\n") + 1
+                attempt["reasoning"] = REASONING
+                attempt["usage"] = {
+                    "input_uncached": 700,
+                    "cache_read": 100,
+                    "cache_write": 12,
+                    "output": 140,
+                    "reasoning": 96,
+                }
+                attempt["system_chars"] = split
+                path.write_text(json.dumps(data))
+                build_site(out)
+                return path.stem, ply["ply"], decision["seat"], attempt["prompt"], split
+    raise AssertionError(f"no board replay of {run} has a prompted attempt")
+
+
+def test_attempt_shows_reasoning_as_text_tokens_and_the_system_user_split(
+    sites: Sites, tab: Tab, tmp_path: Path
+) -> None:
+    stem, ply, seat, prompt, split = _with_reasoning(sites.runs["board"], tmp_path / "run")
+    tab.open((tmp_path / "run" / "view" / "games" / f"{stem}.html").as_uri() + f"#ply={ply}")
+    tab.page.click(f"#moves li[data-ply='{ply}']")
+    attempt = tab.page.locator(f"#details .decision[data-seat='{seat}'] .attempt").first
+    summary = attempt.locator("details.reasoning-block > summary.reasoning")
+    assert summary.inner_text() == f"reasoning ({len(REASONING)} chars)"
+    text = attempt.locator("pre.reasoning-text")
+    assert not text.is_visible()  # folded: a long reasoning does not swamp the panel
+    summary.click()
+    assert text.is_visible()
+    assert text.text_content() == REASONING
+    assert "<b>c3</b> & d4" in text.inner_text()  # shown as text, not as markup
+    assert attempt.locator("b, script").count() == 0
+    reply = attempt.locator("pre.raw-reply")
+    assert REASONING not in (reply.text_content() or "")
+    tint = "e => getComputedStyle(e).backgroundColor"
+    assert text.evaluate(tint) != reply.evaluate(tint)
+    assert attempt.locator(".tokens").inner_text() == "tokens: 812 in · 140 out (96 reasoning)"
+    attempt.locator("details.prompt-block > summary").click()
+    roles = attempt.locator(".prompt-role")
+    assert roles.all_inner_texts() == [
+        f"system ({split} chars)",
+        f"user ({len(prompt) - split} chars)",
+    ]
+    assert attempt.locator("pre.prompt-system").text_content() == prompt[:split]
+    assert attempt.locator("pre.prompt-user").text_content() == prompt[split:]
+    assert tab.page.locator("#details .reasoning-block").count() == 1
+    assert tab.page.locator("#details .prompt-role").count() == 2  # other prompts: one message
+    tab.shoot("attempt-details")
+    tab.assert_clean()
+
+
+def test_a_league_of_reasoning_models_shows_their_reasoning(tab: Tab, tmp_path: Path) -> None:
+    """End to end: each protocol's reasoning, from `arena mock-llm --reasoning apart` with
+    params and the chat layout, reaches the attempt panel apart from the reply."""
+    from tests.arena.seats.test_model_extras import play_reasoning_league
+
+    out = tmp_path / "reasoning"
+    with ThreadPoolExecutor(1) as thread:  # playwright's sync API holds this thread's loop
+        replays = thread.submit(anyio.run, play_reasoning_league, out, "apart").result()
+    build_site(out)
+    for replay in replays:
+        ply = next(p for p in replay.games[0].plies if any(d.attempts for d in p.decisions))
+        decision = next(d for d in ply.decisions if d.attempts)
+        attempt = decision.attempts[0]
+        assert attempt.reasoning is not None
+        tab.open(sites_url(out, replay.episode, f"#ply={ply.ply}"))
+        tab.page.click(f"#moves li[data-ply='{ply.ply}']")
+        shown = tab.page.locator(f"#details .decision[data-seat='{decision.seat}'] .attempt").first
+        shown.locator("summary.reasoning").click()
+        assert shown.locator("pre.reasoning-text").text_content() == attempt.reasoning
+        assert attempt.reasoning not in (shown.locator("pre.raw-reply").text_content() or "")
+        shown.locator("details.prompt-block > summary").click()
+        assert (
+            shown.locator("pre.prompt-system").text_content()
+            == (attempt.prompt or "")[: attempt.system_chars]
+        )
+        tab.assert_clean()
+
+
+def sites_url(run: Path, stem: str, hash_: str = "") -> str:
+    """The page of replay `stem` in the built site of run folder `run`."""
+    return (run / "view" / "games" / f"{stem}.html").as_uri() + hash_
 
 
 def test_battle_page_plays_the_ticks_the_engine_re_derives(sites: Sites, tab: Tab) -> None:
