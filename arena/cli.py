@@ -7,20 +7,23 @@ does); heavy modules are imported by the handler that needs them.
 from __future__ import annotations
 
 import argparse
+import inspect
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 import games
-from arena.config import ConfigError, load_config
+import providers
+from arena.config import Config, ConfigError, LlmPolicy, PolicyConfig, load_config
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan, plan_run
-from arena.league.report import standings_tables
+from arena.league.report import FORMATS, WHATS, load_league, render, standings_tables
 from arena.league.run import RunResult, execute
 from arena.logs import close_logging, configure_logging
 
@@ -35,33 +38,50 @@ def _run_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     run.add_argument("--out", type=Path, help="output folder (default runs/<run.name>)")
     run.add_argument("--verbose", action="store_true", help="show every event on the console")
     run.add_argument("--no-progress", action="store_true", help="no live progress bar")
-    run.add_argument(
+    # argparse refuses the two together: one keeps the stored results, the other removes them
+    resume = run.add_mutually_exclusive_group()
+    resume.add_argument(
         "--force-new", action="store_true", help="start the run over, removing its old results"
     )
-    run.add_argument(
+    resume.add_argument(
         "--resume-anyway",
         action="store_true",
-        help="resume even though the config changed since the run began",
+        help="resume even though the config changed since the run began (a change of "
+        "run.concurrency or run.endpoint_down_s alone needs no flag)",
     )
     run.add_argument(
         "--grace",
         type=float,
         default=30.0,
-        help="seconds the games in flight get to finish after Ctrl-C (a second Ctrl-C stops at once)",
+        metavar="S",
+        help="seconds the games in flight get to finish after Ctrl-C; a second Ctrl-C stops at "
+        "once (default %(default)s)",
     )
     run.add_argument(
         "--mock-llm",
         action="store_true",
-        help="serve the mock LLM on 127.0.0.1:--mock-port for the length of the run",
+        help="serve the mock LLM on 127.0.0.1:PORT for the length of the run, and point every "
+        "llm policy at it: each base_url's host and port become the mock's, its path is kept "
+        "(no API key is needed)",
     )
-    run.add_argument("--mock-port", type=int, default=8765)
+    run.add_argument(
+        "--mock-port",
+        type=_port,
+        default=8765,
+        metavar="PORT",
+        help="the port of --mock-llm's server (default %(default)s)",
+    )
     run.add_argument(
         "--no-preflight",
         action="store_true",
         help="do not probe the models' endpoints before the first game",
     )
     run.add_argument(
-        "--mock-faults", default="", help="fault rates for --mock-llm, as for `arena mock-llm`"
+        "--mock-faults",
+        default="",
+        metavar="RATES",
+        help='fault rates for --mock-llm, as for `arena mock-llm --faults`, e.g. "429=0.03,'
+        'prose=0.05" (default: none)',
     )
     run.set_defaults(handler=_run)
 
@@ -70,8 +90,12 @@ def _mock_llm_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     mock = sub.add_parser(
         "mock-llm", help="a local server speaking the OpenAI, Anthropic and Gemini protocols"
     )
-    mock.add_argument("--host", default="127.0.0.1")
-    mock.add_argument("--port", type=int, default=8765)
+    mock.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default %(default)s)"
+    )
+    mock.add_argument(
+        "--port", type=_port, default=8765, help="the port to listen on (default %(default)s)"
+    )
     mock.add_argument("--latency-ms", type=int, default=0, help="added to every answer")
     mock.add_argument(
         "--faults",
@@ -80,7 +104,9 @@ def _mock_llm_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         'garbage=0.02,truncated=0.02,prose=0.02,illegal=0.05"',
     )
     mock.add_argument("--slow-ms", type=int, default=2000, help="how late a `slow` answer comes")
-    mock.add_argument("--seed", type=int, default=0)
+    mock.add_argument(
+        "--seed", type=int, default=0, help="seeds the faults and answers (default %(default)s)"
+    )
     mock.add_argument(
         "--reasoning",
         choices=("off", "apart", "think"),
@@ -116,9 +142,9 @@ def _verify_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _games_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    sub.add_parser("games", help="list the games and their rules versions").set_defaults(
-        handler=_games
-    )
+    sub.add_parser(
+        "games", help="list the games: what each is, its baseline and rules version"
+    ).set_defaults(handler=_games)
 
 
 def _report_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -126,9 +152,19 @@ def _report_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "report", help="standings, head to head, fallback records or games of a run"
     )
     report.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
-    report.add_argument("--format", choices=("table", "json", "csv"), default="table")
     report.add_argument(
-        "--what", choices=("standings", "h2h", "fallbacks", "games"), default="standings"
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table: for reading; json (a list) or csv: the same rows, one record a row; "
+        "the whole summary is RUN/summary.json (default %(default)s)",
+    )
+    report.add_argument(
+        "--what",
+        choices=WHATS,
+        default="standings",
+        help="standings: per game and overall, with ratings; h2h: each pair's W-D-L (NC); "
+        "fallbacks: every fallback record; games: every game's result (default %(default)s)",
     )
     report.set_defaults(handler=_report)
 
@@ -141,8 +177,15 @@ def _program_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     check.add_argument("path", type=Path, help="a player program, e.g. players/greedy.py")
     check.add_argument("--game", required=True, help="a game programs play, e.g. connect-four")
-    check.add_argument("--seed", type=int, default=1)
-    check.add_argument("--node-budget", type=int, default=20_000)
+    check.add_argument(
+        "--seed", type=int, default=1, help="the match seed of the two games (default %(default)s)"
+    )
+    check.add_argument(
+        "--node-budget",
+        type=int,
+        default=20_000,
+        help="engine calls per move (default %(default)s)",
+    )
     check.set_defaults(handler=_program)
 
 
@@ -160,14 +203,28 @@ def _view_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     view.add_argument(
         "--serve", action="store_true", help="serve on 127.0.0.1 and refresh as games finish"
     )
-    view.add_argument("--port", type=int, default=8000)
+    view.add_argument(
+        "--port", type=_port, default=8000, help="the port --serve listens on (default %(default)s)"
+    )
     view.set_defaults(handler=_view)
 
 
 def _prompt_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     prompt = sub.add_parser("prompt", help="print the exact prompt a seat would get")
-    prompt.add_argument("--game", required=True, help="a game name, or rotate")
-    prompt.add_argument("--seed", type=int, required=True)
+    prompt.add_argument("--game", required=True, help="a game name (`arena games`), or rotate")
+    prompt.add_argument(
+        "--seed",
+        type=_match_seed,
+        required=True,
+        help="the match seed, >= 1 (rotate resolves by it); backgammon deals card 1 of a "
+        '`dice = "derived"` run with this master seed, unless --card-seed names a card',
+    )
+    prompt.add_argument(
+        "--card-seed",
+        type=_card_seed,
+        metavar="HEX",
+        help="backgammon: the card's seed, 64 hex digits (e.g. one revealed in ledger.jsonl)",
+    )
     prompt.add_argument(
         "--ply", type=int, default=1, help="the ply to show (baseline plays up to it)"
     )
@@ -178,6 +235,38 @@ def _prompt_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     prompt.add_argument("--config", type=Path, help="a run config, to use a policy's template")
     prompt.add_argument("--policy", help="the policy whose template to use (needs --config)")
     prompt.set_defaults(handler=_prompt)
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port number."""
+    port = int(text) if text.isdigit() else 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)")
+    return port
+
+
+def _match_seed(text: str) -> int:
+    """An argparse type: an integer match seed; a card's hex seed is pointed at --card-seed."""
+    from games.backgammon.dice import is_card_seed
+
+    if is_card_seed(text):
+        raise argparse.ArgumentTypeError(
+            f"{text[:8]}... is a backgammon card's seed: pass it as --card-seed HEX, "
+            "and an integer match seed as --seed"
+        )
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer seed") from None
+
+
+def _card_seed(text: str) -> str:
+    """An argparse type: a backgammon card's seed, 64 hex digits."""
+    from games.backgammon.dice import is_card_seed
+
+    if not is_card_seed(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a card seed (64 hex digits)")
+    return text
 
 
 _SUBCOMMANDS = (
@@ -222,7 +311,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     from arena.play.prompts import PromptError
 
-    config = load_config(args.config)
+    if args.mock_faults and not args.mock_llm:
+        raise ConfigError("--mock-faults sets the faults of --mock-llm's server: add --mock-llm")
+    if args.mock_llm:
+        from arena.mock_llm import parse_faults
+
+        try:
+            parse_faults(args.mock_faults)
+        except ValueError as exc:
+            raise ConfigError(f"--mock-faults: {exc}") from exc
+    # What --mock-llm serves needs no key: every model policy is pointed at it.
+    config = load_config(args.config, keys=not args.mock_llm)
+    if args.mock_llm:
+        config = _served_by_mock(config, f"http://127.0.0.1:{args.mock_port}")
     resume = "new" if args.force_new else "anyway" if args.resume_anyway else "refuse"
     try:
         plan = plan_run(config, args.out, resume=resume)
@@ -267,6 +368,28 @@ def _run(args: argparse.Namespace) -> int:
         print(f"stopped early: run the same command again to resume {plan.out}", file=sys.stderr)
         return 130
     return 1 if result.failed else 0
+
+
+def _served_by_mock(config: Config, mock_url: str) -> Config:
+    """`config` with every llm policy asking the mock at `mock_url`: each base_url keeps its
+    path (`/v1`), or takes the protocol's default path; replicas become the one mock."""
+    mock = urlsplit(mock_url)
+    policies: dict[str, PolicyConfig] = {}
+    for name, policy in config.policies.items():
+        if isinstance(policy, LlmPolicy):
+            default = providers.DEFAULT_BASE_URLS[policy.provider]
+            urls = [
+                urlunsplit(
+                    urlsplit(url or default)._replace(scheme=mock.scheme, netloc=mock.netloc)
+                )
+                for url in policy.base_urls
+            ]
+            unique = list(dict.fromkeys(urls))
+            policy = policy.model_copy(
+                update={"base_url": unique[0] if len(unique) == 1 else unique}
+            )
+        policies[name] = policy
+    return config.model_copy(update={"policies": policies})
 
 
 def _play_with_progress(
@@ -326,8 +449,6 @@ def _rebuild(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from arena.league.report import load_league, render
-
     render(load_league(args.run), args.what, args.format, Console(width=160))
     return 0
 
@@ -420,17 +541,32 @@ def _mock_llm(args: argparse.Namespace) -> int:
 def _games(args: argparse.Namespace) -> int:
     for name in games.names():
         game = games.load(name)
-        print(f"{name:14} family={game.family:10} rules_version={game.rules_version}")
-    print(f"rotate         resolves by seed to one of {', '.join(games.ROTATION)}")
+        print(f"{name:14} {_first_line(inspect.getmodule(game))}")
+        how = _first_line(type(game).baseline).rstrip(".")
+        baseline = game.baseline_name or f"default: {how[:1].lower()}{how[1:]}"
+        print(
+            f"{'':14} rules version {game.rules_version}, family {game.family}; baseline {baseline}"
+        )
+    print(f"rotate         resolves by the match seed to one of {', '.join(games.ROTATION)}")
+    print('Every game also takes baseline = "random"; see docs/rules.md for the rules.')
     return 0
+
+
+def _first_line(documented: object) -> str:
+    """The first line of an object's docstring (a game module's says what the game is)."""
+    return (inspect.getdoc(documented) or "").partition("\n")[0]
 
 
 def _prompt(args: argparse.Namespace) -> int:
     from arena.play.preview import preview, preview_prompt, stable_note
 
+    known = [*games.names(), "rotate"]
+    if args.game not in known:
+        raise ConfigError(f"--game: unknown game {args.game!r} (known: {', '.join(known)})")
     options = {
         "game": args.game, "seed": args.seed, "ply": args.ply, "game_index": args.game_index,
         "seat": args.seat, "config": args.config, "policy": args.policy,
+        "card_seed": args.card_seed,
     }  # fmt: skip
     sys.stdout.write(preview(**options))
     prompt, chat = preview_prompt(**options)

@@ -344,13 +344,9 @@ def parse_config(data: dict[str, Any], *, source: str = "config", keys: bool = T
 
 
 def _check_semantics(config: Config, source: str, keys: bool = True) -> None:
+    if keys:
+        _check_keys(config, source)
     for name, policy in config.policies.items():
-        key_env = policy.api_key_env if isinstance(policy, LlmPolicy) else None
-        if keys and key_env is not None and not os.environ.get(key_env):
-            raise ConfigError(
-                f"{source}: policies.{name}.api_key_env names {key_env}, "
-                f"which is not set: export {key_env}=... before the run"
-            )
         if isinstance(policy, ScriptedPolicy):
             _check_baseline(config, name, policy, source)
         if isinstance(policy, ProgramPolicy):
@@ -361,6 +357,43 @@ def _check_semantics(config: Config, source: str, keys: bool = True) -> None:
         except ValueError as exc:
             raise ConfigError(f"{source}: [game.{name}]: {exc}") from exc
         _check_game_table(game, name, table, source)
+    unplayed = sorted(set(config.game) - _played(config))
+    if unplayed:
+        tables = ", ".join(f"[game.{name}]" for name in unplayed)
+        named = ", ".join(repr(name) for name in unplayed)
+        rotation = (
+            f" (rotate stands for {', '.join(games.ROTATION)})"
+            if "rotate" in config.run.games
+            else ""
+        )
+        raise ConfigError(
+            f"{source}: {tables}: no entry of run.games = {config.run.games} ever plays "
+            f"{named}{rotation}: remove the table{'s' if len(unplayed) > 1 else ''}, or add "
+            f"{named} to run.games"
+        )
+
+
+def _check_keys(config: Config, source: str) -> None:
+    """Every API key the policies name and the environment lacks, in one error."""
+    missing = [
+        (name, policy.api_key_env)
+        for name, policy in config.policies.items()
+        if isinstance(policy, LlmPolicy) and policy.api_key_env
+        if not os.environ.get(policy.api_key_env)
+    ]
+    if len(missing) == 1:
+        name, key_env = missing[0]
+        raise ConfigError(
+            f"{source}: policies.{name}.api_key_env names {key_env}, "
+            f"which is not set: export {key_env}=... before the run"
+        )
+    if missing:
+        lines = "".join(f"\n  policies.{name}.api_key_env names {env}" for name, env in missing)
+        exports = " ".join(f"{env}=..." for env in dict.fromkeys(env for _, env in missing))
+        raise ConfigError(
+            f"{source}: the API keys of {len(missing)} policies are not set:{lines}\n"
+            f"export {exports} before the run"
+        )
 
 
 def _check_game_table(game: games.Game[Any], name: str, table: GameTable, source: str) -> None:

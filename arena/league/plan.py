@@ -36,10 +36,17 @@ from arena.seats.breaker import Breakers
 from arena.seats.factory import make_seat
 from arena.seats.llm import provider_specs
 
-__all__ = ["RESUME_MODES", "RunPlan", "plan_run"]
+__all__ = ["RESUME_ACCEPTS", "RESUME_MODES", "RunPlan", "plan_run"]
 
 RESUME_MODES = ("refuse", "anyway", "new")
 """What to do when a stored run's config differs: refuse, resume anyway, start over."""
+
+RESUME_ACCEPTS = ("run.concurrency", "run.endpoint_down_s")
+"""The config keys a resumed run may change without `--resume-anyway`: none can change a
+result. Ratings are applied in schedule order, whatever the concurrency; how long a
+run waits for an endpoint that is down only decides when it stops (resumably), not what
+a game in flight meets. Everything else (seeds, games, policies, deadlines, budgets,
+the validity rules, what a replay records) is compared."""
 
 
 _ASKED_AS = {
@@ -184,9 +191,9 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
 
     A run folder that already holds a league is resumed: its stored master
     seed is reused when the config says 0, and a config that differs from the
-    stored one is refused (`resume="refuse"`), resumed all the same
-    (`"anyway"`) or started over (`"new"`, the old results are removed when
-    the run starts).
+    stored one in a key that can change a result (any but `RESUME_ACCEPTS`) is
+    refused (`resume="refuse"`), resumed all the same (`"anyway"`) or started
+    over (`"new"`, the old results are removed when the run starts).
     """
     if resume not in RESUME_MODES:
         raise ValueError(f"resume = {resume!r}: use one of {', '.join(RESUME_MODES)}")
@@ -215,7 +222,9 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
                 raise ConfigError(f"policies.{name}.path: {exc}") from exc
     plan = RunPlan(config, master, out, templates, resume, programs)
     if stored is not None and resume == "refuse":
-        changes = config_changes(_with_new_defaults(stored[1]), plan.resolved())
+        changes = config_changes(
+            _with_new_defaults(stored[1]), plan.resolved(), ignore=RESUME_ACCEPTS
+        )
         if changes:
             error = ConfigChanged(out / DB_NAME, changes)
             raise ConfigError(str(error)) from error

@@ -1,8 +1,10 @@
 """`arena report`: a run's standings, head to head, fallback records and games.
 
 Read from the run's league store (read-only) and its resolved config, as a
-rich table, JSON or CSV; the fallback rows carry every field, one row per
-record, for a researcher's dataframe. `arena run` prints the same standings.
+rich table, JSON or CSV. JSON and CSV hold the same rows, one per record (a
+policy's standing in one game, a pair's head to head, a fallback, a game), for
+a researcher's dataframe; the whole summary is the run's `summary.json`.
+`arena run` prints the same standings.
 """
 
 from __future__ import annotations
@@ -189,9 +191,7 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
         raise ConfigError(
             f"--what {what} --format {fmt}: use --what {'|'.join(WHATS)} --format {'|'.join(FORMATS)}"
         )
-    if fmt == "json" and what in ("standings", "h2h"):
-        console.out(json.dumps(league.tables, indent=2), highlight=False)
-    elif fmt in ("json", "csv"):
+    if fmt in ("json", "csv"):
         chunks = _json_list(_rows(league, what)) if fmt == "json" else _csv(_rows(league, what))
         for chunk in chunks:
             console.out(chunk, highlight=False, end="")

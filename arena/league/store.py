@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -139,18 +139,23 @@ class ConfigChanged(Exception):
         self.changes = changes
 
 
-def config_changes(old: Any, new: Any, path: str = "") -> list[str]:
-    """Where two JSON documents differ, as `path: old -> new` lines."""
+def config_changes(
+    old: Any, new: Any, path: str = "", *, ignore: Collection[str] = ()
+) -> list[str]:
+    """Where two JSON documents differ, as `path: old -> new` lines; the dotted paths in
+    `ignore` (e.g. `run.concurrency`) are not compared."""
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[str] = []
         for key in sorted({*old, *new}):
             where = f"{path}.{key}" if path else str(key)
+            if where in ignore:
+                continue
             if key not in old:
                 out.append(f"{where}: added")
             elif key not in new:
                 out.append(f"{where}: removed")
             else:
-                out.extend(config_changes(old[key], new[key], where))
+                out.extend(config_changes(old[key], new[key], where, ignore=ignore))
         return out
     return [] if old == new else [f"{path}: {json.dumps(old)} -> {json.dumps(new)}"]
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import games
 from arena.config import ConfigError, LlmPolicy, load_config
 from arena.play.prompts import Prompt, SeatContext, load_template, render_prompt
+from games.backgammon import derived_card_seed
 
 __all__ = ["SYSTEM_HEADER", "USER_HEADER", "preview", "preview_prompt", "stable_note"]
 
@@ -34,12 +36,13 @@ def preview(
     seat: int | None = None,
     config: Path | None = None,
     policy: str | None = None,
+    card_seed: str | None = None,
 ) -> str:
     """Reach ply `ply` with the baseline playing both seats, then show the prompt of the seat
     to act: as one text, or, for a policy with `layout = "chat"`, as its two messages."""
     prompt, chat = preview_prompt(
         game=game, seed=seed, ply=ply, game_index=game_index, seat=seat, config=config,
-        policy=policy,
+        policy=policy, card_seed=card_seed,
     )  # fmt: skip
     if not chat:
         return prompt.text
@@ -56,8 +59,12 @@ def preview_prompt(
     seat: int | None = None,
     config: Path | None = None,
     policy: str | None = None,
+    card_seed: str | None = None,
 ) -> tuple[Prompt, bool]:
-    """The prompt `preview` shows, and whether the policy sends it in the chat layout."""
+    """The prompt `preview` shows, and whether the policy sends it in the chat layout.
+
+    `seed` is the match seed; a game dealt in cards (backgammon) plays the card of
+    `card_seed`, by default card 1 of a `dice = "derived"` run with master seed `seed`."""
     if seed <= 0:
         raise ConfigError(f"--seed {seed}: give a concrete seed >= 1")
     name = games.resolve_entry(game, seed)
@@ -74,7 +81,7 @@ def preview_prompt(
     if config is not None and policy is not None:
         template_path = loaded.policies[policy].template_for(rules.family)
     template = load_template(template_path or f"{rules.family}/default.md")
-    state = rules.initial(seed, game=game_index)
+    state = rules.initial(_chance(rules, seed, card_seed), game=game_index)
     history: list[str] = []
     for _ in range(ply - 1):
         seats = rules.to_act(state)
@@ -98,3 +105,15 @@ def preview_prompt(
     spec = loaded.policies[policy] if config is not None and policy is not None else None
     chat = isinstance(spec, LlmPolicy) and spec.layout == "chat"
     return render_prompt(template, context), chat
+
+
+def _chance(rules: games.Game[Any], seed: int, card_seed: str | None) -> int | str:
+    """What the game's chance comes from: the match seed, or a card's seed."""
+    if rules.match_format.chance == "card":
+        return card_seed or derived_card_seed(seed, 1, 1)
+    if card_seed is not None:
+        raise ConfigError(
+            f"--card-seed: {rules.name} is not dealt in cards (its chance comes from --seed): "
+            "remove --card-seed"
+        )
+    return seed

@@ -187,15 +187,26 @@ class SeatContext:
         )  # fmt: skip
 
 
-def _side(ctx: SeatContext) -> str:
+def _named_side(ctx: SeatContext) -> str | None:
+    """The seat's side as the game's view names it (`red`), or None where it names none."""
     sides = ctx.view.get("sides")
     side = sides.get(str(ctx.seat)) if isinstance(sides, dict) else None
-    return str(side) if side else f"seat {ctx.seat}"
+    return str(side) if side else None
+
+
+def _side(ctx: SeatContext) -> str:
+    return _named_side(ctx) or f"seat {ctx.seat}"
 
 
 def first_line(ctx: SeatContext) -> str:
-    """The arena's own first line: the resolved game, the alias and side."""
-    return f"GAME: {ctx.game} (game {ctx.game_index} of 2) | YOU ARE: {ctx.alias}, seat {ctx.seat}, {_side(ctx)}"
+    """The arena's own first line: the resolved game, the alias, the seat, and the side
+    where it says more than those two (`cog-1a2b, seat 0, red`, but `Red, seat 0`)."""
+    side = _named_side(ctx)
+    shown = f", {side}" if side and side.casefold() != ctx.alias.casefold() else ""
+    return (
+        f"GAME: {ctx.game} (game {ctx.game_index} of 2) | "
+        f"YOU ARE: {ctx.alias}, seat {ctx.seat}{shown}"
+    )
 
 
 def _history(ctx: SeatContext) -> str:
