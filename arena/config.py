@@ -221,9 +221,7 @@ class LlmPolicy(_PolicyBase):
     def _extras(self) -> LlmPolicy:
         owned = owned_param(self.provider, self.params)
         if owned is not None:
-            raise ValueError(
-                f"params.{owned[0]} is a field the arena sets itself: use {owned[1]} instead"
-            )
+            raise ValueError(f"params.{owned[0]} is a field the arena sets itself: {owned[1]}")
         if self.prompt_cache and self.provider != "anthropic":
             raise ValueError(
                 f"prompt_cache marks Anthropic's cache_control; {self.provider} caches a "

@@ -26,39 +26,39 @@ __all__ = ["deep_merge", "owned_param", "split_think"]
 _CAP_SPELLINGS = ("max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens")
 
 _COMMON: dict[str, str] = {
-    "model": "`model`",
-    "stream": "nothing: the arena reads whole replies",
-    **{cap: "`max_tokens`" for cap in _CAP_SPELLINGS},
+    "model": "use `model` instead",
+    "stream": "leave it out: the arena reads whole replies",
+    **{cap: "use `max_tokens` instead" for cap in _CAP_SPELLINGS},
 }
 _OWNED: dict[WireProtocolName, dict[str, str]] = {
     "openai": {
         **_COMMON,
-        "messages": "the prompt template (`prompt`, and `layout` for the system message)",
-        "temperature": "`temperature`",
-        "seed": "`seed`",
-        "response_format": "`json_mode`",
+        "messages": "use the prompt template (`prompt`; `layout` for a system message) instead",
+        "temperature": "use `temperature` instead",
+        "seed": "use `seed` instead",
+        "response_format": "use `json_mode` instead",
     },
     "anthropic": {
         **_COMMON,
-        "messages": "the prompt template (`prompt`)",
-        "system": '`layout = "chat"` (the template\'s stable part is the system message)',
-        "temperature": "`temperature`",
+        "messages": "use the prompt template (`prompt`) instead",
+        "system": 'use `layout = "chat"` instead (the template\'s stable part is the system message)',
+        "temperature": "use `temperature` instead",
     },
     "gemini": {
         **_COMMON,
-        "contents": "the prompt template (`prompt`)",
-        "systemInstruction": '`layout = "chat"` (the template\'s stable part)',
-        "generationConfig.temperature": "`temperature`",
-        "generationConfig.seed": "`seed`",
-        "generationConfig.responseMimeType": "`json_mode`",
-        **{f"generationConfig.{cap}": "`max_tokens`" for cap in _CAP_SPELLINGS},
+        "contents": "use the prompt template (`prompt`) instead",
+        "systemInstruction": 'use `layout = "chat"` instead (the template\'s stable part)',
+        "generationConfig.temperature": "use `temperature` instead",
+        "generationConfig.seed": "use `seed` instead",
+        "generationConfig.responseMimeType": "use `json_mode` instead",
+        **{f"generationConfig.{cap}": "use `max_tokens` instead" for cap in _CAP_SPELLINGS},
     },
 }
 
 
 def owned_param(protocol: WireProtocolName, params: Mapping[str, Any]) -> tuple[str, str] | None:
     """The first key of `params` (dotted, for a nested one) the arena sets itself in
-    `protocol`'s body, and the policy field to use instead; None when there is none."""
+    `protocol`'s body, and what to do instead; None when there is none."""
     owned = _OWNED[protocol]
     for path in _paths(params):
         if path in owned:

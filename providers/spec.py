@@ -107,9 +107,7 @@ class ProviderSpec(BaseModel):
     def _no_owned_params(self) -> ProviderSpec:
         owned = owned_param(self.protocol, self.params)
         if owned is not None:
-            raise ValueError(
-                f"params.{owned[0]} is set by the arena itself: use {owned[1]} instead"
-            )
+            raise ValueError(f"params.{owned[0]} is set by the arena itself: {owned[1]}")
         return self
 
     @model_validator(mode="before")

@@ -104,7 +104,9 @@ def test_toml_errors_name_the_file(tmp_path: Path) -> None:
 
 def test_shipped_configs_load() -> None:
     root = Path(__file__).resolve().parents[2]
-    for name in ("quickstart", "battle", "stratego", "backgammon", "mock-llm", "programs"):
+    for name in (
+        "quickstart", "battle", "stratego", "backgammon", "mock-llm", "programs", "local-model",
+    ):  # fmt: skip
         load_config(root / "configs" / f"{name}.toml")
     config = load_config(root / "configs" / "quickstart.toml")
     assert {p.kind for p in config.policies.values()} == {"scripted", "mock"}

@@ -67,7 +67,7 @@ def test_gemini_nested_params_join_the_generation_config() -> None:
     [
         ("openai", {"max_completion_tokens": 9}, "max_completion_tokens", "`max_tokens`"),
         ("openai", {"response_format": {"type": "text"}}, "response_format", "`json_mode`"),
-        ("openai", {"stream": True}, "stream", "nothing: the arena reads whole replies"),
+        ("openai", {"stream": True}, "stream", "leave it out: the arena reads whole replies"),
         ("anthropic", {"system": "x"}, "system", 'layout = "chat"'),
         ("anthropic", {"max_tokens": 9}, "max_tokens", "`max_tokens`"),
         ("gemini", {"generationConfig": {"temperature": 1}}, "generationConfig.temperature",
