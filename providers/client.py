@@ -198,7 +198,9 @@ class HTTPProvider:
                 # not get another caller's request while this one backs off.
                 async with self._limiter:
                     call.queued_s = anyio.current_time() - call.began
-                    retrying = self._retry.retrying(deadline, _BeforeSleep(self.spec, call))
+                    retrying = self._retry.retrying(
+                        deadline, _BeforeSleep(self.spec, call), retry_refused=not request.fail_over
+                    )
                     completion: Completion = await retrying(self._attempt, request, deadline, call)
             except ProviderError as exc:
                 exc.attempts = tuple(call.attempts)

@@ -49,6 +49,9 @@ class CompletionRequest:
     """Sampling seed, sent where the protocol has one (OpenAI-compatible, Gemini)."""
     json_object: bool = False
     """Ask for a JSON object reply where the protocol can enforce it."""
+    fail_over: bool = False
+    """Another endpoint can take the request (a replica): a refused connection fails at
+    once instead of being retried."""
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1:

@@ -56,9 +56,15 @@ class RetryPolicy:
         return random.uniform(ceiling / 2, ceiling)
 
     def retrying(
-        self, deadline: float, before_sleep: Callable[[RetryCallState], None]
+        self,
+        deadline: float,
+        before_sleep: Callable[[RetryCallState], None],
+        *,
+        retry_refused: bool = True,
     ) -> AsyncRetrying:
-        """A tenacity loop that retries transient errors and never sleeps past `deadline`."""
+        """A tenacity loop that retries transient errors and never sleeps past `deadline`;
+        without `retry_refused`, a refused connection is final (another endpoint can take
+        the request at once)."""
 
         def wait(state: RetryCallState) -> float:
             error = state.outcome.exception() if state.outcome else None
@@ -68,8 +74,12 @@ class RetryPolicy:
             wake = anyio.current_time() + (state.upcoming_sleep or 0.0)
             return state.attempt_number >= self.max_attempts or wake >= deadline
 
+        def transient(error: BaseException) -> bool:
+            refused = isinstance(error, TransportError) and error.connect_refused
+            return is_transient(error) and (retry_refused or not refused)
+
         return AsyncRetrying(
-            retry=retry_if_exception(is_transient),
+            retry=retry_if_exception(transient),
             wait=wait,
             stop=stop,
             sleep=anyio.sleep,

@@ -36,20 +36,32 @@ async def preflight(plan: RunPlan, pool: providers.Providers) -> list[str]:
         if isinstance(policy, LlmPolicy):
             for spec in provider_specs(policy):  # every replica
                 endpoints.setdefault(spec, []).append((name, policy))
-    problems: list[str] = []
-    warnings: list[str] = []
+    verdicts: dict[providers.ProviderSpec, tuple[str, str]] = {}
 
     async def probe(spec: providers.ProviderSpec) -> None:
-        names = ", ".join(f"policies.{n}" for n, _ in endpoints[spec])
-        problem, warning = await _verdict(spec, endpoints[spec][0][1], pool)
-        if problem:
-            problems.append(f"{names}: {problem}")
-        if warning:
-            warnings.append(f"{names}: {warning}")
+        verdicts[spec] = await _verdict(spec, endpoints[spec][0][1], pool)
 
     async with anyio.create_task_group() as tg:
         for spec in endpoints:
             tg.start_soon(probe, spec)
+    problems: set[str] = set()
+    warnings: set[str] = set()
+    for name, policy in plan.config.policies.items():
+        if not isinstance(policy, LlmPolicy):
+            continue
+        replicas = provider_specs(policy)
+        dead = sum(1 for spec in replicas if verdicts[spec][0])
+        for spec in replicas:
+            problem, warning = verdicts[spec]
+            if warning:
+                warnings.add(f"policies.{name}: {warning}")
+            if problem and dead == len(replicas):
+                problems.add(f"policies.{name}: {problem}")
+            elif problem:  # another replica answers: the run goes on without this one
+                warnings.add(
+                    f"policies.{name}: {problem} (its other replicas play meanwhile; this "
+                    "one's circuit opens when it fails, and it is probed until it answers)"
+                )
     if problems:
         raise ConfigError(
             "the preflight found endpoints no game could use (no game was played):\n  "

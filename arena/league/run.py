@@ -334,16 +334,17 @@ class _Session:
 
     async def _probe(self, circuit: Circuit) -> None:
         """Probe an endpoint that is down at 1, 2, 4, ... 30 s; close its circuit when it
-        answers; stop the run (resumable) when it stays down longer than `endpoint_down_s`."""
+        answers; stop the run (resumable) when it stays down longer than `endpoint_down_s`,
+        unless each of its policies has another replica up (then it is probed on)."""
         # The task that opened the circuit was playing an episode; its probe is the run's.
         structlog.contextvars.unbind_contextvars("episode", "game", "game_index")
         limit = self.plan.config.run.endpoint_down_s
         client = self.pool.client(circuit.spec)
         for n in itertools.count():
-            left = limit - circuit.down_for()
-            await anyio.sleep(
-                max(0.0, min(PROBE_BACKOFF_S[min(n, len(PROBE_BACKOFF_S) - 1)], left))
-            )
+            wait = PROBE_BACKOFF_S[min(n, len(PROBE_BACKOFF_S) - 1)]
+            if not self._served_elsewhere(circuit):
+                wait = max(0.0, min(wait, limit - circuit.down_for()))
+            await anyio.sleep(wait)
             try:
                 answer = await client.probe(deadline=anyio.current_time() + PROBE_S)
             except providers.ProviderError:
@@ -352,13 +353,21 @@ class _Session:
                 circuit.close()
                 self._poke()
                 return
-            if circuit.down_for() >= limit:
+            if circuit.down_for() >= limit and not self._served_elsewhere(circuit):
                 self._stop(
                     f"the endpoint {circuit.endpoint} has been down for {circuit.down_for():.0f} s "
                     f"(endpoint_down_s = {limit:g}): start it again, then run the same command "
                     "to resume"
                 )
                 return
+
+    def _served_elsewhere(self, circuit: Circuit) -> bool:
+        """Whether every policy behind `circuit` has another replica whose circuit is closed."""
+        return all(
+            any(c is not circuit and not c.is_open for c in circuits)
+            for circuits in self.circuits.values()
+            if circuit in circuits
+        )
 
     def _stop(self, reason: str) -> None:
         """Start no new episode; those in flight finish (an endpoint down fails them fast)."""

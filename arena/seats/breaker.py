@@ -79,7 +79,8 @@ class Circuit:
                 "endpoint_down",
                 endpoint=self.endpoint,
                 failures=self.failures,
-                detail="its policies' new episodes wait; requests in flight were cut",
+                detail="requests in flight were cut; its policies' new episodes wait unless "
+                "another replica serves them",
             )
             if self.on_open is not None:
                 self.on_open(self)

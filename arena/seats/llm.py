@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import anyio
@@ -136,8 +136,9 @@ class LlmSeat(TextSeat):
             raise SeatFailure("not_connected", _DOWN)
         up.sort(key=lambda r: (r[1].in_flight, r[1].asked) if r[1] is not None else (0, 0))
         for n, (client, circuit) in enumerate(up):
+            ask = replace(request, fail_over=n < len(up) - 1)  # the last one retries as ever
             try:
-                return self._answer(await self._ask_one(client, circuit, request, deadline))
+                return self._answer(await self._ask_one(client, circuit, ask, deadline))
             except SeatFailure as failure:
                 last = n == len(up) - 1
                 if last or failure.cause not in INFRASTRUCTURE_CAUSES:

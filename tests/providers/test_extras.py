@@ -11,7 +11,15 @@ import pytest
 import respx
 from pydantic import ValidationError
 
-from providers import CompletionRequest, Providers, ProviderSpec, anthropic, gemini, openai
+from providers import (
+    CompletionRequest,
+    Providers,
+    ProviderSpec,
+    TransportError,
+    anthropic,
+    gemini,
+    openai,
+)
 from providers.extras import deep_merge, owned_param, split_think
 
 pytestmark = pytest.mark.anyio
@@ -186,3 +194,18 @@ async def test_the_params_are_what_goes_over_the_wire(
     sent = json.loads(route.calls.last.request.content)
     assert sent["reasoning_effort"] == "low"
     assert sent["model"] == "m"
+
+
+@pytest.mark.parametrize(("fail_over", "calls"), [(False, 4), (True, 1)])
+async def test_a_request_another_replica_can_take_is_not_retried_when_refused(
+    pool: Providers, deadline: Callable[[float], float], fail_over: bool, calls: int
+) -> None:
+    spec = ProviderSpec(protocol="openai", model="m", base_url="http://replica.test/v1")
+    request = CompletionRequest(prompt="p", max_tokens=8, fail_over=fail_over)
+    with respx.mock() as mock:
+        route = mock.post("http://replica.test/v1/chat/completions").mock(
+            side_effect=httpx.ConnectError("refused")
+        )
+        with pytest.raises(TransportError):
+            await pool.client(spec).complete(request, deadline=deadline(5))
+    assert route.call_count == calls

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 from arena.config import ConfigError, parse_config
 from arena.league.plan import plan_run
@@ -129,15 +130,20 @@ async def test_requests_spread_over_replicas_and_skip_one_that_is_down(tmp_path:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    alive = build_app(seed=1)
+    alive = build_app(seed=1, latency_ms=100)  # a league of some seconds: the probe runs
     async with serving(alive) as up:
         policies = {"model": _policy("openai", [dead, up])}
-        plan = plan_run(parse_config(_config(policies)), tmp_path / "one")
-        result = await execute(plan, check_endpoints=False)
+        # Down far longer than endpoint_down_s: with another replica up, that stops nothing.
+        plan = plan_run(parse_config(_config(policies, endpoint_down_s=0.3)), tmp_path / "one")
+        with structlog.testing.capture_logs() as events:
+            result = await execute(plan)  # the preflight warns of the dead replica, no more
     assert not result.failed
+    assert not result.stopped
     assert result.fallbacks == 0  # the refused replica was skipped within the attempt
     assert alive.requests > 0
-    assert not result.stopped
+    warned = [e["detail"] for e in events if e["event"] == "preflight_warning"]
+    assert any(dead in w and "its other replicas play meanwhile" in w for w in warned)
+    assert any(e["event"] == "endpoint_down" and dead in e["endpoint"] for e in events)
 
 
 def test_owned_params_and_a_cache_without_the_chat_layout_are_refused() -> None:
