@@ -162,7 +162,7 @@ class RunPlan:
             hooks=self._hooks(game),
             max_infra_share=config.run.max_infra_share,
             models={
-                name: spec.model_dump(mode="json", include=_ASKED_AS)
+                name: self.redactor.value(spec.model_dump(mode="json", include=_ASKED_AS))
                 for name, spec in config.policies.items()
                 if isinstance(spec, LlmPolicy)
             },

@@ -190,3 +190,18 @@ async def test_an_unpriced_model_shows_no_cost_rather_than_zero(tmp_path: Path) 
     assert cost["free-or-unknown"] is None
     assert cost["tactician"] is None
     assert cost["priced"] > 0
+
+
+async def test_a_key_written_into_the_params_is_redacted_in_the_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-url-marker-0123456789"
+    monkeypatch.setenv("URL_KEY", key)
+    async with serving(build_app(seed=1)) as url:
+        # Gemini's labels: a field a careless config could fill with the key itself
+        policy = _policy("gemini", url, api_key_env="URL_KEY", params={"labels": {"k": key}})
+        await execute(plan_run(parse_config(_config({"model": policy})), tmp_path))
+    for path in (tmp_path / "replays").glob("*.json"):
+        text = path.read_text()
+        assert key not in text
+        assert '"labels":{"k":"[redacted]"}' in text
