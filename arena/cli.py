@@ -558,18 +558,16 @@ def _first_line(documented: object) -> str:
 
 
 def _prompt(args: argparse.Namespace) -> int:
-    from arena.play.preview import preview, preview_prompt, stable_note
+    from arena.play.preview import preview_prompt, shown, stable_note
 
     known = [*games.names(), "rotate"]
     if args.game not in known:
         raise ConfigError(f"--game: unknown game {args.game!r} (known: {', '.join(known)})")
-    options = {
-        "game": args.game, "seed": args.seed, "ply": args.ply, "game_index": args.game_index,
-        "seat": args.seat, "config": args.config, "policy": args.policy,
-        "card_seed": args.card_seed,
-    }  # fmt: skip
-    sys.stdout.write(preview(**options))
-    prompt, chat = preview_prompt(**options)
+    prompt, chat = preview_prompt(
+        game=args.game, seed=args.seed, ply=args.ply, game_index=args.game_index,
+        seat=args.seat, config=args.config, policy=args.policy, card_seed=args.card_seed,
+    )  # fmt: skip
+    sys.stdout.write(shown(prompt, chat))
     if not chat:
         print(f"arena prompt: {stable_note(prompt)}", file=sys.stderr)
     return 0

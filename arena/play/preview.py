@@ -10,7 +10,7 @@ from arena.config import ConfigError, LlmPolicy, load_config
 from arena.play.prompts import Prompt, SeatContext, load_template, render_prompt
 from games.backgammon import derived_card_seed
 
-__all__ = ["SYSTEM_HEADER", "USER_HEADER", "preview", "preview_prompt", "stable_note"]
+__all__ = ["SYSTEM_HEADER", "USER_HEADER", "preview_prompt", "shown", "stable_note"]
 
 SYSTEM_HEADER = "===== system message (the stable part) ====="
 USER_HEADER = "===== user message ====="
@@ -27,23 +27,9 @@ def stable_note(prompt: Prompt) -> str:
     )
 
 
-def preview(
-    *,
-    game: str,
-    seed: int,
-    ply: int = 1,
-    game_index: int = 1,
-    seat: int | None = None,
-    config: Path | None = None,
-    policy: str | None = None,
-    card_seed: str | None = None,
-) -> str:
-    """Reach ply `ply` with the baseline playing both seats, then show the prompt of the seat
-    to act: as one text, or, for a policy with `layout = "chat"`, as its two messages."""
-    prompt, chat = preview_prompt(
-        game=game, seed=seed, ply=ply, game_index=game_index, seat=seat, config=config,
-        policy=policy, card_seed=card_seed,
-    )  # fmt: skip
+def shown(prompt: Prompt, chat: bool) -> str:
+    """How `arena prompt` prints a prompt: as one text, or, for a policy with
+    `layout = "chat"`, as its two messages under their headers."""
     if not chat:
         return prompt.text
     system, user = prompt.messages
@@ -61,7 +47,8 @@ def preview_prompt(
     policy: str | None = None,
     card_seed: str | None = None,
 ) -> tuple[Prompt, bool]:
-    """The prompt `preview` shows, and whether the policy sends it in the chat layout.
+    """Reach ply `ply` with the baseline playing both seats: the prompt of the seat to act,
+    and whether the policy sends it in the chat layout (`shown` prints it).
 
     `seed` is the match seed; a game dealt in cards (backgammon) plays the card of
     `card_seed`, by default card 1 of a `dice = "derived"` run with master seed `seed`."""
