@@ -14,7 +14,15 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 import games
 from providers import DEFAULT_MAX_RESPONSE_BYTES, Price
@@ -254,6 +262,18 @@ class Config(_Strict):
     deadlines: Deadlines = Deadlines()
     game: dict[str, GameTable] = Field(default_factory=dict)
     policies: dict[str, PolicyConfig]
+    _folder: Path = PrivateAttr(default_factory=Path)
+    """Where the config's relative paths start: its file's folder (`load_config`)."""
+
+    @property
+    def folder(self) -> Path:
+        """The folder a relative path of this config (a program's) starts from."""
+        return self._folder
+
+    def located(self, path: Path) -> Path:
+        """A path written in the config, as the file system finds it: a relative one from
+        the config file's folder, not from wherever `arena` was started."""
+        return path if path.is_absolute() else self._folder / path
 
     @field_validator("policies")
     @classmethod
@@ -461,7 +481,9 @@ def load_config(path: str | Path, *, keys: bool = True) -> Config:
         raise ConfigError(f"{path} is a folder: give the path of a TOML run config") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
-    return parse_config(data, source=str(path), keys=keys)
+    config = parse_config(data, source=str(path), keys=keys)
+    config._folder = path.resolve().parent
+    return config
 
 
 def draw_master_seed() -> int:

@@ -11,6 +11,7 @@ episodes need (`setup_for`) and what a session does before its first game
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -217,9 +218,9 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
     for name, spec in config.policies.items():
         if isinstance(spec, ProgramPolicy):
             try:
-                programs[name] = register(spec.path)
+                programs[name] = register(config.located(spec.path))
             except ProgramRefused as exc:
-                raise ConfigError(f"policies.{name}.path: {exc}") from exc
+                raise ConfigError(_program_refused(config, name, spec.path, exc)) from exc
     plan = RunPlan(config, master, out, templates, resume, programs)
     if stored is not None and resume == "refuse":
         changes = config_changes(
@@ -261,3 +262,16 @@ def _games_played(config: Config, master: int) -> set[str]:
         for entry in config.run.games
         for k in range(1, config.run.matches + 1)
     }
+
+
+def _program_refused(config: Config, name: str, path: Path, exc: ProgramRefused) -> str:
+    """Why a program path is refused, saying where a relative path starts (and, when the
+    file is where the path leads from the current folder, how to write it)."""
+    message = f"policies.{name}.path: {exc}"
+    if path.is_absolute():
+        return message
+    message += f" (a relative path starts at the config file's folder, {config.folder})"
+    if not config.located(path).exists() and path.exists():
+        fixed = os.path.relpath(path.resolve(), config.folder)
+        message += f"; the file is {str(path)!r} from the current folder: write path = {fixed!r}"
+    return message

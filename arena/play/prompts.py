@@ -106,7 +106,7 @@ class Prompt:
 def prompts_dir() -> Path:
     """`./prompts` when the working folder has one, else the project's own."""
     local = Path.cwd() / "prompts"
-    return local if local.is_dir() else Path(__file__).resolve().parent.parent / "prompts"
+    return local if local.is_dir() else Path(__file__).resolve().parents[2] / "prompts"
 
 
 @cache

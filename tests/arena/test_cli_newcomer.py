@@ -271,3 +271,48 @@ def test_a_resume_takes_another_concurrency_and_names_only_what_matters(
     err = capsys.readouterr().err
     assert "run.matches: 1 -> 2" in err
     assert "concurrency" not in err
+
+
+PROGRAM_RUN = """
+[run]
+name = "paths"
+games = ["connect-four"]
+matches = 1
+[policies.tactician]
+kind = "scripted"
+[policies.greedy]
+kind = "program"
+path = "{path}"
+"""
+
+
+def test_a_program_path_starts_at_the_config_files_folder(tmp_path: Path) -> None:
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (tmp_path / "players").mkdir()
+    (tmp_path / "players" / "greedy.py").write_text((ROOT / "players" / "greedy.py").read_text())
+    config = configs / "run.toml"
+    config.write_text(PROGRAM_RUN.format(path="../players/greedy.py"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "run", str(config), "--out", str(tmp_path / "out"),
+         "--no-progress"],
+        cwd=elsewhere, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "out" / "replays").glob("*.json"))) == 2  # one match, two games
+
+
+def test_a_program_path_written_from_the_current_folder_is_refused_with_the_fix(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "configs" / "run.toml"
+    config.parent.mkdir()
+    config.write_text(PROGRAM_RUN.format(path="players/greedy.py"))
+    done = _arena("run", str(config), "--out", str(tmp_path / "out"))
+    line = _one_clean_line(done)
+    assert "policies.greedy.path: cannot read program" in line
+    assert f"starts at the config file's folder, {config.parent}" in line
+    expected = os.path.relpath(ROOT / "players" / "greedy.py", config.parent)
+    assert f"write path = {expected!r}" in line

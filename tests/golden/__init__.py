@@ -12,7 +12,8 @@ Two configs are adjusted for the test, by text, so that a run is reproducible
 and quick: backgammon plays `dice = "derived"` (card seeds from the master seed,
 not drawn at random), and programs plays `matches = 1` (the k-th match's seeds do
 not depend on how many matches follow, so these replays are exactly the first
-match of every pair of the shipped config).
+match of every pair of the shipped config). As the copy is played from a temporary
+folder, its program paths (relative to the config's folder) are made absolute.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ ADJUSTMENTS: dict[str, list[tuple[str, str]]] = {
     "battle": [],
     "stratego": [],
     "backgammon": [('dice = "verifiable"', 'dice = "derived"')],
-    "programs": [("matches = 2 ", "matches = 1 ")],
+    "programs": [("matches = 2 ", "matches = 1 "), ('path = "../', f'path = "{ROOT}/')],
 }
 """Config name -> text replacements made to `configs/<name>.toml` for the test."""
 

@@ -22,11 +22,16 @@
   function h(tag, attrs, ...children) {
     const node = document.createElement(tag);
     setAttrs(node, attrs);
+    put(node, ...children);
+    return node;
+  }
+
+  // Appends the children that are there: the DOM's own append() would print null as "null".
+  function put(node, ...children) {
     for (const child of children.flat()) {
       if (child === null || child === undefined || child === false) continue;
       node.append(child instanceof Node ? child : String(child));
     }
-    return node;
   }
 
   function s(tag, attrs, text) {
@@ -161,9 +166,11 @@
     ui.caption = h("div", { class: "caption", id: "board-caption" });
     ui.eval = h("figure", { class: "evalbar", id: "evalbar" });
     ui.controls = h("div", { class: "controls", id: "controls" });
-    ui.graph = h("div", { id: "graph" });
+    ui.graph = h("figure", { class: "graph", id: "graph" });
     ui.extra = h("div", { id: "extra" });
+    // the heading sits above the scrolled list, never inside it, so it cannot cover a row
     ui.moves = h("ol", { class: "moves", id: "moves" });
+    const movesCard = h("div", { class: "card moves-card", id: "moves-card" }, h("h3", { class: "moves-heading", id: "moves-heading" }, "Moves"), ui.moves);
     ui.details = h("div", { class: "details card", id: "details" }, h("span", { class: "meta" }, "Click a move for its attempts and raw replies."));
     app.append(
       ui.result,
@@ -173,7 +180,7 @@
           ui.top,
           h("div", { class: "stage" }, ui.eval, ui.board),
           ui.bottom, ui.caption, ui.controls, ui.graph),
-        h("div", { class: "side-col" }, ui.extra, h("div", { class: "card" }, h("h3", {}, "Moves"), ui.moves), ui.details)),
+        h("div", { class: "side-col" }, ui.extra, movesCard, ui.details)),
     );
     buildControls();
   }
@@ -258,16 +265,24 @@
       box.textContent = "";
       box.classList.toggle("to-move", frame.to_move === seat);
       box.dataset.seat = String(seat);
-      const policy = spectator() && g.policies[seat] ? h("span", { class: "policy", "data-policy": g.policies[seat] }, `(${g.policies[seat]})`) : null;
-      box.append(
+      put(box,
         h("span", { class: "swatch", style: `background:${seatColour(seat)}` }),
-        h("span", { class: "alias" }, g.aliases[seat]), policy,
+        h("span", { class: "alias" }, aliasOf(g, seat)), policyOf(g, seat),
         h("span", { class: "extra" }, `seat ${seat} · ${sideLabel(g, seat)}`, playerExtra(g, frame, seat)));
       const say = lastSay(g, seat);
       if (say && (spectator() || view.seatView === seat)) {
         box.append(h("span", { class: `say${say.stale ? " stale" : ""}`, "data-say-seat": seat, title: `said at ply ${say.ply}` }, say.text));
       }
     }
+  }
+
+  // The seat's alias; a replay without one (never written today) falls back to its side's name.
+  function aliasOf(g, seat) { return (g.aliases || [])[seat] || seatName(g, seat); }
+
+  // Who played the seat, for spectators only; a seat's own view, or a replay without names, shows none.
+  function policyOf(g, seat) {
+    const policy = spectator() ? (g.policies || [])[seat] : null;
+    return policy ? h("span", { class: "policy", "data-policy": policy }, `(${policy})`) : null;
   }
 
   function sideLabel(g, seat) {
@@ -318,7 +333,7 @@
     ui.eval.append(bar, h("figcaption", { id: "eval-caption" },
       h("b", {}, "HEURISTIC"), h("br"), "standing", h("br"),
       h("span", { "data-standing": 0 }, a), " : ", h("span", { "data-standing": 1 }, b), h("br"),
-      `(${g.aliases[0]} : ${g.aliases[1]})`, h("br"),
+      `(${aliasOf(g, 0)} : ${aliasOf(g, 1)})`, h("br"),
       ply === 0 ? "start" : `after ply ${ply}`));
     ui.eval.title = "The game's own heuristic standing (docs/rules.md), not an engine evaluation.";
   }
@@ -332,17 +347,19 @@
     graph.append(
       s("rect", { x: 0, y: 0, width, height, fill: "#fff", stroke: "#d8d5cc" }),
       s("line", { x1: 0, x2: width, y1: height / 2, y2: height / 2, stroke: "#ddd" }),
-      s("polyline", { points, fill: "none", stroke: "#444", "stroke-width": 1.5 }),
-      s("line", { x1: x(view.ply), x2: x(view.ply), y1: 0, y2: height, stroke: "#c58b00", "stroke-width": 2 }),
-      s("text", { x: 6, y: 13, "font-size": 10, fill: "#666" }, `HEURISTIC standing over the game: ${current().aliases[0]}'s share (up = ${current().aliases[0]})`));
+      s("polyline", { points, fill: "none", stroke: "#444", "stroke-width": 1.5, class: "standing-line" }),
+      s("line", { x1: x(view.ply), x2: x(view.ply), y1: 0, y2: height, stroke: "#c58b00", "stroke-width": 2 }));
     graph.addEventListener("click", (e) => {
       const box = graph.getBoundingClientRect();
       togglePlay(false);
       setPosition(view.game, Math.round(((e.clientX - box.left - 4) / (box.width - 8)) * n));
     });
     graph.style.cursor = "pointer";
+    // the caption above the plot, not inside it: the line can reach any height of the plot
+    const first = aliasOf(g, 0);
     ui.graph.textContent = "";
-    ui.graph.append(graph);
+    ui.graph.append(h("figcaption", { class: "graph-caption", id: "graph-caption" },
+      `HEURISTIC standing over the game: ${first}'s share (up = ${first})`), graph);
   }
 
   function renderControls() {
@@ -380,7 +397,8 @@
     else if (r.scores[0] === r.scores[1]) text = `draw (${r.ending})`;
     else {
       const w = r.scores[0] > r.scores[1] ? 0 : 1;
-      text = `${g.aliases[w]}${spectator() && g.policies[w] ? ` (${g.policies[w]})` : ""} wins (${r.ending})`;
+      const policy = spectator() ? (g.policies || [])[w] : null;
+      text = `${aliasOf(g, w)}${policy ? ` (${policy})` : ""} wins (${r.ending})`;
     }
     ui.result.textContent = `Game ${g.index}: ${text} · scores ${r.scores ? r.scores.join(" : ") : "none"} · ${r.reason} · ${r.plies} plies${r.detail ? " · " + r.detail : ""}`;
   }
@@ -543,12 +561,15 @@
 
   function pieceColour(code) { return code === "R" ? SEAT_COLOURS[0] : SEAT_COLOURS[1]; }
 
+  // Dark enough that the red and the blue discs both stand out from it (contrast above 3:1).
+  const CONNECT_FOUR_BOARD = "#141a29";
+
   function connectFour(st, frame) {
     const files = st.files, ranks = st.ranks;
     const w = PAD + files.length * CELL + 8, hgt = ranks * CELL + PAD + 8;
     const root = svgRoot(w, hgt, "connect-four board");
     const x = (f) => PAD + f * CELL + CELL / 2, y = (r) => 4 + (ranks - 1 - r) * CELL + CELL / 2;
-    root.append(s("rect", { x: PAD, y: 4, width: files.length * CELL, height: ranks * CELL, rx: 10, fill: "#244a9c" }));
+    root.append(s("rect", { x: PAD, y: 4, width: files.length * CELL, height: ranks * CELL, rx: 10, fill: CONNECT_FOUR_BOARD, class: "board-frame" }));
     for (let r = 0; r < ranks; r++) for (let f = 0; f < files.length; f++) {
       const name = cellName(files, f, r), code = frame.cells[r][f];
       root.append(s("circle", { cx: x(f), cy: y(r), r: CELL * 0.4, fill: "#f6f5f1", "data-cell": name }));
@@ -582,30 +603,44 @@
 
   function hex(st, frame) {
     const files = st.files, ranks = st.ranks, size = 26, wd = Math.sqrt(3) * size;
-    const cx = (f, r) => 40 + (f + r * 0.5) * wd, cy = (r) => 30 + (ranks - 1 - r) * 1.5 * size;
+    const cx = (f, r) => 40 + (f + r * 0.5) * wd, cy = (r) => 48 + (ranks - 1 - r) * 1.5 * size;
     const w = cx(files.length - 1, ranks - 1) + wd / 2 + 30, hgt = cy(0) + size + 30;
     const root = svgRoot(Math.ceil(w), Math.ceil(hgt), "hex board");
     const corner = (x, y, i) => { const a = (Math.PI / 180) * (60 * i - 30); return [x + size * Math.cos(a), y + size * Math.sin(a)]; };
-    // the goal edges: red joins file a to file g (left, right), blue rank 1 to rank 7 (bottom, top)
-    const edge = (pts, colour) => root.append(s("polyline", { points: pts.map((p) => p.join(",")).join(" "), fill: "none", stroke: colour, "stroke-width": 6, "stroke-linecap": "round" }));
-    edge([...Array(ranks).keys()].map((r) => corner(cx(0, r), cy(r), 3)), SEAT_COLOURS[0]);
-    edge([...Array(ranks).keys()].map((r) => corner(cx(files.length - 1, r), cy(r), 0)), SEAT_COLOURS[0]);
-    edge([...Array(files.length).keys()].map((f) => corner(cx(f, 0), cy(0), 1)), SEAT_COLOURS[1]);
-    edge([...Array(files.length).keys()].map((f) => corner(cx(f, ranks - 1), cy(ranks - 1), 4)), SEAT_COLOURS[1]);
     for (let r = 0; r < ranks; r++) for (let f = 0; f < files.length; f++) {
       const x = cx(f, r), y = cy(r), name = cellName(files, f, r), code = frame.cells[r][f];
       const pts = [0, 1, 2, 3, 4, 5].map((i) => corner(x, y, i).map((v) => v.toFixed(1)).join(",")).join(" ");
       root.append(s("polygon", { points: pts, fill: frame.changed.includes(name) ? "#f5dc8a" : "#efe9da", stroke: "#8a826f", "data-cell": name }));
       if (code !== ".") root.append(s("circle", { cx: x, cy: y, r: size * 0.62, fill: pieceColour(code), stroke: "#fff", "stroke-width": 2, "data-cell": name, "data-piece": code }));
     }
+    hexGoalEdges(root, files, ranks, (f, r, i) => corner(cx(f, r), cy(r), i));
     for (let f = 0; f < files.length; f++) {
       root.append(s("text", { x: cx(f, 0), y: cy(0) + size + 16, "text-anchor": "middle", "font-size": 13, fill: "#555", class: "coord" }, files[f]));
-      root.append(s("text", { x: cx(f, ranks - 1), y: cy(ranks - 1) - size - 6, "text-anchor": "middle", "font-size": 13, fill: "#555", class: "coord" }, files[f]));
+      root.append(s("text", { x: cx(f, ranks - 1), y: cy(ranks - 1) - size - 9, "text-anchor": "middle", "font-size": 13, fill: "#555", class: "coord" }, files[f]));
     }
     for (let r = 0; r < ranks; r++) {
       root.append(s("text", { x: cx(0, r) - wd / 2 - 12, y: cy(r) + 4, "text-anchor": "middle", "font-size": 13, fill: "#555", class: "coord" }, r + 1));
     }
     return root;
+  }
+
+  // The four goal edges over the cells' outline: red joins file a to file g, blue rank 1 to rank 7.
+  // corner(f, r, i) is corner i of a cell, clockwise from its upper right (i = 0) to its top (i = 5).
+  function hexGoalEdges(root, files, ranks, corner) {
+    const last = files.length - 1, top = ranks - 1;
+    // a line of n cells' outer sides: the first cell's corner `start`, then corners `next` of each cell
+    const outline = (n, cornerOf, start, next) => [cornerOf(0, start), ...[...Array(n).keys()].flatMap((k) => next.map((i) => cornerOf(k, i)))];
+    const edges = [
+      [`file-${files[0]}`, 0, outline(ranks, (r, i) => corner(0, r, i), 3, [4, 5])],
+      [`file-${files[last]}`, 0, outline(ranks, (r, i) => corner(last, r, i), 2, [1, 0])],
+      ["rank-1", 1, outline(files.length, (f, i) => corner(f, 0, i), 3, [2, 1])],
+      [`rank-${ranks}`, 1, outline(files.length, (f, i) => corner(f, top, i), 4, [5, 0])],
+    ];
+    for (const [name, seat, pts] of edges) {
+      root.append(s("polyline", { points: pts.map((p) => p.map((v) => v.toFixed(1)).join(",")).join(" "), fill: "none",
+        stroke: SEAT_COLOURS[seat], "stroke-width": 6, "stroke-linecap": "round", "stroke-linejoin": "round",
+        class: "goal-edge", "data-edge": name, "data-seat": seat }));
+    }
   }
 
   function quoridor(st, frame) {
@@ -672,10 +707,22 @@
 
   // -- the battle ----------------------------------------------------------------------
 
+  // One hue family per army (seat 0 red, seat 1 blue); a squad is a shade of its army's hue.
+  const ARMY_HUES = [[352, 0, 8], [206, 214, 222]];
+  const SQUAD_LIGHTNESS = [30, 42, 54, 34, 46, 58, 38, 50, 62];
+
   function squadColour(side, squad, hp) {
-    const hue = side === 0 ? [350, 2, 14, 26, 38, 330, 318, 306, 294][squad - 1] : [190, 200, 210, 220, 230, 240, 252, 264, 176][squad - 1];
-    const light = [38, 46, 54, 40, 48, 56, 42, 50, 58][squad - 1];
-    return `hsla(${hue}, 75%, ${light}%, ${(0.35 + 0.65 * hp / 100).toFixed(2)})`;
+    const hue = ARMY_HUES[side][(squad - 1) % 3], light = SQUAD_LIGHTNESS[squad - 1];
+    return `hsla(${hue}, 72%, ${light}%, ${(0.35 + 0.65 * hp / 100).toFixed(2)})`;
+  }
+
+  // Which army is which: the seat's alias, its colour, its flank and its squads' letter.
+  function armyLegend(g) {
+    const letters = g.static.letters;
+    return h("div", { class: "legend army-legend", id: "army-legend" }, [0, 1].map((seat) =>
+      h("span", { "data-side": seat },
+        h("span", { class: "sq", style: `background:${squadColour(seat, 2, 100)}` }),
+        `${aliasOf(g, seat)}: ${["red, left", "blue, right"][seat]}, squads ${letters[seat]}1-${letters[seat]}9`)));
   }
 
   function decodeTick(b64) {
@@ -712,7 +759,7 @@
       alive[side].push(u);
       root.append(s("rect", { x: left(x) + 1, y: top(y) + 1, width: cs - 2, height: cs - 2, rx: 2,
         fill: squadColour(side, squad, hp), stroke: side === 0 ? "#7a1010" : "#0f2f6b", "stroke-width": 0.8,
-        "data-unit": u, "data-cell": `${x + 1},${y + 1}`, "data-piece": `${st.letters[side]}${squad}`, "data-hp": hp }));
+        "data-unit": u, "data-side": side, "data-cell": `${x + 1},${y + 1}`, "data-piece": `${st.letters[side]}${squad}`, "data-hp": hp }));
     }
     // squad legend: colours, living soldiers and their hp, the order in force
     const table = h("table", { class: "squads" }, h("tr", {}, h("th", { class: "name" }, "squad"), h("th", {}, "alive"), h("th", {}, "hp"), h("th", { class: "name" }, "order")));
@@ -727,7 +774,8 @@
     }
     ui.extra.append(h("div", { class: "card" }, h("h3", {}, "Squads (orders in force this turn)"), table));
     const tick = frame.first_tick + view.tick;
-    ui.caption.textContent = `tick ${tick} · red ${alive[0].length} alive, blue ${alive[1].length} alive · colour = squad, opacity = hp · (1,1) bottom-left`;
+    put(ui.caption, armyLegend(g),
+      `tick ${tick} · red ${alive[0].length} alive, blue ${alive[1].length} alive · colour = army, shade = squad, opacity = hp · (1,1) bottom-left`);
     return root;
   }
 

@@ -5,19 +5,14 @@ the pieces on the board (data-cell / data-piece on the SVG), the eval bar's
 HEURISTIC caption, fallback badges, keyboard stepping and #ply=N. Every page
 must load without console errors and ask for nothing but its own files.
 Screenshots go to /tmp/cog-screens/<kind>.png for people to look at.
-
-Chromium: $COG_CHROMIUM or /usr/bin/chromium. Without one the tests skip,
-unless COG_REQUIRE_BROWSER=1 (CI), where a missing browser fails.
+The fixtures (sites, browser, tab) are in conftest.py, the helpers in chromium.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,106 +23,10 @@ import games
 from arena.record.replay import Replay
 from arena.viewer import build_site
 from arena.viewer.battle import turn_frames
-from tests.arena.viewer.test_viewer import _cached_run, _states
+from tests.arena.viewer.chromium import Sites, Tab
+from tests.arena.viewer.test_viewer import _states
 
 pytestmark = pytest.mark.browser
-
-SCREENS = Path("/tmp/cog-screens")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-PIECES = """() => Object.fromEntries([...document.querySelectorAll('#board [data-piece][data-cell]')]
-    .map((e) => [e.dataset.cell, e.dataset.piece]))"""
-
-
-def _chromium() -> str | None:
-    path = os.environ.get("COG_CHROMIUM", "/usr/bin/chromium")
-    return path if Path(path).is_file() else None
-
-
-@dataclass
-class Sites:
-    """The built sites of the tiny runs, and their replays by file stem."""
-
-    runs: dict[str, Path]
-    replays: dict[str, dict[str, Replay]] = field(default_factory=dict)
-
-    def url(self, kind: str, stem: str, hash_: str = "") -> str:
-        return (self.runs[kind] / "view" / "games" / f"{stem}.html").as_uri() + hash_
-
-
-@pytest.fixture(scope="module")
-def sites() -> Sites:
-    built = Sites({})
-    for kind in ("board", "battle", "stratego", "backgammon"):
-        root, replays = _cached_run(kind)
-        build_site(root)
-        built.runs[kind] = root
-        built.replays[kind] = {f"{r.episode}": r for r in replays}
-    return built
-
-
-@pytest.fixture(scope="module")
-def browser(sites: Sites) -> Iterator[Any]:
-    path = _chromium()
-    if path is None:
-        message = "no Chromium (set COG_CHROMIUM or install /usr/bin/chromium)"
-        if os.environ.get("COG_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{message}; COG_REQUIRE_BROWSER=1 requires one")
-        pytest.skip(message)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=path, args=ARGS)
-        yield chromium
-        chromium.close()
-
-
-@dataclass
-class Tab:
-    """A page with its console errors and requests recorded."""
-
-    page: Any
-    errors: list[str] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-
-    def open(self, url: str) -> None:
-        self.page.goto(url)
-        self.page.wait_for_selector("#board svg, #games")
-
-    def ply(self) -> int:
-        return int(self.page.evaluate("document.body.dataset.ply"))
-
-    def pieces(self) -> dict[str, str]:
-        found: dict[str, str] = self.page.evaluate(PIECES)
-        return found
-
-    def shoot(self, kind: str) -> None:
-        SCREENS.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=str(SCREENS / f"{kind}.png"), full_page=True)
-
-    def assert_clean(self) -> None:
-        assert not self.errors, f"console errors: {self.errors}"
-        foreign = [u for u in self.requests if not u.startswith(("file://", "data:"))]
-        assert not foreign, f"requests beyond the page's own files: {foreign}"
-
-
-@pytest.fixture
-def tab(browser: Any) -> Iterator[Tab]:
-    page = browser.new_page(viewport={"width": 1400, "height": 950})
-    opened = Tab(page)
-    page.on("console", lambda m: opened.errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: opened.errors.append(str(e)))
-    page.on("request", lambda r: opened.requests.append(r.url))
-    yield opened
-    page.close()
 
 
 def _expected_grid(replay: Replay, ply: int) -> dict[str, str]:
