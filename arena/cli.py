@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import sqlite3
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -344,9 +346,8 @@ def _run(args: argparse.Namespace) -> int:
             )
         finally:
             close_logging()
-    stdout = Console()
-    out = stdout if stdout.is_terminal else Console(width=140)
-    for table in standings_tables(result.tables):
+    out = _stdout()
+    for table in standings_tables(result.tables, out.width):
         out.print(table)
     if result.failed:
         out.print(
@@ -359,8 +360,9 @@ def _run(args: argparse.Namespace) -> int:
             )
     again = f" ({result.replays} of them played again after a no-contest)" if result.replays else ""
     print(
-        f"{result.played} episode(s) played now{again}, {result.skipped} finished earlier; "
-        f"replays, league.db, events and summary.json are in {plan.out}"
+        f"{result.played} episode(s) played now{again}, {result.skipped} finished earlier.\n"
+        f"Replays, league.db, events and summary.json are in {plan.out}\n"
+        f"(`arena view {plan.out} --serve` shows them in the browser)"
     )
     if result.stopped:
         print(f"stopped: {result.stopped}", file=sys.stderr)
@@ -409,13 +411,24 @@ def _play_with_progress(
     with Progress(*columns, console=console, disable=not show) as progress:
         episodes = plan.episode_count()
         task = progress.add_task(plan.config.run.name, total=episodes, in_flight=0, fallbacks=0)
+        lines = _ProgressLines(console, plan.config.run.name)
 
         def on_episode(result: RunResult) -> None:
+            if lines.starting and result.finished_before:
+                console.print(
+                    f"resuming {plan.config.run.name} in {plan.out}: {result.finished_before} of "
+                    f"{result.episodes} episodes were finished earlier and are kept; the rest are "
+                    "played now (--force-new starts over)",
+                    highlight=False, markup=False, soft_wrap=True,
+                )  # fmt: skip
+            lines.starting = False
             progress.update(
                 task, completed=result.played + result.skipped + len(result.failed),
                 total=episodes + result.replays, in_flight=result.in_flight,
                 fallbacks=result.fallbacks,
             )  # fmt: skip
+            if not show:
+                lines.maybe(result, episodes + result.replays)
 
         async def play() -> RunResult:
             if mock is None:
@@ -436,6 +449,33 @@ def _play_with_progress(
         return anyio.run(play)
 
 
+class _ProgressLines:
+    """Without a live display (no terminal, or --no-progress), a plain line of progress
+    every `EVERY_S` seconds and at the end, so a log of a long run shows it moving."""
+
+    EVERY_S = 30.0
+
+    def __init__(self, console: Console, name: str) -> None:
+        self.console = console
+        self.name = name
+        self.starting = True
+        self.started = time.monotonic()
+        self.last = self.started
+
+    def maybe(self, result: RunResult, total: int) -> None:
+        done = result.played + result.skipped + len(result.failed)
+        now = time.monotonic()
+        if now - self.last < self.EVERY_S and done < total:
+            return
+        self.last = now
+        elapsed = now - self.started
+        self.console.print(
+            f"{self.name}: {done}/{total} episodes done, {result.in_flight} in flight, "
+            f"{result.fallbacks} fallbacks, {elapsed:.0f} s",
+            highlight=False, markup=False, soft_wrap=True,
+        )  # fmt: skip
+
+
 def _rebuild(args: argparse.Namespace) -> int:
     from arena.league.rebuild import rebuild_store
 
@@ -449,8 +489,17 @@ def _rebuild(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    render(load_league(args.run), args.what, args.format, Console(width=160))
+    render(load_league(args.run), args.what, args.format, _stdout())
     return 0
+
+
+def _stdout() -> Console:
+    """Standard output as wide as the terminal; written to a file or a pipe, 160 columns
+    (or `COLUMNS`), so that a saved report reads as a wide terminal shows it."""
+    console = Console()
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        return console
+    return Console(width=160)
 
 
 def _program(args: argparse.Namespace) -> int:

@@ -40,6 +40,7 @@ __all__ = [
     "ProgramPolicy",
     "RunTable",
     "ScriptedPolicy",
+    "SprtTable",
     "draw_master_seed",
     "load_config",
     "parse_config",
@@ -56,6 +57,28 @@ class ConfigError(ValueError):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SprtTable(_Strict):
+    """`[run.sprt]`: a sequential A/B test of a run's two policies (docs/efficiency.md):
+    H0, the first policy is not stronger than the second by more than `elo0` (logistic
+    Elo), against H1, it is stronger by at least `elo1`, at error rates `alpha` (accepting
+    H1 when H0 holds) and `beta` (accepting H0 when H1 holds)."""
+
+    elo0: float = 0.0
+    elo1: float = 20.0
+    alpha: float = Field(default=0.05, gt=0, lt=0.5)
+    beta: float = Field(default=0.05, gt=0, lt=0.5)
+    max_matches: int = Field(default=2000, ge=1)
+    """No new match starts past this many, verdict or not."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SprtTable:
+        if self.elo1 <= self.elo0:
+            raise ValueError(
+                f"elo1 = {self.elo1} is not above elo0 = {self.elo0}: H1 must claim more than H0"
+            )
+        return self
 
 
 class RunTable(_Strict):
@@ -77,6 +100,24 @@ class RunTable(_Strict):
     """Consecutive infrastructure failures of an endpoint that open its circuit."""
     endpoint_down_s: float = Field(default=300.0, gt=0)
     """How long an endpoint may stay down before the run stops (resumable)."""
+    sprt: SprtTable | None = None
+    """Stop as soon as a sequential test settles which of two policies is stronger."""
+    schedule: Literal["round-robin", "adaptive"] = "round-robin"
+    """`adaptive`: play in rounds the pairs whose order is least certain (docs/efficiency.md)."""
+    target: float = Field(default=0.90, gt=0, lt=1)
+    """Adaptive: stop once the whole ranking is right with this probability."""
+    round_matches: int = Field(default=8, ge=1)
+    """Adaptive: matches picked per round."""
+    budget_usd: float | None = Field(default=None, gt=0)
+    """No new match starts once the run's replies cost this much (every model priced)."""
+    budget_tokens: int | None = Field(default=None, ge=1)
+    """No new match starts once the run's replies used this many tokens (in and out)."""
+    budget_matches: int | None = Field(default=None, ge=1)
+    """No new match starts once this many matches have started."""
+    response_cache: bool = False
+    """Reuse a stored reply to an identical request instead of asking the provider again."""
+    cache_dir: Path | None = None
+    """Where the response cache lives (default: the user's cache folder, `cog-arena/`)."""
 
     @field_validator("games")
     @classmethod
@@ -364,6 +405,7 @@ def parse_config(data: dict[str, Any], *, source: str = "config", keys: bool = T
 def _check_semantics(config: Config, source: str, keys: bool = True) -> None:
     if keys:
         _check_keys(config, source)
+    _check_stopping(config, source)
     for name, policy in config.policies.items():
         if isinstance(policy, ScriptedPolicy):
             _check_baseline(config, name, policy, source)
@@ -389,6 +431,37 @@ def _check_semantics(config: Config, source: str, keys: bool = True) -> None:
             f"{named}{rotation}: remove the table{'s' if len(unplayed) > 1 else ''}, or add "
             f"{named} to run.games"
         )
+
+
+def _check_stopping(config: Config, source: str) -> None:
+    """The SPRT tests one pair; an adaptive schedule ranks several; a cost budget needs
+    every model's price."""
+    run = config.run
+    if run.sprt is not None and len(config.policies) != 2:
+        raise ConfigError(
+            f"{source}: [run.sprt] tests two policies against each other, and the run has "
+            f"{len(config.policies)} ({', '.join(config.policies)}): keep two, or remove [run.sprt]"
+        )
+    if run.sprt is not None and run.schedule == "adaptive":
+        raise ConfigError(
+            f'{source}: [run.sprt] and schedule = "adaptive" both choose when to stop: keep one'
+        )
+    if run.schedule == "adaptive" and len(config.policies) < 3:
+        raise ConfigError(
+            f'{source}: schedule = "adaptive" picks among pairs, and two policies make one '
+            "pair: use [run.sprt] for an A/B test of two"
+        )
+    if run.budget_usd is not None:
+        unpriced = [
+            name for name, p in config.policies.items()
+            if isinstance(p, LlmPolicy) and p.price is None
+        ]  # fmt: skip
+        if unpriced:
+            raise ConfigError(
+                f"{source}: run.budget_usd = {run.budget_usd} needs the cost of every reply, "
+                f"and {', '.join(f'policies.{n}' for n in unpriced)} has no price: add "
+                "price = { input_per_mtok = ..., output_per_mtok = ... }, or use budget_tokens"
+            )
 
 
 def _check_keys(config: Config, source: str) -> None:

@@ -5,7 +5,8 @@ Events are snake_case past-tense facts with fields (`decision_requested`,
 episode, game, seat) is bound with `structlog.contextvars` per task, so every
 event carries where it happened. The console shows what an operator watches
 (the run starting and ending, warnings, failures; every event with
-`--verbose`); the JSON file keeps everything at info and above.
+`--verbose`), a value of several lines (a program's traceback) as an indented
+block under its line; the JSON file keeps everything at info and above.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import textwrap
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any, TextIO
@@ -54,7 +56,12 @@ class _EventSink:
         if self.console and wanted:
             # sys.stderr is looked up now: a live progress display swaps it for its own.
             shown = {k: v for k, v in event.items() if k != "timestamp"}
-            line = self._console_renderer(logger, method, shown)
+            blocks = {k: v for k, v in shown.items() if isinstance(v, str) and "\n" in v}
+            line = self._console_renderer(
+                logger, method, {k: v for k, v in shown.items() if k not in blocks}
+            )
+            for key, text in blocks.items():  # a traceback reads as lines, not as escapes
+                line += f"\n  {key}:\n" + textwrap.indent(text.rstrip("\n"), "    ")
             sys.stderr.write(self.redactor.text(line) + "\n")
         raise structlog.DropEvent
 

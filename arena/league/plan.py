@@ -42,12 +42,18 @@ __all__ = ["RESUME_ACCEPTS", "RESUME_MODES", "RunPlan", "plan_run"]
 RESUME_MODES = ("refuse", "anyway", "new")
 """What to do when a stored run's config differs: refuse, resume anyway, start over."""
 
-RESUME_ACCEPTS = ("run.concurrency", "run.endpoint_down_s")
+RESUME_ACCEPTS = (
+    "run.concurrency", "run.endpoint_down_s", "run.budget_usd", "run.budget_tokens",
+    "run.budget_matches", "run.sprt.max_matches", "run.response_cache", "run.cache_dir",
+)  # fmt: skip
 """The config keys a resumed run may change without `--resume-anyway`: none can change a
-result. Ratings are applied in schedule order, whatever the concurrency; how long a
-run waits for an endpoint that is down only decides when it stops (resumably), not what
-a game in flight meets. Everything else (seeds, games, policies, deadlines, budgets,
-the validity rules, what a replay records) is compared."""
+finished game's result. Ratings are applied in schedule order, whatever the concurrency;
+how long a run waits for an endpoint that is down only decides when it stops
+(resumably), not what a game in flight meets; a budget or the SPRT's match cap only
+decides how many matches are played, in schedule order; the response cache only spares
+a request whose reply is already known. Everything else (seeds, games, policies,
+deadlines, the test's hypotheses, the validity rules, what a replay records) is
+compared."""
 
 
 _ASKED_AS = {
@@ -268,7 +274,7 @@ def _program_refused(config: Config, name: str, path: Path, exc: ProgramRefused)
     """Why a program path is refused, saying where a relative path starts (and, when the
     file is where the path leads from the current folder, how to write it)."""
     message = f"policies.{name}.path: {exc}"
-    if path.is_absolute():
+    if path.is_absolute() or config.located(path).exists():
         return message
     message += f" (a relative path starts at the config file's folder, {config.folder})"
     if not config.located(path).exists() and path.exists():

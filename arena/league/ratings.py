@@ -147,7 +147,7 @@ def elo_history(
 
     Matches are applied in ascending `index` whatever the input order. Both
     games of a match are scored against the ratings at match start and their
-    deltas applied together (the seed's delta_A = K(S1 - E) + K(S2 - E)).
+    deltas applied together (delta_A = K(S1 - E) + K(S2 - E)).
     No-contest and same-author matches are skipped and leave no entry; a
     policy seen only in skipped matches keeps `start` in every entry.
     """

@@ -1,9 +1,10 @@
 """`arena report`: a run's standings, head to head, fallback records and games.
 
 Read from the run's league store (read-only) and its resolved config, as a
-rich table, JSON or CSV. JSON and CSV hold the same rows, one per record (a
-policy's standing in one game, a pair's head to head, a fallback, a game), for
-a researcher's dataframe; the whole summary is the run's `summary.json`.
+rich table fitted to the console's width, JSON or CSV. JSON and CSV hold the
+same tidy rows, one per record (a policy's standing in one game, a pair's head
+to head, a fallback, a game) with flat typed columns (`arena.league.export`),
+for a researcher's dataframe; the whole summary is the run's `summary.json`.
 `arena run` prints the same standings.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,9 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.config import ConfigError
+from arena.league.export import fallback_rows, game_rows, h2h_rows, standings_rows
+from arena.league.fit import Column, fitted
+from arena.league.standings import GameSummary
 from arena.league.store import LeagueStore, read_resolved
 from arena.league.tables import league_tables
 
@@ -51,11 +55,10 @@ class League:
         finally:
             store.close()
 
-    def games(self) -> Iterator[dict[str, Any]]:
+    def games(self) -> Iterator[GameSummary]:
         """Every stored game's summary, in schedule order."""
         with self._store() as store:
-            for game in store.game_summaries():
-                yield game.to_json()
+            yield from store.game_summaries()
 
     def fallbacks(self) -> Iterator[dict[str, Any]]:
         """Every fallback record, in schedule order."""
@@ -68,17 +71,11 @@ def load_league(run: Path) -> League:
     return League(run)
 
 
-def _rating_cells(policy: str, ratings: dict[str, Any]) -> list[str]:
-    elo = ratings["elo"].get(policy)
-    bt = ratings["bt"].get(policy)
-    return [
-        f"{elo:.0f}" if elo is not None else "-",
-        f"{bt['rating']:.0f} [{bt['low']:.0f}, {bt['high']:.0f}]" if bt else "-",
-    ]
-
-
-def standings_tables(tables: dict[str, Any], *, with_ratings: bool = True) -> list[Table]:
-    """One rich table per game, then the overall one (ratings on the overall table)."""
+def standings_tables(
+    tables: dict[str, Any], width: int, *, with_ratings: bool = True
+) -> list[Table]:
+    """One table per game, then the overall one (ratings on the overall table), each fitted
+    to `width` columns."""
     out = []
     standings = tables["standings"]
     names = [n for n in standings if n != "overall"]
@@ -89,43 +86,65 @@ def standings_tables(tables: dict[str, Any], *, with_ratings: bool = True) -> li
             else f"{name} (mean game score)"
         )
         ratings = with_ratings and (name == "overall" or len(names) == 1)
-        out.append(_table(title, standings[name], tables["ratings"] if ratings else None))
+        out.append(_table(title, standings[name], tables["ratings"] if ratings else None, width))
     return out
 
 
-def _table(title: str, rows: list[dict[str, Any]], ratings: dict[str, Any] | None) -> Table:
-    table = Table(title=title)
-    table.add_column(
-        "policy", no_wrap=True, min_width=max((len(r["policy"]) for r in rows), default=6)
+_MORE = "; `arena report RUN --format csv` has every column"
+
+
+def _table(
+    title: str, rows: list[dict[str, Any]], ratings: dict[str, Any] | None, width: int
+) -> Table:
+    def cells(cell: Callable[[dict[str, Any]], str]) -> list[str]:
+        return [cell(r) for r in rows]
+
+    def sides(r: dict[str, Any]) -> str:
+        by_side = r.get("fallbacks_by_side", {})
+        return f"{by_side.get('seat', 0)}/{by_side.get('infrastructure', 0)}"
+
+    columns = [
+        Column("policy", cells(lambda r: r["policy"]), 1000, right=False),
+        Column("games", cells(lambda r: str(r["games"])), 70),
+        Column("W-D-L", cells(lambda r: f"{r['wins']}-{r['draws']}-{r['losses']}"), 99),
+        Column("NC", cells(lambda r: str(r["no_contest"])), 72),
+        Column("mean", cells(lambda r: f"{r['mean_score']:+.3f}"), 100),
+        Column("own\nplay", cells(lambda r: f"{r['own_play']:.1%}"), 85),
+        Column("fallbacks\nseat/infra", cells(sides), 75),
+        Column("forfeits", cells(lambda r: str(r.get("forfeits", 0))), 80, empty=frozenset("0")),
+        Column("p50/p95\nms", cells(lambda r: f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}"), 40),
+        Column("tokens", cells(lambda r: f"{r['tokens_in'] + r['tokens_out']:,}"), 30, empty=frozenset("0")),
+        Column("cost $", cells(lambda r: "-" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"), 20,
+               empty=frozenset("-")),
+    ]  # fmt: skip
+    if ratings is not None:
+        elo, bt = ratings["elo"], ratings["bt"]
+        columns += [
+            Column("Elo", cells(lambda r: _number(elo.get(r["policy"]))), 60),
+            Column("BT [95%]", cells(lambda r: _interval(bt.get(r["policy"]))), 90),
+        ]
+    causes = cells(
+        lambda r: "\n".join(f"{c} {n}" for c, n in sorted(r["fallbacks"].items())) or "-"
     )
-    columns = ["games", "W", "D", "L", "NC", "mean", "own play", "fallbacks seat/infra"]
-    columns += ["p50/p95 ms", "tokens", "cost $"]
-    columns += ["Elo", "BT [95%]"] if ratings is not None else []
-    for column in columns:
-        table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("fallbacks by cause", overflow="fold")
-    for r in rows:
-        causes = "\n".join(f"{c} {n}" for c, n in sorted(r["fallbacks"].items())) or "-"
-        sides = r.get("fallbacks_by_side", {})
-        cells = [
-            r["policy"], str(r["games"]), str(r["wins"]), str(r["draws"]), str(r["losses"]),
-            str(r["no_contest"]), f"{r['mean_score']:+.3f}",
-            f"{r.get('own_play', 1 - r['fallback_rate']):.1%}",
-            f"{sides.get('seat', 0)}/{sides.get('infrastructure', 0)}",
-            f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}",
-            f"{r['tokens_in'] + r['tokens_out']:,}", "–" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}",
-        ]  # fmt: skip
-        if ratings is not None:
-            cells += _rating_cells(r["policy"], ratings)
-        table.add_row(*cells, causes)
-    return table
+    columns.append(
+        Column("fallbacks\nby cause", causes, 50, right=False, wrap=True, empty=frozenset("-"))
+    )
+    return fitted(title, columns, width, more=_MORE)
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def _interval(bt: dict[str, float] | None) -> str:
+    return f"{bt['rating']:.0f} [{bt['low']:.0f}, {bt['high']:.0f}]" if bt else "-"
 
 
 def _h2h_table(tables: dict[str, Any], policies: list[str]) -> Table:
     table = Table(title="head to head: W-D-L (NC) of the row against the column, all games")
     table.add_column("", no_wrap=True)
     for p in policies:
-        table.add_column(p, justify="center")
+        table.add_column(p, justify="center", overflow="fold")
     for a in policies:
         cells = []
         for b in policies:
@@ -141,21 +160,45 @@ def _h2h_table(tables: dict[str, Any], policies: list[str]) -> Table:
     return table
 
 
+def _games_table(rows: list[dict[str, Any]], width: int) -> Table:
+    def cells(key: str) -> list[str]:
+        return ["" if r[key] is None else str(r[key]) for r in rows]
+
+    scores = ["NC" if r["no_contest"] else f"{r['score_0']}:{r['score_1']}" for r in rows]
+    fallbacks = [f"{r['fallbacks_0']}/{r['fallbacks_1']}" for r in rows]
+    columns = [
+        Column("match", cells("match_index"), 1000), Column("game", cells("game"), 95, right=False),
+        Column("g", cells("game_index"), 85), Column("seat 0", cells("policy_0"), 100, right=False),
+        Column("seat 1", cells("policy_1"), 100, right=False), Column("score", scores, 98),
+        Column("ending", cells("ending"), 80, right=False), Column("plies", cells("plies"), 70),
+        Column("fallbacks", fallbacks, 75), Column("episode", cells("episode"), 10, right=False),
+    ]  # fmt: skip
+    return fitted(f"games ({len(rows)})", columns, width, more=_MORE)
+
+
+def _fallbacks_table(rows: list[dict[str, Any]], width: int) -> Table:
+    def cells(key: str) -> list[str]:
+        return ["" if r[key] is None else str(r[key]) for r in rows]
+
+    columns = [
+        Column("match", cells("match_index"), 1000), Column("game", cells("game"), 90, right=False),
+        Column("g", cells("game_index"), 80), Column("ply", cells("ply"), 85),
+        Column("policy", cells("policy"), 95, right=False), Column("cause", cells("cause"), 100, right=False),
+        Column("side", cells("side"), 70, right=False), Column("move", cells("move"), 75, right=False),
+        Column("last error", cells("last_error"), 60, right=False, wrap=True),
+        Column("alias", cells("alias"), 20, right=False), Column("episode", cells("episode"), 10, right=False),
+    ]  # fmt: skip
+    return fitted(f"fallbacks ({len(rows)})", columns, width, more=_MORE)
+
+
 def _rows(league: League, what: str) -> Iterable[dict[str, Any]]:
     if what == "standings":
-        return [
-            {**row, "game": name, "elo": league.tables["ratings"]["elo"].get(row["policy"]),
-             **{f"bt_{k}": v for k, v in league.tables["ratings"]["bt"].get(row["policy"], {}).items()}}
-            for name, rows in league.tables["standings"].items() for row in rows
-        ]  # fmt: skip
+        return standings_rows(league.tables)
     if what == "h2h":
-        return [
-            {"policy": a, "opponent": b, "wins": v[0], "draws": v[1], "losses": v[2], "no_contest": v[3]}
-            for key, v in league.tables["h2h"].items() for a, b in [key.split("|", 1)]
-        ]  # fmt: skip
+        return h2h_rows(league.tables)
     if what == "fallbacks":
-        return league.fallbacks()
-    return league.games()
+        return fallback_rows(league.fallbacks())
+    return game_rows(league.games())
 
 
 def _csv(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
@@ -167,9 +210,7 @@ def _csv(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
         if writer is None:
             writer = csv.DictWriter(buffer, fieldnames=list(row))
             writer.writeheader()
-        writer.writerow(
-            {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in row.items()}
-        )
+        writer.writerow(row)
         if buffer.tell() > 1 << 16:
             yield buffer.getvalue()
             buffer.seek(0)
@@ -198,7 +239,7 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
         if fmt == "json":
             console.out("", highlight=False)
     elif what == "standings":
-        for table in standings_tables(league.tables):
+        for table in standings_tables(league.tables, console.width):
             console.print(table)
         for ab in league.tables["ab"]:
             diff = ab.get("bt_difference")
@@ -212,10 +253,5 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
         console.print(_h2h_table(league.tables, list(league.config.policies)))
     else:
         rows = list(_rows(league, what))
-        table = Table(title=f"{what} ({len(rows)})")
-        keys = list(rows[0]) if rows else []
-        for key in keys:
-            table.add_column(key, overflow="fold")
-        for row in rows:
-            table.add_row(*(str(row[k])[:80] for k in keys))
-        console.print(table)
+        fit = _games_table if what == "games" else _fallbacks_table
+        console.print(fit(rows, console.width))

@@ -86,7 +86,11 @@ class RunResult:
     played: int = 0
     """Episodes finished in this session."""
     skipped: int = 0
-    """Episodes a previous session had finished."""
+    """Episodes a previous session had finished, skipped so far."""
+    finished_before: int = 0
+    """Episodes the store held when this session started (a resume when not 0)."""
+    episodes: int = 0
+    """Episodes the schedule plans (replays after a no-contest not counted)."""
     interrupted: bool = False
     wall_s: float = 0.0
     in_flight: int = 0
@@ -104,7 +108,8 @@ WAKE_S = 1.0
 """The producer looks again at least this often while it waits for an endpoint or a replay."""
 
 Progress = Callable[[RunResult], None]
-"""Called whenever an episode starts or finishes, with the run's counts so far."""
+"""Called when the session starts and whenever an episode starts or finishes, with the
+run's counts so far."""
 
 
 def start_over(out: Path) -> None:
@@ -155,6 +160,9 @@ async def _execute(
         finished = store.finished_episodes()
         log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count(),
                  already_finished=len(finished))  # fmt: skip
+        result.finished_before, result.episodes = len(finished), plan.episode_count()
+        if on_episode:
+            on_episode(result)  # the session starts: a resume is said before anything plays
         with structlog.contextvars.bound_contextvars(run=name):
             session = _Session(plan, pool, store, finished, result, on_episode)
             await session.play(grace_s, handle_signals)
@@ -413,14 +421,23 @@ class _Session:
             async for signum in signals:
                 self.result.interrupted = True
                 work = self.work_scope
+                flying = self.result.in_flight
                 if work.deadline == float("inf"):
                     log.warning(
-                        "stop_requested", signal=signal.Signals(signum).name, grace_s=grace_s
-                    )
+                        "stop_requested", signal=signal.Signals(signum).name, grace_s=grace_s,
+                        in_flight=flying,
+                        note=f"no new episode starts; the {flying} in flight get {grace_s:g} s to "
+                        "finish; a second Ctrl-C discards them (a resume plays them again)",
+                    )  # fmt: skip
                     self.schedule_scope.cancel()
                     work.deadline = anyio.current_time() + grace_s
                 else:
-                    log.warning("stop_forced", signal=signal.Signals(signum).name)
+                    log.warning(
+                        "stop_forced",
+                        signal=signal.Signals(signum).name,
+                        discarded=flying,
+                        note=f"{flying} episode(s) in flight discarded: a resume plays them again",
+                    )
                     work.cancel()
 
     def _store_durably(self, replay: Replay) -> list[GameSummary]:

@@ -6,7 +6,7 @@ other games. Same-author pairs are played but left out of the standings.
 
 How much of a policy's play was its own: the share of its decisions it made
 itself (a reply or the retry), its fallbacks by cause and by side (its own
-failures, the infrastructure's), and latency percentiles over the decisions it
+failures, the infrastructure's), the games its program forfeited, and latency percentiles over the decisions it
 was actually asked (the battle's clock rule, `llm_off`, asks nobody). A game a
 later play replaced (a no-contest played again, a cut card) still counts its
 decisions here; its result counts only in the NC column.
@@ -42,6 +42,9 @@ class SeatStats:
     """Decisions this seat made or had made for it; None: one per latency."""
     sides: dict[str, int] = field(default_factory=dict)
     """Fallbacks by side (`seat`, `infrastructure`), `llm_off` in neither."""
+    forfeited: bool = False
+    """The seat (a program) forfeited the game: it crashed, raised, timed out or replied
+    with an illegal move."""
 
     @property
     def decisions(self) -> int:
@@ -59,7 +62,7 @@ class SeatStats:
         return {
             **timing, "decisions": self.decisions, "fallbacks": self.fallbacks,
             "sides": self.sides, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
-            "cost_usd": self.cost_usd,
+            "cost_usd": self.cost_usd, "forfeited": self.forfeited,
         }  # fmt: skip
 
     @classmethod
@@ -79,7 +82,7 @@ class SeatStats:
             int(data["tokens_in"]), int(data["tokens_out"]),
             None if data["cost_usd"] is None else float(data["cost_usd"]),
             int(data["decisions"]) if "decisions" in data else None,
-            {str(k): int(v) for k, v in sides.items()},
+            {str(k): int(v) for k, v in sides.items()}, bool(data.get("forfeited", False)),
         )  # fmt: skip
 
 
@@ -153,6 +156,11 @@ def _seat_stats(record: GameRecord, seat: int) -> SeatStats:
     mine = [f for f in record.fallbacks if f.seat == seat]
     causes = Counter(f.cause for f in mine)
     sides = Counter(str(f.side) for f in mine if f.side is not None)
+    result = record.result
+    forfeited = (  # the forfeiting seat loses; both at once draw
+        result is not None and result.ending == "forfeit" and result.scores is not None
+        and result.scores[seat] <= result.scores[1 - seat]
+    )  # fmt: skip
     return SeatStats(
         tuple(latencies),
         dict(causes),
@@ -161,6 +169,7 @@ def _seat_stats(record: GameRecord, seat: int) -> SeatStats:
         None if cost is None else round(cost, 8),
         decided,
         dict(sides),
+        forfeited,
     )
 
 
@@ -211,6 +220,8 @@ class Row:
     tokens_out: int = 0
     cost_usd: float | None = None
     """None when none of its replies had a price: unknown, not free."""
+    forfeits: int = 0
+    """Games its program forfeited."""
 
     @property
     def mean_score(self) -> float:
@@ -264,6 +275,7 @@ class Row:
         self.sides.update(seat.sides)
         self.tokens_in += seat.tokens_in
         self.tokens_out += seat.tokens_out
+        self.forfeits += seat.forfeited
         if seat.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0.0) + seat.cost_usd
 
@@ -274,6 +286,7 @@ class Row:
             "losses": self.losses, "no_contest": self.no_contest, "mean_score": round(self.mean_score, 4),
             "decisions": self.decisions, "own_play": round(self.own_play, 4),
             "fallback_rate": round(self.fallback_rate, 4), "fallbacks": dict(self.fallbacks),
+            "forfeits": self.forfeits,
             "fallbacks_by_side": {s: self.sides.get(s, 0) for s in (SEAT, INFRASTRUCTURE)},
             "asked": self.asked, "latency_p50_ms": self.latency_ms(50),
             "latency_p95_ms": self.latency_ms(95), "tokens_in": self.tokens_in,

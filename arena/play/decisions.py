@@ -17,7 +17,7 @@ parallel batch, each retrying as soon as its own first attempt fails.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar
@@ -213,19 +213,28 @@ async def switched_off(req: DecisionRequest) -> Decision:
 
 
 async def decide_batch(
-    requests: Sequence[DecisionRequest], *, switch_off: bool = False
+    requests: Sequence[DecisionRequest],
+    *,
+    switch_off: bool = False,
+    labels: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> dict[int, Decision]:
     """Ask every seat of the batch at once (each retries on its own schedule); with
-    `switch_off`, prompted seats are not asked (`switched_off`)."""
+    `switch_off`, prompted seats are not asked (`switched_off`). `labels` (seat -> its
+    alias, policy and model) go on the events each decision logs, never to the seat."""
     if switch_off:
         # Nobody waits on anything: the rest of the episode runs at full speed to its end.
         return {req.seat: await switched_off(req) for req in requests}
+    labels = labels or {}
     if len(requests) == 1:
-        return {requests[0].seat: await decide(requests[0])}
+        req = requests[0]
+        with structlog.contextvars.bound_contextvars(seat=req.seat, **labels.get(req.seat, {})):
+            return {req.seat: await decide(req)}
     results: dict[int, Decision] = {}
 
     async def one(req: DecisionRequest) -> None:
-        results[req.seat] = await decide(req)
+        # each task has its own copy of the context: the labels stay on its seat's events
+        with structlog.contextvars.bound_contextvars(seat=req.seat, **labels.get(req.seat, {})):
+            results[req.seat] = await decide(req)
 
     async with anyio.create_task_group() as group:
         for req in requests:

@@ -94,6 +94,8 @@ class _GameLoop:
         self.policies = episode.seats(index)
         self.aliases = game.match_format.aliases(seed, index)
         self.players = [setup.seat_for(self.policies[seat], seed, index, seat) for seat in (0, 1)]
+        self.labels = {seat: self._label(seat) for seat in (0, 1)}
+        """Seat -> its alias, policy and model: the events log's names, never a prompt's."""
         self.notes = ["", ""]
         self.history: list[str] = []
         self.plies: list[str] = []
@@ -111,6 +113,11 @@ class _GameLoop:
         with anyio.CancelScope(shield=True), anyio.move_on_after(10):
             for player in self.players:
                 await player.aclose()
+
+    def _label(self, seat: int) -> dict[str, Any]:
+        policy = self.policies[seat]
+        model = self.setup.models.get(policy, {}).get("model")
+        return {"alias": self.aliases[seat], "policy": policy, "model": model}
 
     def request(self, seat: int) -> DecisionRequest:
         game, state = self.setup.game, self.state
@@ -223,7 +230,8 @@ class _GameLoop:
         log.info(
             "fallback_recorded",
             ply=ply,
-            seat=self.aliases[d.seat],
+            seat=d.seat,
+            **self.labels[d.seat],
             cause=record.cause,
             latency_ms=round(d.latency_s * 1000, 1),
             error=record.last_error,
@@ -255,7 +263,9 @@ async def _play_game(
             while seats := game.to_act(loop.state):
                 requests = [loop.request(seat) for seat in seats]
                 switched_off = _switched_off(setup, stop_at)
-                decisions = await decide_batch(requests, switch_off=switched_off)
+                decisions = await decide_batch(
+                    requests, switch_off=switched_off, labels=loop.labels
+                )
                 outcome = _forfeit(decisions)
                 if outcome is not None:
                     break
@@ -283,6 +293,7 @@ async def _play_game(
         record.result = GameResult(**outcome.to_json(), plies=len(record.plies))
     log.info(
         "game_finished", ending=outcome.ending, reason=outcome.reason,
+        game_index=index, policies=list(loop.policies), aliases=list(loop.aliases),
         scores=list(outcome.scores) if outcome.scores else None, plies=len(record.plies),
         fallbacks=len(record.fallbacks), wall_s=record.wall_s,
     )  # fmt: skip

@@ -316,3 +316,69 @@ def test_a_program_path_written_from_the_current_folder_is_refused_with_the_fix(
     assert f"starts at the config file's folder, {config.parent}" in line
     expected = os.path.relpath(ROOT / "players" / "greedy.py", config.parent)
     assert f"write path = {expected!r}" in line
+
+
+def test_without_a_terminal_a_run_prints_progress_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena import cli
+
+    monkeypatch.setattr(cli._ProgressLines, "EVERY_S", 0.0)  # a line at every change
+    config = _small(tmp_path, matches=2)
+    assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if "episodes done" in x]
+    done = [int(x.split(": ", 1)[1].split("/", 1)[0]) for x in lines]
+    assert done == sorted(done), lines
+    assert done[-1] == 4
+    assert len(set(done)) >= 3  # lines as it goes, not only the last one
+    assert all("/4 episodes done" in x for x in lines)
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_end_of_run_tables_fit_the_terminal(tmp_path: Path, width: int) -> None:
+    config = _small(tmp_path, games='["connect-four", "hex"]', extra=(
+        '[policies.faulty]\nkind = "mock"\nfaults = { illegal = 0.3, unreadable = 0.2 }\n'
+    ))  # fmt: skip
+    done = _arena("run", str(config), "--out", str(tmp_path / "out"), "--no-progress",
+                  env={"COLUMNS": str(width)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    tables = done.stdout.split("episode(s) played now")[0]  # then the run folder's path
+    assert max(len(line) for line in tables.splitlines()) <= width, done.stdout
+    assert "…" not in done.stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    for row in summary["standings"]["overall"]:
+        assert f"{row['mean_score']:+.3f}" in done.stdout
+        assert f"{row['wins']}-{row['draws']}-{row['losses']}" in done.stdout
+    assert ("not shown at 80 columns" in done.stdout) == (width == 80)
+
+
+def test_events_join_on_seat_and_name_the_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _small(
+        tmp_path, extra='[policies.faulty]\nkind = "mock"\nfaults = { illegal = 0.4 }\n'
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(config), "--out", str(out), "--no-progress"]) == 0
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    seats = [e for e in events if e["event"] in
+             ("decision_requested", "reply_received", "fallback_recorded")]  # fmt: skip
+    assert seats
+    assert all(isinstance(e["seat"], int) for e in seats)
+    assert all(e["policy"] in ("tactician", "mock", "faulty") and e["alias"] for e in seats)
+    capsys.readouterr()
+    assert main(["report", str(out), "--what", "fallbacks", "--format", "json"]) == 0
+    stored = {
+        (r["episode"], r["game_index"], r["ply"], r["seat"]): r
+        for r in json.loads(capsys.readouterr().out)
+    }
+    logged = [e for e in seats if e["event"] == "fallback_recorded"]
+    assert len(logged) == len(stored) > 0
+    for e in logged:  # the log joins the report on the same keys and agrees
+        row = stored[(e["episode"], e["game_index"], e["ply"], e["seat"])]
+        assert (e["policy"], e["alias"], e["cause"]) == (row["policy"], row["alias"], row["cause"])
+    for e in (e for e in events if e["event"] == "game_finished"):
+        replay = json.loads((out / "replays" / f"{e['episode']}.json").read_text())
+        game = next(g for g in replay["games"] if g["index"] == e["game_index"])
+        assert e["aliases"] == game["aliases"]
+        assert e["policies"] == replay["spectator"]["policies"][str(e["game_index"])]

@@ -87,3 +87,25 @@ def test_events_and_console_lines_are_redacted_and_tracebacks_show_no_locals(
     assert "a-value-the-redactor-does-not-know" not in err  # ...without its frames' locals
     line = json.loads(events.read_text().splitlines()[0])
     assert line["detail"] == f"echo {REDACTED}"
+
+
+def test_a_value_of_several_lines_reads_as_lines_on_the_console(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure_logging(tmp_path / "events.jsonl", console=True)
+    try:
+        detail = 'Traceback (most recent call last):\n  File "p.py", line 6\nValueError: boom'
+        structlog.get_logger("t").warning("program_forfeited", cause="exception", detail=detail)
+    finally:
+        close_logging()
+    err = capsys.readouterr().err
+    assert "\\n" not in err  # no escapes
+    lines = err.splitlines()
+    assert "program_forfeited" in lines[0]
+    assert "cause=exception" in lines[0]
+    assert lines[1:] == [
+        "  detail:", "    Traceback (most recent call last):", '      File "p.py", line 6',
+        "    ValueError: boom",
+    ]  # fmt: skip
+    logged = json.loads((tmp_path / "events.jsonl").read_text())
+    assert logged["detail"] == detail  # the events file keeps the value as it is

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pandas as pd
 import pytest
 
 from arena.cli import main
@@ -86,3 +87,105 @@ def test_json_and_csv_hold_the_same_records(
 @pytest.mark.parametrize("what", ["standings", "h2h", "fallbacks", "games"])
 def test_every_table_renders(what: str, run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _report(capsys, run, "--what", what).strip()
+
+
+TIDY = ("standings", "h2h", "fallbacks", "games")
+
+
+def _frames(
+    capsys: pytest.CaptureFixture[str], run: Path, what: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    text_csv = _report(capsys, run, "--format", "csv", "--what", what)
+    text_json = _report(capsys, run, "--format", "json", "--what", what)
+    return pd.read_csv(io.StringIO(text_csv)), pd.read_json(io.StringIO(text_json))
+
+
+@pytest.mark.parametrize("what", TIDY)
+def test_every_export_loads_into_pandas_as_flat_columns(
+    what: str, run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from_csv, from_json = _frames(capsys, run, what)
+    assert len(from_csv) == len(from_json) > 0
+    assert list(from_csv.columns) == list(from_json.columns)
+    for column in from_csv.columns:
+        texts = from_csv[column].dropna()
+        if texts.dtype != object:
+            continue
+        # no JSON blob and no JSON-quoted text in any cell
+        assert not texts.astype(str).str.match(r'^\s*[\[{"]').any(), (what, column)
+
+
+def test_standings_export_is_typed_and_rates_only_the_overall_table(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame, _ = _frames(capsys, run, "standings")
+    for column in (
+        "games",
+        "wins",
+        "draws",
+        "losses",
+        "fallbacks",
+        "fallbacks_illegal",
+        "forfeits",
+    ):
+        assert pd.api.types.is_integer_dtype(frame[column]), column
+    assert pd.api.types.is_float_dtype(frame["mean_score"])
+    overall = frame[frame["game"] == "overall"]
+    per_game = frame[frame["game"] != "overall"]
+    assert overall["elo"].notna().all()
+    assert overall["bt_low"].notna().all()
+    assert per_game[["elo", "bt_rating", "bt_low", "bt_high"]].isna().all().all()
+    # the cause columns add up to the fallbacks, the sides too
+    causes = [c for c in frame.columns if c.startswith("fallbacks_") and c not in
+              ("fallbacks_seat", "fallbacks_infrastructure")]  # fmt: skip
+    assert (frame[causes].sum(axis=1) == frame["fallbacks"]).all()
+    faulty = overall.set_index("policy").loc["faulty"]
+    assert faulty["fallbacks"] > 0
+
+
+def test_games_export_has_a_column_per_seat(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    frame, _ = _frames(capsys, run, "games")
+    summary = json.loads((run / "summary.json").read_text())
+    first = summary["games"][0]
+    row = frame.iloc[0]
+    assert [row["policy_0"], row["policy_1"]] == first["policies"]
+    assert [row["score_0"], row["score_1"]] == first["scores"]
+    assert [row["decisions_0"], row["decisions_1"]] == [s["decisions"] for s in first["seats"]]
+    assert "seats" not in frame.columns
+    assert "latencies_ms_0" not in frame.columns
+    assert pd.api.types.is_numeric_dtype(frame["latency_p95_ms_0"])
+
+
+def test_a_fallbacks_move_is_the_move_as_the_replay_has_it(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame, _ = _frames(capsys, run, "fallbacks")
+    row = frame.iloc[0]
+    replay = json.loads((run / "replays" / f"{row['episode']}.json").read_text())
+    game = next(g for g in replay["games"] if g["index"] == row["game_index"])
+    ply = next(p for p in game["plies"] if p["ply"] == row["ply"])
+    decision = next(d for d in ply["decisions"] if d["seat"] == row["seat"])
+    assert row["move"] == decision["move"]  # `a4-a3`, not `"a4-a3"`
+    assert row["attempts"] == len(decision["attempts"])
+    assert row["attempt1_reply"] == decision["attempts"][0]["reply"]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("what", ["standings", "h2h", "fallbacks", "games"])
+def test_tables_fit_the_terminal_without_cutting_numbers(
+    what: str, width: int, run: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("COLUMNS", str(width))
+    text = _report(capsys, run, "--what", what)
+    assert max(len(line) for line in text.splitlines()) <= width
+    assert "…" not in text
+    if what == "standings":
+        summary = json.loads((run / "summary.json").read_text())
+        for row in summary["standings"]["overall"]:
+            assert f"{row['mean_score']:+.3f}" in text
+            assert f"{row['wins']}-{row['draws']}-{row['losses']}" in text
+            bt = summary["ratings"]["bt"][row["policy"]]
+            assert f"{bt['rating']:.0f} [{bt['low']:.0f}, {bt['high']:.0f}]" in text
+        if width == 80:
+            assert "not shown at 80 columns:" in text  # what is left out is said

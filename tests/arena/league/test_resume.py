@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -131,12 +132,25 @@ def test_ctrl_c_drains_the_games_in_flight_then_resumes(tmp_path: Path) -> None:
     process = _arena("run", str(config), "--out", str(out), "--grace", "20")
     _kill_after(process, out, 4, signal.SIGINT)
     assert process.wait(timeout=60) == 130
+    assert process.stderr is not None
+    said = process.stderr.read().decode()
+    assert "stop_requested" in said
+    flying = re.search(r"in_flight=(\d+)", said)
+    assert flying, said
+    assert int(flying.group(1)) >= 1  # how many games are still playing
+    assert f"the {flying.group(1)} in flight get 20 s to finish" in said
     stopped_at = _finished(out)
     assert 4 <= stopped_at < EPISODES
     assert len(list((out / "replays").glob("*.json"))) == stopped_at
     summary = json.loads((out / "summary.json").read_text())
     assert summary["interrupted"] is True
-    assert _arena("run", str(config), "--out", str(out)).wait(timeout=300) == 0
+    resumed = _arena("run", str(config), "--out", str(out))
+    assert resumed.wait(timeout=300) == 0
+    assert resumed.stderr is not None
+    assert (
+        f"resuming league in {out}: {stopped_at} of {EPISODES} "
+        "episodes were finished earlier" in resumed.stderr.read().decode()
+    )
     assert _finished(out) == EPISODES
 
 

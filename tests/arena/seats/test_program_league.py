@@ -81,6 +81,10 @@ def test_a_forfeit_ends_only_its_game_and_verifies(tmp_path: Path) -> None:
     forfeits = [r for r in endings.values() if r and r.ending == "forfeit"]
     assert len(endings) == 6
     assert len(forfeits) == 4
+    standings = json.loads((tmp_path / "out" / "summary.json").read_text())["standings"]
+    by_policy = {r["policy"]: r for r in standings["overall"]}
+    assert by_policy["quitter"]["forfeits"] == 4  # a forfeit shows where fallbacks do not
+    assert by_policy["greedy"]["forfeits"] == by_policy["tactician"]["forfeits"] == 0
     nodes = [
         d.nodes
         for r in replays

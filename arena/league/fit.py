@@ -1,0 +1,79 @@
+"""Rich tables that fit the console: whole columns are left out, never numbers cut.
+
+A table is declared as columns, each with a rank: the lowest-ranked column is
+left out first, until the table fits the width. A column whose cells all say
+nothing (every cost unknown, every token count zero) goes before any other. A
+number is never truncated or wrapped (its column is as wide as its widest cell);
+only a column of text marked `wrap` may fold. The caption names what was left
+out and where to read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.table import Table
+
+__all__ = ["Column", "fitted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column: its header (may hold a line break), its cells, how much it matters
+    (`rank`: higher stays longer) and whether its text may fold (`wrap`)."""
+
+    header: str
+    cells: Sequence[str]
+    rank: int
+    right: bool = True
+    wrap: bool = False
+    empty: frozenset[str] = frozenset()
+    """Cell texts that say nothing (`-`, `0`): a column of nothing else goes first."""
+
+    @property
+    def width(self) -> int:
+        """The widest line of its header and cells."""
+        lines = [line for text in (self.header, *self.cells) for line in text.splitlines()]
+        return max((len(line) for line in lines), default=0)
+
+    @property
+    def blank(self) -> bool:
+        """Every cell says nothing."""
+        return bool(self.cells) and all(c in self.empty for c in self.cells)
+
+
+_WRAPPED_MIN = 16
+"""The narrowest a wrapped column is folded to."""
+
+
+def _width(columns: Sequence[Column]) -> int:
+    """The table's width with rich's default box: each column padded by one space either
+    side, with a rule between columns and at both ends."""
+    widths = [min(c.width, _WRAPPED_MIN) if c.wrap else c.width for c in columns]
+    return sum(widths) + 3 * len(columns) + 1
+
+
+def fitted(title: str, columns: Sequence[Column], width: int, *, more: str = "") -> Table:
+    """A table of `columns` no wider than `width` (the first column always stays), the
+    left-out columns named in its caption with `more`, where to read them."""
+    kept = list(columns)
+    order = sorted(kept[1:], key=lambda c: (not c.blank, c.rank))
+    left_out = []
+    while _width(kept) > width and order:
+        column = order.pop(0)
+        kept.remove(column)
+        if not column.blank:
+            left_out.append(column.header.replace("\n", " "))
+    caption = f"not shown at {width} columns: {', '.join(left_out)}" if left_out else None
+    table = Table(
+        title=title, caption=f"{caption}{more}" if caption else None, caption_justify="left"
+    )
+    for c in kept:
+        table.add_column(
+            c.header, justify="right" if c.right else "left", no_wrap=not c.wrap,
+            min_width=None if c.wrap else c.width, overflow="fold",
+        )  # fmt: skip
+    for i in range(len(columns[0].cells)):
+        table.add_row(*(c.cells[i] for c in kept))
+    return table
