@@ -43,6 +43,7 @@ def browser(sites: Sites) -> Iterator[Any]:
 @pytest.fixture
 def tab(browser: Any) -> Iterator[Tab]:
     page = browser.new_page(viewport={"width": 1400, "height": 950})
+    page.set_default_timeout(10_000)  # a page from file:// draws in well under a second
     opened = Tab(page)
     page.on("console", lambda m: opened.errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: opened.errors.append(str(e)))
