@@ -25,7 +25,7 @@ import providers
 from arena.config import Config, ConfigError, LlmPolicy, PolicyConfig, load_config
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan, plan_run
-from arena.league.report import FORMATS, WHATS, load_league, render, standings_tables
+from arena.league.report import FORMATS, WHATS, load_league, render, sprt_lines, standings_tables
 from arena.league.run import RunResult, execute
 from arena.logs import close_logging, configure_logging
 
@@ -349,6 +349,10 @@ def _run(args: argparse.Namespace) -> int:
     out = _stdout()
     for table in standings_tables(result.tables, out.width):
         out.print(table)
+    sprt = result.stopping.get("sprt")
+    if sprt:
+        for line in sprt_lines(sprt, list(plan.config.policies)):
+            out.print(line, highlight=False, markup=False)
     if result.failed:
         out.print(
             f"[red]{len(result.failed)} episode(s) failed; see {plan.out / 'events.jsonl'}[/red]",
@@ -364,6 +368,13 @@ def _run(args: argparse.Namespace) -> int:
         f"Replays, league.db, events and summary.json are in {plan.out}\n"
         f"(`arena view {plan.out} --serve` shows them in the browser)"
     )
+    if result.stopped_by:
+        budget = result.stopped_by.startswith("budget")
+        print(
+            f"no new match started: {result.stopped_by}"
+            + ("; raise it and run the same command again to continue" if budget else ""),
+            file=sys.stderr,
+        )
     if result.stopped:
         print(f"stopped: {result.stopped}", file=sys.stderr)
     if result.interrupted:

@@ -442,6 +442,17 @@ def _check_stopping(config: Config, source: str) -> None:
             f"{source}: [run.sprt] tests two policies against each other, and the run has "
             f"{len(config.policies)} ({', '.join(config.policies)}): keep two, or remove [run.sprt]"
         )
+    if run.sprt is not None and len(run.games) != 1:
+        raise ConfigError(
+            f"{source}: [run.sprt] reads its matches in schedule order, one games entry at a "
+            f"time, and run.games = {run.games}: keep one entry (rotate plays the four board "
+            "games in turn)"
+        )
+    if run.sprt is not None and "matches" in run.model_fields_set:
+        raise ConfigError(
+            f"{source}: with [run.sprt] the pair plays until the verdict, at most "
+            "sprt.max_matches matches: remove run.matches"
+        )
     if run.sprt is not None and run.schedule == "adaptive":
         raise ConfigError(
             f'{source}: [run.sprt] and schedule = "adaptive" both choose when to stop: keep one'

@@ -37,7 +37,7 @@ from arena.seats.breaker import Breakers
 from arena.seats.factory import make_seat
 from arena.seats.llm import provider_specs
 
-__all__ = ["RESUME_ACCEPTS", "RESUME_MODES", "RunPlan", "plan_run"]
+__all__ = ["RESUME_ACCEPTS", "RESUME_MODES", "RunPlan", "matches_per_pair", "plan_run"]
 
 RESUME_MODES = ("refuse", "anyway", "new")
 """What to do when a stored run's config differs: refuse, resume anyway, start over."""
@@ -90,15 +90,15 @@ class RunPlan:
     def matches(self) -> Iterator[Match]:
         """The schedule, lazily."""
         run = self.config.run
-        return schedule(self.master_seed, run.games, run.matches, self.policies)
+        return schedule(self.master_seed, run.games, matches_per_pair(self.config), self.policies)
 
     def episode_count(self) -> int:
-        """How many episodes the run plays."""
+        """How many episodes the run plays (at most, when a rule may stop it before)."""
         n = len(self.policies)
         pairs = n * (n - 1) // 2
         total = 0
         for entry in self.config.run.games:
-            for k in range(1, self.config.run.matches + 1):
+            for k in range(1, matches_per_pair(self.config) + 1):
                 game = games.resolve_entry(entry, match_seed(self.master_seed, entry, k))
                 total += pairs * (2 // games.load(game).match_format.games_per_episode)
         return total
@@ -262,11 +262,17 @@ def _stored_run(out: Path) -> tuple[int, dict[str, Any]] | None:
         store.close()
 
 
+def matches_per_pair(config: Config) -> int:
+    """Matches each pair plays at most: `run.matches`, or with an SPRT its match cap."""
+    run = config.run
+    return run.sprt.max_matches if run.sprt is not None else run.matches
+
+
 def _games_played(config: Config, master: int) -> set[str]:
     return {
         games.resolve_entry(entry, match_seed(master, entry, k))
         for entry in config.run.games
-        for k in range(1, config.run.matches + 1)
+        for k in range(1, matches_per_pair(config) + 1)
     }
 
 

@@ -25,12 +25,16 @@ from arena.config import ConfigError
 from arena.league.export import fallback_rows, game_rows, h2h_rows, standings_rows
 from arena.league.fit import Column, fitted
 from arena.league.standings import GameSummary
+from arena.league.stopping import StopRules
 from arena.league.store import LeagueStore, read_resolved
 from arena.league.tables import league_tables
 
-__all__ = ["FORMATS", "WHATS", "League", "load_league", "render", "standings_tables"]
+__all__ = [
+    "FORMATS", "WHATS", "League", "load_league", "render", "sprt_lines", "sprt_row",
+    "standings_tables",
+]  # fmt: skip
 
-WHATS = ("standings", "h2h", "fallbacks", "games")
+WHATS = ("standings", "h2h", "fallbacks", "games", "sprt")
 FORMATS = ("table", "json", "csv")
 
 
@@ -64,6 +68,12 @@ class League:
         """Every fallback record, in schedule order."""
         with self._store() as store:
             yield from store.fallback_rows()
+
+    def stopping(self) -> dict[str, Any]:
+        """Budgets' spending and the SPRT, re-derived from the stored games."""
+        with self._store() as store:
+            rules = StopRules(self.config, store.game_summaries(), store.spoiled_episodes())
+        return rules.to_json()
 
 
 def load_league(run: Path) -> League:
@@ -191,7 +201,52 @@ def _fallbacks_table(rows: list[dict[str, Any]], width: int) -> Table:
     return fitted(f"fallbacks ({len(rows)})", columns, width, more=_MORE)
 
 
+def sprt_lines(sprt: dict[str, Any], policies: list[str]) -> list[str]:
+    """The SPRT as the console shows it: verdict, LLR and bounds, counts, Elo."""
+    first, second = policies[:2]
+    verdict = {
+        "H1": f"H1 accepted: {first} is stronger than {second} by at least {sprt['elo1']:g} Elo",
+        "H0": f"H0 accepted: {first} is not stronger than {second} by more than {sprt['elo0']:g} Elo",
+        "inconclusive": f"inconclusive: max_matches = {sprt['max_matches']} reached without a verdict",
+        "running": "no verdict yet",
+    }[sprt["status"]]  # fmt: skip
+    after = sprt["after"]["matches"]
+    return [
+        f"SPRT {first} vs {second}: {verdict} ({sprt['matches']} matches counted"
+        + (f", {after} more finished after the verdict and left out" if after else "") + ")",
+        f"  LLR {sprt['llr']:+.3f} in [{sprt['lower']:+.3f}, {sprt['upper']:+.3f}]  "
+        f"(elo0 {sprt['elo0']:g}, elo1 {sprt['elo1']:g}, alpha {sprt['alpha']:g}, beta {sprt['beta']:g})",
+        "  pentanomial (first's points 0, 0.5, 1, 1.5, 2): "
+        + " ".join(str(n) for n in sprt["pentanomial"])
+        + (f"; {sprt['no_contests']} no-contest match(es) not counted" if sprt["no_contests"] else ""),
+        f"  Elo {_estimate(sprt['elo'])}  normalised Elo {_estimate(sprt['nelo'])}  (95%)",
+    ]  # fmt: skip
+
+
+def _estimate(e: dict[str, float | None]) -> str:
+    def number(x: float | None) -> str:
+        return "n/a" if x is None else f"{x + 0.0:+.1f}"  # + 0.0: no "-0.0"
+
+    return f"{number(e['value'])} [{number(e['low'])}, {number(e['high'])}]"
+
+
+def sprt_row(sprt: dict[str, Any], policies: list[str]) -> dict[str, Any]:
+    """The SPRT as one flat row."""
+    row: dict[str, Any] = {"first": policies[0], "second": policies[1]}
+    row |= {k: sprt[k] for k in ("elo0", "elo1", "alpha", "beta", "max_matches", "status")}
+    row |= {k: sprt[k] for k in ("verdict", "decided_at", "llr", "lower", "upper", "matches")}
+    row |= {f"pentanomial_{n}": count for n, count in enumerate(sprt["pentanomial"])}
+    row |= {"no_contests": sprt["no_contests"], "after_verdict": sprt["after"]["matches"]}
+    for name in ("elo", "nelo"):
+        e = sprt[name]
+        row |= {name: e["value"], f"{name}_low": e["low"], f"{name}_high": e["high"]}
+    return row
+
+
 def _rows(league: League, what: str) -> Iterable[dict[str, Any]]:
+    if what == "sprt":
+        sprt = league.stopping()["sprt"]
+        return [sprt_row(sprt, list(league.config.policies))] if sprt else []
     if what == "standings":
         return standings_rows(league.tables)
     if what == "h2h":
@@ -251,6 +306,12 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
             )
     elif what == "h2h":
         console.print(_h2h_table(league.tables, list(league.config.policies)))
+    elif what == "sprt":
+        sprt = league.stopping()["sprt"]
+        if sprt is None:
+            raise ConfigError(f"{league.run} has no [run.sprt]: --what sprt reports an SPRT run")
+        for line in sprt_lines(sprt, list(league.config.policies)):
+            console.print(line, highlight=False, markup=False)
     else:
         rows = list(_rows(league, what))
         fit = _games_table if what == "games" else _fallbacks_table

@@ -46,6 +46,7 @@ from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
 from arena.league.preflight import PROBE_S, preflight
 from arena.league.standings import GameSummary
+from arena.league.stopping import StopRules
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.tables import league_tables
 from arena.play.episode import EpisodeSetup, play_episode
@@ -100,6 +101,10 @@ class RunResult:
     """Episodes queued this session to be played again after a no-contest."""
     stopped: str = ""
     """Why the run stopped before its end by itself (an endpoint down too long), or ''."""
+    stopped_by: str = ""
+    """Why no new match started before the schedule's end (a budget, the SPRT), or ''."""
+    stopping: dict[str, Any] = field(default_factory=dict)
+    """The budgets' spending and the SPRT, as summary.json shows them."""
 
 
 PROBE_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
@@ -166,6 +171,7 @@ async def _execute(
         with structlog.contextvars.bound_contextvars(run=name):
             session = _Session(plan, pool, store, finished, result, on_episode)
             await session.play(grace_s, handle_signals)
+        result.stopping = session.rules.to_json()
         result.tables = league_tables(store.game_summaries(), plan.config, plan.master_seed)
         store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])
         result.wall_s = time.monotonic() - started
@@ -213,6 +219,8 @@ class _Session:
         run = plan.config.run
         self.replay_cap = run.replay_no_contest
         self.spoiled = store.spoiled_episodes()
+        self.rules = StopRules(plan.config, store.game_summaries(), self.spoiled)
+        """Budgets and the SPRT: asked before each new match."""
         self.breakers = Breakers(run.breaker_failures, self._opened)
         self.circuits = {
             name: [self.breakers.circuit(p) for p in provider_specs(spec)]
@@ -276,6 +284,8 @@ class _Session:
                     episode = self._ready()
                     if episode is None and not exhausted and len(self.waiting) < self.waiting_cap:
                         episode = next(scheduled, None)
+                        if episode is not None and self._closed(episode):
+                            episode = None
                         exhausted = episode is None
                         if episode is not None and self._blocked(episode):
                             self.waiting.append(episode)
@@ -306,6 +316,21 @@ class _Session:
                     yield self._replay(episode, "a no-contest stored by an earlier session")
                 else:
                     self.result.skipped += 1
+
+    def _closed(self, episode: Episode) -> bool:
+        """Whether a rule (a budget, the SPRT) keeps the episode's match from starting: then
+        no later match starts either."""
+        why = self.rules.closed(episode.match.index)
+        if why is None:
+            return False
+        self.result.stopped_by = why
+        log.info("run_stopping", reason=why, note="matches in flight finish; no new one starts")
+        return True
+
+    def _pending(self) -> set[int]:
+        """Matches with an episode in play or queued (a replay, a wait for an endpoint)."""
+        queued = itertools.chain(self.playing.values(), self.again, self.waiting)
+        return {e.match.index for e in queued}
 
     def _replay(self, episode: Episode, why: str) -> Episode:
         again = episode.again()
@@ -468,6 +493,8 @@ class _Session:
                         self.result.played += 1
                         self.result.fallbacks += sum(s.fallback_count for s in summaries)
                         self._again_if_spoiled(item, episode)
+                        if self.rules.active:
+                            self.rules.stored(summaries, self._pending())
                 self.outstanding -= 1
                 self._poke()
                 if self.on_episode:
@@ -499,6 +526,8 @@ def _write_summary(plan: RunPlan, result: RunResult, games: Iterable[GameSummary
         "played_this_session": result.played,
         "failed": result.failed,
         "interrupted": result.interrupted,
+        "stopped_by": result.stopped_by or None,
+        **result.stopping,
         "wall_s": round(result.wall_s, 3),
         **result.tables,
     }
