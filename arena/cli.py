@@ -351,7 +351,7 @@ def _run(args: argparse.Namespace) -> int:
         out.print(table)
     sprt = result.stopping.get("sprt")
     if sprt:
-        for line in sprt_lines(sprt, list(plan.config.policies)):
+        for line in sprt_lines(sprt):
             out.print(line, highlight=False, markup=False)
     if result.failed:
         out.print(

@@ -201,9 +201,10 @@ def _fallbacks_table(rows: list[dict[str, Any]], width: int) -> Table:
     return fitted(f"fallbacks ({len(rows)})", columns, width, more=_MORE)
 
 
-def sprt_lines(sprt: dict[str, Any], policies: list[str]) -> list[str]:
-    """The SPRT as the console shows it: verdict, LLR and bounds, counts, Elo."""
-    first, second = policies[:2]
+def sprt_lines(sprt: dict[str, Any]) -> list[str]:
+    """The SPRT as the console and the league page show it: verdict, LLR and bounds,
+    counts, Elo."""
+    first, second = sprt["first"], sprt["second"]
     verdict = {
         "H1": f"H1 accepted: {first} is stronger than {second} by at least {sprt['elo1']:g} Elo",
         "H0": f"H0 accepted: {first} is not stronger than {second} by more than {sprt['elo0']:g} Elo",
@@ -230,9 +231,9 @@ def _estimate(e: dict[str, float | None]) -> str:
     return f"{number(e['value'])} [{number(e['low'])}, {number(e['high'])}]"
 
 
-def sprt_row(sprt: dict[str, Any], policies: list[str]) -> dict[str, Any]:
+def sprt_row(sprt: dict[str, Any]) -> dict[str, Any]:
     """The SPRT as one flat row."""
-    row: dict[str, Any] = {"first": policies[0], "second": policies[1]}
+    row: dict[str, Any] = {"first": sprt["first"], "second": sprt["second"]}
     row |= {k: sprt[k] for k in ("elo0", "elo1", "alpha", "beta", "max_matches", "status")}
     row |= {k: sprt[k] for k in ("verdict", "decided_at", "llr", "lower", "upper", "matches")}
     row |= {f"pentanomial_{n}": count for n, count in enumerate(sprt["pentanomial"])}
@@ -246,7 +247,7 @@ def sprt_row(sprt: dict[str, Any], policies: list[str]) -> dict[str, Any]:
 def _rows(league: League, what: str) -> Iterable[dict[str, Any]]:
     if what == "sprt":
         sprt = league.stopping()["sprt"]
-        return [sprt_row(sprt, list(league.config.policies))] if sprt else []
+        return [sprt_row(sprt)] if sprt else []
     if what == "standings":
         return standings_rows(league.tables)
     if what == "h2h":
@@ -310,7 +311,7 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
         sprt = league.stopping()["sprt"]
         if sprt is None:
             raise ConfigError(f"{league.run} has no [run.sprt]: --what sprt reports an SPRT run")
-        for line in sprt_lines(sprt, list(league.config.policies)):
+        for line in sprt_lines(sprt):
             console.print(line, highlight=False, markup=False)
     else:
         rows = list(_rows(league, what))

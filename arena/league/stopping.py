@@ -39,7 +39,7 @@ class StopRules:
         self.replay_cap = run.replay_no_contest
         self.spoiled = spoiled
         """Stored episodes with a game the infrastructure spoiled (shared with the session)."""
-        self.first = next(iter(config.policies))
+        self.first, self.second = list(config.policies)[:2]
         self.sprt = SequentialTest(run.sprt) if run.sprt is not None else None
         self.tokens = 0
         self.cost_usd = 0.0
@@ -141,7 +141,7 @@ class StopRules:
     def _sprt_json(self) -> dict[str, Any] | None:
         if self.sprt is None:
             return None
-        shown = self.sprt.to_json()
+        shown = {"first": self.first, "second": self.second, **self.sprt.to_json()}
         capped = len(self.started) >= self.sprt.max_matches and not self._games
         if shown["status"] == "running" and capped:  # no-contests kept it under its cap
             shown["status"] = "inconclusive"

@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from arena.league.report import sprt_lines
 from arena.league.run import read_summary_head
 from arena.league.standings import GameSummary, by_game, standings, summarise
 from arena.league.store import DB_NAME, LeagueStore
@@ -69,6 +70,8 @@ def league_data(
         "h2h": summary.get("h2h") or h2h_from_games(games()),
         "h2h_source": "summary" if summary.get("h2h") else "games",
         "fallbacks": _fallback_table(overall),
+        "stopped_by": summary.get("stopped_by"),
+        "sprt": sprt_lines(summary["sprt"]) if summary.get("sprt") else None,
     }
     return data, (_game_row(g, episode_pages, replays) for g in games())
 

@@ -177,6 +177,8 @@
     app.append(h("h2", {}, "Standings"), h("div", { class: "tables" },
       st.overall ? standingsTable("overall (+1 / 0 / -1 per game)", st.overall, "standings-overall") : null,
       Object.entries(st).filter(([k]) => k !== "overall").map(([name, rows]) => standingsTable(`${name} (mean game score)`, rows, `standings-${name}`))));
+    if (DATA.sprt) app.append(h("h2", {}, "Sequential test"), h("pre", { class: "card", id: "sprt" }, DATA.sprt.join("\n")));
+    if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
     if (DATA.ratings) app.append(h("h2", {}, "Ratings"), ratingsBlock(DATA.ratings));
     app.append(h("h2", {}, "Head to head"), h2hMatrix(DATA));
     app.append(h("h2", {}, "Fallbacks by cause and policy"), fallbackTable(DATA.fallbacks));
