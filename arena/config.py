@@ -103,7 +103,8 @@ class RunTable(_Strict):
     sprt: SprtTable | None = None
     """Stop as soon as a sequential test settles which of two policies is stronger."""
     schedule: Literal["round-robin", "adaptive"] = "round-robin"
-    """`adaptive`: play in rounds the pairs whose order is least certain (docs/efficiency.md)."""
+    """`adaptive`: play in rounds the pairs whose order is least certain, each pair at most
+    `matches` matches (docs/efficiency.md)."""
     target: float = Field(default=0.90, gt=0, lt=1)
     """Adaptive: stop once the whole ranking is right with this probability."""
     round_matches: int = Field(default=8, ge=1)
@@ -441,6 +442,11 @@ def _check_stopping(config: Config, source: str) -> None:
         raise ConfigError(
             f"{source}: [run.sprt] tests two policies against each other, and the run has "
             f"{len(config.policies)} ({', '.join(config.policies)}): keep two, or remove [run.sprt]"
+        )
+    if run.schedule == "adaptive" and len(run.games) != 1:
+        raise ConfigError(
+            f'{source}: schedule = "adaptive" picks matches of one games entry, and run.games = '
+            f"{run.games}: keep one entry (rotate plays the four board games in turn)"
         )
     if run.sprt is not None and len(run.games) != 1:
         raise ConfigError(

@@ -45,12 +45,13 @@ from arena.config import LlmPolicy
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
 from arena.league.preflight import PROBE_S, preflight
+from arena.league.rounds import AdaptiveRounds
 from arena.league.standings import GameSummary
 from arena.league.stopping import StopRules
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.tables import league_tables
 from arena.play.episode import EpisodeSetup, play_episode
-from arena.play.match import Episode
+from arena.play.match import Episode, Match
 from arena.record.cards import PARTIAL
 from arena.record.crash import crash_point
 from arena.record.ledger import new_generation
@@ -106,6 +107,12 @@ class RunResult:
     stopping: dict[str, Any] = field(default_factory=dict)
     """The budgets' spending and the SPRT, as summary.json shows them."""
 
+
+class _RoundEnd:
+    """Where an adaptive round ends in the schedule."""
+
+
+ROUND_END = _RoundEnd()
 
 PROBE_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 """The waits between the probes of an endpoint that is down (the last one repeats)."""
@@ -172,6 +179,8 @@ async def _execute(
             session = _Session(plan, pool, store, finished, result, on_episode)
             await session.play(grace_s, handle_signals)
         result.stopping = session.rules.to_json()
+        if session.rounds is not None:
+            result.stopping["adaptive"] = session.rounds.to_json()
         result.tables = league_tables(store.game_summaries(), plan.config, plan.master_seed)
         store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])
         result.wall_s = time.monotonic() - started
@@ -237,6 +246,10 @@ class _Session:
         self.outstanding = 0
         """Episodes handed to the workers that the writer has not dealt with yet."""
         self.playing: dict[str, Episode] = {}
+        self.round_end = False
+        """An adaptive round is handed out: the next waits until all of it is stored."""
+        self.rounds: AdaptiveRounds | None = None
+        """The adaptive schedule's rounds, if the run has one."""
         self._changed = anyio.Event()
         self._probes: TaskGroup | None = None
 
@@ -282,8 +295,13 @@ class _Session:
                 while True:
                     changed = self._changed = anyio.Event()
                     episode = self._ready()
-                    if episode is None and not exhausted and len(self.waiting) < self.waiting_cap:
-                        episode = next(scheduled, None)
+                    pull = not exhausted and len(self.waiting) < self.waiting_cap
+                    if episode is None and pull and not self._round_open():
+                        pulled = next(scheduled, None)
+                        if isinstance(pulled, _RoundEnd):  # the next round is picked from
+                            self.round_end = True  # this one's results: wait for all of them
+                            continue
+                        episode = pulled
                         if episode is not None and self._closed(episode):
                             episode = None
                         exhausted = episode is None
@@ -302,10 +320,37 @@ class _Session:
                     self.outstanding += 1
                     await jobs.send(episode)
 
-    def _scheduled(self) -> Iterator[Episode]:
+    def _round_open(self) -> bool:
+        """Whether an adaptive round still has an episode to finish (a replay included): the
+        next round waits for all of its results."""
+        if self.round_end and not (self.outstanding or self.again or self.waiting):
+            self.round_end = False
+        return self.round_end
+
+    def _rounds(self, rounds: AdaptiveRounds) -> Iterator[Match | _RoundEnd]:
+        """The adaptive schedule: each round's matches, then the end of the round."""
+        while True:
+            picked = rounds.next_round(self.store.game_summaries())
+            if isinstance(picked, str):
+                self.result.stopped_by = picked
+                log.info("run_stopping", reason=picked, ranking_probability=rounds.probability)
+                return
+            log.info("round_picked", first_index=picked[0].index, matches=len(picked),
+                     ranking_probability=round(rounds.probability, 4))  # fmt: skip
+            yield from picked
+            yield ROUND_END
+
+    def _scheduled(self) -> Iterator[Episode | _RoundEnd]:
         """Each scheduled episode's next play: its first, or the next replay of a stored
         no-contest still under the cap; episodes finished for good are counted as skipped."""
-        for match in self.plan.matches():
+        config = self.plan.config
+        if config.run.schedule == "adaptive":
+            self.rounds = AdaptiveRounds(config, self.plan.master_seed)
+        matches = self._rounds(self.rounds) if self.rounds else self.plan.matches()
+        for match in matches:
+            if isinstance(match, _RoundEnd):
+                yield match
+                continue
             for episode in match.episodes():
                 while episode.id in self.finished and episode.again().id in self.finished:
                     episode = episode.again()

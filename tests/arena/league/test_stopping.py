@@ -83,7 +83,7 @@ def test_a_killed_sprt_run_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     process = _arena("run", str(config), "--out", str(cut))
     _kill_after(process, cut, 20, signal.SIGKILL)
     process.wait(timeout=30)
-    assert _finished(cut) >= 20
+    assert 20 <= _finished(cut) < len(list((whole / "replays").glob("*.json")))  # mid-run
     assert main(["run", str(config), "--out", str(cut), "--no-progress"]) == 0
     a, b = _summary(whole)["sprt"], _summary(cut)["sprt"]
     for key in ("verdict", "decided_at", "llr", "pentanomial", "matches", "elo"):
@@ -182,3 +182,82 @@ def test_a_cost_budget_needs_every_model_priced() -> None:
     }}  # fmt: skip
     with pytest.raises(ConfigError, match=r"policies\.gpt has no price"):
         parse_config(data, keys=False)
+
+
+ADAPTIVE: dict[str, Any] = {
+    "run": {"name": "adaptive", "seed": 4, "games": ["connect-four"], "matches": 30,
+            "concurrency": 4, "schedule": "adaptive", "target": 0.9, "round_matches": 6},
+    "policies": {
+        "tactician": {"kind": "scripted", "baseline": "tactician"},
+        "random": {"kind": "scripted", "baseline": "random"},
+        "mock": {"kind": "mock"},
+        "faulty": {"kind": "mock", "faults": {"illegal": 0.3}},
+    },
+}  # fmt: skip
+
+
+def _episodes(out: Path) -> set[str]:
+    return {p.stem for p in (out / "replays").glob("*.json")}
+
+
+def test_an_adaptive_schedule_stops_at_its_target_with_fewer_matches(tmp_path: Path) -> None:
+    out = tmp_path / "adaptive"
+    result = anyio.run(execute, plan_run(parse_config(ADAPTIVE), out))
+    summary = _summary(out)
+    adaptive = summary["adaptive"]
+    assert adaptive["probability"] >= 0.9
+    assert result.stopped_by.startswith("the ranking is right with probability")
+    played = {g["match_index"] for g in summary["games"]}
+    assert played == set(range(adaptive["matches"]))  # every picked match, each whole
+    assert len(played) < 6 * 30  # far fewer than the round robin's 180
+    # the first rounds are a round robin: every pair once, in config order
+    first = sorted((g for g in summary["games"] if g["game_index"] == 1),
+                   key=lambda g: g["match_index"])[:6]  # fmt: skip
+    assert [tuple(g["policies"]) for g in first] == [
+        ("tactician", "random"), ("tactician", "mock"), ("tactician", "faulty"),
+        ("random", "mock"), ("random", "faulty"), ("mock", "faulty"),
+    ]  # fmt: skip
+    # the k-th match of a pair is the round robin's k-th match: same id, same replay
+    robin = tmp_path / "robin"
+    small = {**ADAPTIVE, "run": {**ADAPTIVE["run"], "schedule": "round-robin", "matches": 2}}
+    anyio.run(execute, plan_run(parse_config(small), robin))
+    common = _episodes(robin) & _episodes(out)
+    assert len(common) >= 12  # every pair's first match at least
+    for stem in sorted(common)[:6]:
+        a = json.loads((robin / "replays" / f"{stem}.json").read_text())["games"]
+        b = json.loads((out / "replays" / f"{stem}.json").read_text())["games"]
+        assert [[p["decisions"][0]["move"] for p in g["plies"]] for g in a] == [
+            [p["decisions"][0]["move"] for p in g["plies"]] for g in b
+        ]
+
+
+def test_a_killed_adaptive_run_resumes_to_the_same_schedule(tmp_path: Path) -> None:
+    config = tmp_path / "adaptive.toml"
+    config.write_text(
+        '[run]\nname = "adaptive"\nseed = 4\ngames = ["connect-four"]\nmatches = 30\n'
+        'concurrency = 4\nschedule = "adaptive"\ntarget = 0.9\nround_matches = 6\n'
+        '[policies.tactician]\nkind = "scripted"\nbaseline = "tactician"\n'
+        '[policies.random]\nkind = "scripted"\nbaseline = "random"\n'
+        '[policies.mock]\nkind = "mock"\n'
+        '[policies.faulty]\nkind = "mock"\nfaults = { illegal = 0.3 }\n'
+    )  # fmt: skip
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    assert main(["run", str(config), "--out", str(whole), "--no-progress"]) == 0
+    process = _arena("run", str(config), "--out", str(cut))
+    _kill_after(process, cut, 40, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert 40 <= _finished(cut) < len(_episodes(whole))  # killed mid-run
+    assert main(["run", str(config), "--out", str(cut), "--no-progress"]) == 0
+    assert _episodes(cut) == _episodes(whole)
+    a, b = _summary(whole), _summary(cut)
+    assert a["adaptive"] == b["adaptive"]
+    assert a["ratings"]["elo"] == b["ratings"]["elo"]
+    assert a["ratings"]["bt"] == b["ratings"]["bt"]
+
+
+def test_an_adaptive_schedule_needs_one_games_entry_and_three_policies() -> None:
+    with pytest.raises(ConfigError, match="keep one entry"):
+        parse_config({**ADAPTIVE, "run": {**ADAPTIVE["run"], "games": ["hex", "connect-four"]}})
+    two = {**ADAPTIVE, "policies": dict(list(ADAPTIVE["policies"].items())[:2])}
+    with pytest.raises(ConfigError, match=r"use \[run\.sprt\]"):
+        parse_config(two)
