@@ -25,10 +25,14 @@ whichever hypothesis the SPRT needs longer.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
+import multiprocessing
+import os
 import statistics
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -37,6 +41,8 @@ import numpy.typing as npt
 from rich.console import Console
 from rich.table import Table
 
+from arena.league.adaptive import pick_round_from_view, round_view
+from arena.league.ratings import MatchOutcome, _fit_log_strengths, _with_anchor_prior
 from arena.league.sprt import OUTCOMES, SequentialTest, bounds, expected_score, llr_many
 
 ELO0, ELO1, ALPHA, BETA = 0.0, 20.0, 0.05, 0.05
@@ -206,9 +212,180 @@ def sprt_section(args: argparse.Namespace) -> list[Target]:
     ]  # fmt: skip
 
 
+# ---------------------------------------------------------------------------
+# Adaptive schedule
+
+ADAPTIVE_ELOS = (0.0, 20.0, 60.0, 120.0, 200.0, 300.0, 420.0, 560.0)
+EVEN_ELOS = tuple(30.0 * i for i in range(8))
+TARGET = 0.90
+"""The adaptive league's stopping probability, and the round robin's share of right rankings."""
+MIN_ADAPTIVE_RATIO = 2.0
+ROUND_MATCHES = 8
+ADAPTIVE_RESAMPLES = 200
+"""The bench's bootstrap per round: a fifth of the league's default 1000, for speed."""
+PAIR_CAP = 100_000
+MAX_PER_PAIR = 2000
+"""The round robin's longest league, in matches per pair."""
+
+
+def game_pdf(elo: float, draw_rate: float) -> _FloatArray:
+    """P(loss, draw, win) of one game for the side `elo` stronger: the SPRT section's game,
+    its draw rate lowered to 2 min(L, 1 - L) where `draw_rate` leaves no room for a loss."""
+    score = expected_score(elo)
+    draw = min(draw_rate, 2 * min(score, 1 - score))
+    return np.array([1 - score - draw / 2, draw, score - draw / 2]).clip(0)
+
+
+def _pair_pdfs(elos: tuple[float, ...], draw_rate: float) -> list[_FloatArray]:
+    """Each pair's game distribution (first's view), pairs in `itertools.combinations` order."""
+    return [game_pdf(b - a, draw_rate)[::-1] for a, b in itertools.combinations(elos, 2)]
+
+
+def round_robin_needs(
+    elos: tuple[float, ...], draw_rate: float, leagues: int, rng: np.random.Generator
+) -> tuple[int, float]:
+    """The fewest matches per pair whose round robin ranks every policy right in at least
+    TARGET of `leagues` simulated leagues (the leagues grow a match per pair at a time), and
+    that share. Point estimates only: the same fit as `bradley_terry`, all leagues at once."""
+    n = len(elos) + 1
+    pairs = list(itertools.combinations(range(len(elos)), 2))
+    pdfs = _pair_pdfs(elos, draw_rate)
+    wins = np.zeros((leagues, n, n))
+    truth = np.argsort(-np.array(elos), kind="stable")
+    for per_pair in range(1, MAX_PER_PAIR + 1):
+        for (i, j), pdf in zip(pairs, pdfs, strict=True):
+            points = rng.choice(3, size=(leagues, 2), p=pdf).sum(axis=1) / 2
+            wins[:, i, j] += points
+            wins[:, j, i] += 2 - points
+        ratings = _fit_log_strengths(_with_anchor_prior(wins))
+        share = float(np.mean(np.all(np.argsort(-ratings, axis=1) == truth, axis=1)))
+        if share >= TARGET:
+            return per_pair, share
+    return MAX_PER_PAIR, share
+
+
+def adaptive_league(elos: tuple[float, ...], draw_rate: float, seed: int) -> tuple[int, bool]:
+    """One simulated adaptive league: rounds of ROUND_MATCHES picked from one bootstrap of
+    ADAPTIVE_RESAMPLES per round, until the ranking's probability reaches TARGET. Its
+    matches at the stop, and whether its ranking was the true one."""
+    rng = np.random.default_rng(seed)
+    names = [f"elo{elo:g}" for elo in elos]
+    pdf = dict(zip(itertools.combinations(names, 2), _pair_pdfs(elos, draw_rate), strict=True))
+    matches: list[MatchOutcome] = []
+    played: dict[tuple[str, str], int] = {}
+    while True:
+        view = round_view(matches, names, seed=seed, resamples=ADAPTIVE_RESAMPLES)
+        if view.probability >= TARGET:
+            truth = tuple(name for _, name in sorted(zip(elos, names, strict=True), reverse=True))
+            return len(matches), view.ranking == truth
+        picks = pick_round_from_view(view, played, k=ROUND_MATCHES, cap=PAIR_CAP)
+        for a, b in picks:
+            games = tuple(float(x) / 2 for x in rng.choice(3, size=2, p=pdf[(a, b)]))
+            matches.append(MatchOutcome(len(matches), a, b, games))
+            played[(a, b)] = played.get((a, b), 0) + 1
+
+
+def _adaptive_leagues(
+    elos: tuple[float, ...], draw_rate: float, seeds: list[int]
+) -> list[tuple[int, bool]]:
+    """`adaptive_league` for each seed, over the machine's cores (one BLAS thread each:
+    the fit's small matrices run slower threaded)."""
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
+    workers = min(len(seeds), os.cpu_count() or 1)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        runs = [pool.submit(adaptive_league, elos, draw_rate, seed) for seed in seeds]
+        return [run.result() for run in runs]
+
+
+@dataclass(frozen=True, slots=True)
+class LeagueFigures:
+    """One league shape's round robin and adaptive figures."""
+
+    round_robin: int
+    """Total matches of the fewest-matches round robin ranking right in TARGET of leagues."""
+    round_robin_share: float
+    adaptive: list[int]
+    """Each adaptive league's matches at its stop."""
+    adaptive_right: float
+    """The share of stopped adaptive leagues whose ranking was the true one."""
+
+    @property
+    def ratio(self) -> float:
+        return self.round_robin / statistics.fmean(self.adaptive)
+
+
+def league_figures(
+    elos: tuple[float, ...], draw_rate: float, robin: int, leagues: int, seed: int
+) -> LeagueFigures:
+    """Simulate `robin` round robin and `leagues` adaptive leagues of policies at `elos`."""
+    per_pair, share = round_robin_needs(elos, draw_rate, robin, np.random.default_rng(seed))
+    stopped = _adaptive_leagues(elos, draw_rate, [seed * 100_000 + i for i in range(leagues)])
+    return LeagueFigures(
+        per_pair * math.comb(len(elos), 2),
+        share,
+        [n for n, _ in stopped],
+        statistics.fmean(float(right) for _, right in stopped),
+    )
+
+
+def adaptive_section(args: argparse.Namespace) -> list[Target]:
+    """Matches to a ranking right with probability 0.9: round robin against adaptive."""
+    leagues = args.leagues if args.leagues is not None else max(1, min(24, args.tests // 80))
+    robin = min(200, max(20, 10 * leagues))
+    began = time.perf_counter()
+    spread = league_figures(ADAPTIVE_ELOS, args.draw_rate, robin, leagues, 2 * args.seed)
+    even = league_figures(EVEN_ELOS, args.draw_rate, robin, leagues, 2 * args.seed + 1)
+    seconds = time.perf_counter() - began
+
+    table = Table(
+        title=f"Adaptive schedule, 8 policies: {robin:,} round robin and {leagues:,} adaptive "
+        f"leagues per figure, draw rate "
+        f"{args.draw_rate:g}, stop at P(ranking) >= {TARGET:g}, {ROUND_MATCHES} matches a "
+        f"round, {ADAPTIVE_RESAMPLES} resamples a round"
+    )
+    for column in ("figure", "Elo 0..560", "30 Elo apart"):
+        table.add_column(column, justify="left" if column == "figure" else "right")
+    table.add_row(
+        f"round robin: fewest matches ranking right in {TARGET:.0%} of leagues",
+        *(f"{f.round_robin:,} ({f.round_robin_share:.1%})" for f in (spread, even)),
+    )
+    table.add_row(
+        "adaptive: mean matches at the stop",
+        *(f"{statistics.fmean(f.adaptive):,.0f}" for f in (spread, even)),
+    )
+    table.add_row(
+        "adaptive: median / 95th percentile matches",
+        *(
+            f"{np.median(f.adaptive):,.0f} / {np.percentile(f.adaptive, 95):,.0f}"
+            for f in (spread, even)
+        ),
+    )
+    table.add_row(
+        "adaptive: share of stopped leagues ranked right",
+        *(f"{f.adaptive_right:.1%}" for f in (spread, even)),
+    )
+    table.add_row(
+        "round robin / adaptive mean matches", *(f"{f.ratio:.2f}x" for f in (spread, even))
+    )
+    Console(width=110).print(table)
+    Console().print(
+        f"Elo 0..560 = {', '.join(f'{e:g}' for e in ADAPTIVE_ELOS)}; round robin: the point "
+        "estimate's ranking after n matches per pair, n = 1, 2, ...; adaptive: round_view and "
+        f"pick_round_from_view, one bootstrap per round; {seconds:.1f} s",
+        style="dim",
+    )
+    return [
+        Target(
+            "round robin / adaptive matches (Elo 0..560)", f"{spread.ratio:.2f}x",
+            f">= {MIN_ADAPTIVE_RATIO}x", spread.ratio >= MIN_ADAPTIVE_RATIO,
+        ),
+    ]  # fmt: skip
+
+
 SECTIONS: list[Section] = [
     sprt_section,
-    # The adaptive schedule's section (`adaptive_section`) goes here once it exists.
+    adaptive_section,
 ]
 
 
@@ -221,6 +398,11 @@ def main() -> None:
     parser.add_argument("--max-matches", type=int, default=100_000, help="the SPRT's match cap")
     parser.add_argument("--check", type=int, default=5, help="runs replayed by SequentialTest")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--leagues", type=int, default=None,
+        help="simulated adaptive leagues per figure (default: --tests / 80, 1 to 24); the round "
+        "robin simulates 10x as many, 20 to 200",
+    )  # fmt: skip
     args = parser.parse_args()
     targets = [target for section in SECTIONS for target in section(args)]
     table = Table(title="targets")
