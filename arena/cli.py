@@ -28,6 +28,7 @@ from arena.league.plan import RunPlan, plan_run
 from arena.league.report import FORMATS, WHATS, load_league, render, sprt_lines, standings_tables
 from arena.league.run import RunResult, execute
 from arena.logs import close_logging, configure_logging
+from arena.play.rescore import add_command as rescore_command
 
 __all__ = ["main"]
 
@@ -166,7 +167,8 @@ def _report_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=WHATS,
         default="standings",
         help="standings: per game and overall, with ratings; h2h: each pair's W-D-L (NC); "
-        "fallbacks: every fallback record; games: every game's result (default %(default)s)",
+        "fallbacks: every fallback record; games: every game's result; sprt: the sequential "
+        "test of an [run.sprt] run (default %(default)s)",
     )
     report.set_defaults(handler=_report)
 
@@ -273,7 +275,7 @@ def _card_seed(text: str) -> str:
 
 _SUBCOMMANDS = (
     _run_command, _mock_llm_command, _verify_command, _games_command, _report_command,
-    _program_command, _view_command, _prompt_command, _rebuild_command,
+    _program_command, _view_command, _prompt_command, _rebuild_command, rescore_command,
 )  # fmt: skip
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from arena.league.ratings import MatchOutcome, _bt_fit
 
 __all__ = [
+    "Pair",
     "RoundView",
     "pick_round",
     "pick_round_from_view",

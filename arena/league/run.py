@@ -112,7 +112,7 @@ class _RoundEnd:
     """Where an adaptive round ends in the schedule."""
 
 
-ROUND_END = _RoundEnd()
+_ROUND_END = _RoundEnd()
 
 PROBE_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 """The waits between the probes of an endpoint that is down (the last one repeats)."""
@@ -338,7 +338,7 @@ class _Session:
             log.info("round_picked", first_index=picked[0].index, matches=len(picked),
                      ranking_probability=round(rounds.probability, 4))  # fmt: skip
             yield from picked
-            yield ROUND_END
+            yield _ROUND_END
 
     def _scheduled(self) -> Iterator[Episode | _RoundEnd]:
         """Each scheduled episode's next play: its first, or the next replay of a stored
