@@ -34,6 +34,7 @@ from arena.record.ledger import register_programs
 from arena.record.replay import Replay
 from arena.redact import Redactor
 from arena.seats.breaker import Breakers
+from arena.seats.cache import ResponseCache, default_cache_dir
 from arena.seats.factory import make_seat
 from arena.seats.llm import provider_specs
 
@@ -81,6 +82,16 @@ class RunPlan:
     def redactor(self) -> Redactor:
         """Replaces the run's API keys in everything it writes."""
         return Redactor(self.config.secrets())
+
+    @functools.cached_property
+    def response_cache(self) -> ResponseCache | None:
+        """The store of model replies its seats share (`[run] response_cache`), or None: in
+        `cache_dir` (relative to the config file's folder), else the user's cache folder."""
+        run = self.config.run
+        if not run.response_cache:
+            return None
+        folder = self.config.located(run.cache_dir) if run.cache_dir else default_cache_dir()
+        return ResponseCache(folder, self.redactor)
 
     @property
     def policies(self) -> list[str]:
@@ -143,7 +154,7 @@ class RunPlan:
         """The seat a policy plays through in one game of `game`."""
         return make_seat(
             self.config, self.programs, game, policy, seed, index, seat, pool, self.redactor,
-            breakers,
+            breakers, self.response_cache,
         )  # fmt: skip
 
     def setup_for(

@@ -98,6 +98,10 @@ class ReplyReport(_Model):
     retries: list[dict[str, Any]] = Field(default_factory=list)
     """The provider's transport attempts before this one: status, error, latency, wait."""
     cost_usd: float | None = None
+    cached: bool = False
+    """The reply came from the response cache (docs/efficiency.md#the-response-cache): no
+    request was sent, `cost_usd` is 0 (None without a price), `usage` is what it took when
+    it was made."""
 
 
 class _AttemptFacts(_Model):

@@ -20,6 +20,7 @@ from arena.play.protocol import Seat
 from arena.programs import ProgramInfo, ProgramSeat
 from arena.redact import Redactor
 from arena.seats.breaker import Breakers
+from arena.seats.cache import ResponseCache
 from arena.seats.llm import LlmSeat, provider_specs
 from arena.seats.mock import MockSeat
 from arena.seats.program import ProgramPlayer
@@ -39,8 +40,10 @@ def make_seat(
     pool: providers.Providers | None = None,
     redactor: Redactor | None = None,
     breakers: Breakers | None = None,
+    cache: ResponseCache | None = None,
 ) -> Seat:
-    """The seat `policy` plays through at `seat` of game `index` of a match on `seed`."""
+    """The seat `policy` plays through at `seat` of game `index` of a match on `seed`; a
+    model's seat asks the run's response `cache` first, if it has one."""
     spec = config.policies[policy]
     rng = random.Random(f"{seed}:{index}:{seat}:{policy}")
     if isinstance(spec, ScriptedPolicy):
@@ -67,4 +70,4 @@ def make_seat(
         for p in provider_specs(spec)
     ]
     client, circuit = replicas[0]
-    return LlmSeat(client, spec, redactor or Redactor(), circuit, replicas[1:])
+    return LlmSeat(client, spec, redactor or Redactor(), circuit, replicas[1:], cache)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, replace
+from functools import partial
 from typing import Any
 
 import anyio
@@ -25,6 +26,7 @@ from arena.record.replay import REASONING_CUT
 from arena.record.validity import INFRASTRUCTURE_CAUSES
 from arena.redact import Redactor
 from arena.seats.breaker import Circuit
+from arena.seats.cache import ResponseCache
 
 __all__ = ["LlmSeat", "Replica", "provider_spec", "provider_specs"]
 
@@ -93,6 +95,9 @@ class LlmSeat(TextSeat):
     A policy served by several replicas (`more`) asks the one with the fewest
     requests in flight whose circuit is closed; when it fails on the
     infrastructure's side, the next one is asked within the same attempt.
+
+    With the run's response `cache`, a request asked before is answered from it
+    (whatever the circuits say: no endpoint is needed), and a new reply is stored.
     """
 
     def __init__(
@@ -102,9 +107,11 @@ class LlmSeat(TextSeat):
         redactor: Redactor | None = None,
         circuit: Circuit | None = None,
         more: Sequence[Replica] = (),
+        cache: ResponseCache | None = None,
     ) -> None:
         self._replicas: list[Replica] = [(client, circuit), *more]
         self._policy = policy
+        self._cache = cache
         self._redactor = redactor or Redactor()
         """The run's secrets come out of everything a provider sends, here where it enters."""
         self._connected = False
@@ -118,7 +125,8 @@ class LlmSeat(TextSeat):
         return question.stable if self._policy.layout == "chat" and question.stable else None
 
     async def ask(self, question: Question, *, deadline: float) -> Answer:
-        """Ask the model; provider failures become `SeatFailure` with their cause."""
+        """Ask the model (or the cache); provider failures become `SeatFailure` with their
+        cause."""
         split = self.system_chars(question)
         system, user = (
             (question.prompt[:split], question.prompt[split:]) if split else (None, question.prompt)
@@ -131,6 +139,13 @@ class LlmSeat(TextSeat):
             seed=self._policy.seed,
             json_object=self._policy.json_mode,
         )
+        ask = partial(self._ask_replicas, request, deadline)
+        if self._cache is None:
+            return await ask()
+        return await self._cache.reply(self._policy, request, ask, deadline=deadline)
+
+    async def _ask_replicas(self, request: providers.CompletionRequest, deadline: float) -> Answer:
+        """The first replica's answer that is not an infrastructure failure."""
         up = [r for r in self._replicas if r[1] is None or not r[1].is_open]
         if not up:
             raise SeatFailure("not_connected", _DOWN)

@@ -1,4 +1,5 @@
-"""Fixtures of the browser tests: the built sites of the tiny runs, one Chromium, a fresh tab."""
+"""Fixtures of the browser tests: the built sites of the tiny runs, one Chromium per module (its
+event loop holds the thread while it is open, so it must not outlive the module), a fresh tab."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from tests.arena.viewer.chromium import ARGS, Sites, Tab, chromium_path
 from tests.arena.viewer.test_viewer import _cached_run
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def sites() -> Sites:
     built = Sites({})
     for kind in ("board", "battle", "stratego", "backgammon"):
@@ -24,7 +25,7 @@ def sites() -> Sites:
     return built
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(sites: Sites) -> Iterator[Any]:
     path = chromium_path()
     if path is None:
