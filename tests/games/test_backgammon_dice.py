@@ -1,4 +1,4 @@
-"""Backgammon's verifiable dice (SPEC 7's worked example) and card verification."""
+"""Backgammon's verifiable dice (docs/rules.md#verifiable-dice, its worked example) and card verification."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""The play generator and namer against a slow, literal reading of SPEC 7.
+"""The play generator and namer against a slow, literal reading of docs/rules.md#backgammon.
 
 The oracle below tries every die order and every from-point (no pruning, no
 monotone trick for doubles), keeps the step sequences that use the most dice
 and then the largest total, and for each resulting position tries every way
-of attributing the steps to checkers, picking the joined form SPEC names:
+of attributing the steps to checkers, picking the joined form the rules name:
 fewest moves, then the highest (from, to) pairs read in order, then (the
 engine's documented tie-break) fewest intermediate points, earliest hit marks,
 highest intermediate points.
@@ -118,7 +118,7 @@ def _name(moves: tuple[Any, ...]) -> str:
 
 
 def oracle(me: Board, opp: Board, roll: tuple[int, int]) -> list[tuple[str, Board, Board]]:
-    """The legal list by brute force: (name, mover after, opponent after), in SPEC order."""
+    """The legal list by brute force: (name, mover after, opponent after), in the rules' order."""
     dice = [roll[0]] * 4 if roll[0] == roll[1] else list(roll)
     sequences = _sequences(list(me), list(opp), dice)
     best = max((len(used), sum(used)) for used, _ in sequences)
@@ -225,7 +225,7 @@ def test_highest_pairs_pick_among_joinings() -> None:
 
 def test_hit_mark_goes_on_the_first_move_written() -> None:
     # 2-2: 20 cannot move (18 blocked), 10/8 is blocked, so three twos: 14/12, 12/10, 12/10.
-    # Either checker may land first on the blot; SPEC leaves it open, the engine marks 14/10*.
+    # Either checker may land first on the blot; the rules leave it open, the engine marks 14/10*.
     me, opp = _sides({20: 1, 14: 1, 12: 1}, {18: 2, 10: 1, 8: 2})
     assert oracle(me, opp, (2, 2))[0][0] == "14/10* 12/10"
     assert [name for name, _, _ in _engine(me, opp, (2, 2))] == ["14/10* 12/10"]

@@ -162,7 +162,7 @@ def play_match(seed: int, first: str, second: str) -> tuple[int, int]:
     totals = [0, 0]
     for game in (1, 2):
         s = BATTLE.initial(seed, game=game)
-        # the first policy is seat 0 in game 1 and seat 1 in game 2 (SPEC.md section 1)
+        # the first policy is seat 0 in game 1 and seat 1 in game 2 (docs/rules.md#matches-and-seeds)
         policy = {0: first, 1: second} if game == 1 else {0: second, 1: first}
         while BATTLE.to_act(s):
             s = BATTLE.apply(s, {

@@ -1,7 +1,7 @@
 """The numpy tick engine against a plain, literal reading of the seed's steps.
 
 `reference_tick` below is written straight from `seeds/battle-rules.txt` and
-SPEC.md section 5, one soldier at a time, with no shortcut: every attack and
+docs/rules.md#battle, one soldier at a time, with no shortcut: every attack and
 every move in ascending id. The engine applies most attacks and moves as
 array operations and only loops where the order can matter; hypothesis
 throws crowded random positions and random orders at both and they must

@@ -67,7 +67,7 @@ def test_five_on_one_kill_in_one_tick() -> None:
 
 def test_four_on_one_leave_it_at_twenty_and_it_hits_the_first_offset() -> None:
     # 4 x 20 = 80 taken, no recovery (it attacked). All four neighbours have 100 hp, so it
-    # picks the first offset in SPEC order, (-1, -1): the soldier at (9, 9), who drops to 80
+    # picks the first offset in the rules' order, (-1, -1): the soldier at (9, 9), who drops to 80
     # and does not heal either (it attacked too).
     s = ONE_TICK.from_soldiers(FIVE_AROUND[:4], [Soldier(10, 10)])
     s = tick(s, living_hold(s, 0, "A"), living_hold(s, 1, "B"))

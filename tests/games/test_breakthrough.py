@@ -39,7 +39,7 @@ def random_position(seed: int, plies: int) -> Position:
 
 
 def reference_moves(s: Position) -> list[str]:
-    """Legal moves straight from the rules text on a 2-D grid, sorted as SPEC 4 says."""
+    """Legal moves straight from the rules text on a 2-D grid, sorted as docs/rules.md#breakthrough says."""
     grid = G.view(s, 0)["cells"]  # grid[rank][file]
     seat = s.ply % 2
     own, other, step = ("R", "B", 1) if seat == 0 else ("B", "R", -1)

@@ -137,7 +137,7 @@ BOARD_GAMES = sorted(games.ROTATION)
 
 @pytest.mark.parametrize("name", BOARD_GAMES)
 def test_board_baselines_are_the_tactician_of_spec(name: str) -> None:
-    """Every board engine may replace TurnGame's tactician with a faster one (SPEC 4): it must
+    """Every board engine may replace TurnGame's tactician with a faster one (docs/rules.md#connect-four): it must
     choose exactly what the generic definition chooses, ties to the first in legal order."""
     game = games.load(name)
     assert isinstance(game, games.TurnGame)

@@ -1,4 +1,4 @@
-"""Quoridor: move tables, every rule of the seed and SPEC 4, standing by hand,
+"""Quoridor: move tables, every rule of docs/rules.md#quoridor, standing by hand,
 the tolerant reader, and a cross-check against a slow reference written from
 the rules text (full search for every wall)."""
 
@@ -89,7 +89,7 @@ def ref_dist(start: Cell, goal_rank: int, blocked: set[frozenset[Cell]]) -> int:
 
 
 def ref_legal(view: dict) -> list[str]:
-    """Every legal move of the seat to move, from the rules text, in SPEC order."""
+    """Every legal move of the seat to move, from the rules text, in the rules' order."""
     me, other = view["to_move"], 1 - view["to_move"]
     mine, theirs = _cell(view["pawns"][str(me)]), _cell(view["pawns"][str(other)])
     blocked = _blocked_steps(view["walls"])
@@ -218,7 +218,7 @@ def test_position_constructor_refuses_unreachable_positions(args: tuple, message
         ("e4", "e5", [], [], 0, ["d4", "e3", "e6", "f4"]),
         # blue (ply 1) jumps down over red: blue e6, red e5 -> e4, no diagonals
         ("e5", "e6", [], [], 1, ["d6", "e4", "e7", "f6"]),
-        # SPEC 4: no jump when the step mover -> opponent is walled (d4h blocks e4-e5)
+        # no jump when the step mover -> opponent is walled (d4h blocks e4-e5)
         ("e4", "e5", ["d4h"], [], 0, ["d4", "e3", "f4"]),
         # a wall behind the opponent (d5h blocks e5-e6): diagonals d5 and f5 instead
         ("e4", "e5", [], ["d5h"], 0, ["d4", "d5", "e3", "f4", "f5"]),

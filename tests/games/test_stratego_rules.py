@@ -1,4 +1,4 @@
-"""Stratego movement, battles, notation, endings, standing and baseline (SPEC 6).
+"""Stratego movement, battles, notation, endings, standing and baseline (docs/rules.md#stratego).
 
 Positions are built with `from_board` from a few pieces in Gravon letters
 (Red B Bomb, C Spy, D Scout, E Miner, F Sergeant, I Major, L Marshal, M Flag;

@@ -1,4 +1,4 @@
-"""Stratego's setup phase: reading setups, orientation, the seeded fallback setup (SPEC 6)."""
+"""Stratego's setup phase: reading setups, orientation, the seeded fallback setup (docs/rules.md#stratego)."""
 
 from __future__ import annotations
 

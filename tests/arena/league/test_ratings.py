@@ -1,4 +1,4 @@
-"""Elo, Bradley-Terry and head to head from complete matches (SPEC 8)."""
+"""Elo, Bradley-Terry and head to head from complete matches (docs/rules.md#standings-and-ratings)."""
 
 from __future__ import annotations
 

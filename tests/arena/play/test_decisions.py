@@ -1,4 +1,4 @@
-"""The decision protocol (SPEC 2.4-2.5) with tiny injected deadlines and generous margins."""
+"""The decision protocol (docs/rules.md#the-decision-protocol) with tiny injected deadlines and generous margins."""
 
 from __future__ import annotations
 

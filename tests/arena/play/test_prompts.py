@@ -1,4 +1,4 @@
-"""Templates, placeholders and the exact prompt a seat gets (SPEC 9)."""
+"""Templates, placeholders and the exact prompt a seat gets (docs/rules.md#the-prompt)."""
 
 from __future__ import annotations
 

@@ -224,7 +224,7 @@ def test_attempts_carry_reasoning_usage_and_the_prompt_split(
 
 
 def _hash_link(previous: bytes, x: Any, y: Any, hp: Any) -> bytes:
-    """SPEC 5's gameHash link, packed independently of the engine."""
+    """The battle's gameHash link (docs/rules.md#gamehash), packed independently of the engine."""
     record = b"".join(
         int(i).to_bytes(2, "big")
         + bytes([int(h > 0), int(a), int(b)])
