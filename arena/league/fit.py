@@ -4,8 +4,9 @@ A table is declared as columns, each with a rank: the lowest-ranked column is
 left out first, until the table fits the width. A column whose cells all say
 nothing (every cost unknown, every token count zero) goes before any other. A
 number is never truncated or wrapped (its column is as wide as its widest cell);
-only a column of text marked `wrap` may fold. The caption names what was left
-out and where to read it.
+only a column of text marked `wrap` may fold. A column left out may say its
+content in short under the table (`instead`); the caption names the others and
+where to read them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class Column:
     wrap: bool = False
     empty: frozenset[str] = frozenset()
     """Cell texts that say nothing (`-`, `0`): a column of nothing else goes first."""
+    instead: Sequence[str] = ()
+    """Lines said under the table when the column is left out (its content, in short)."""
 
     @property
     def width(self) -> int:
@@ -55,20 +58,23 @@ def _width(columns: Sequence[Column]) -> int:
 
 
 def fitted(title: str, columns: Sequence[Column], width: int, *, more: str = "") -> Table:
-    """A table of `columns` no wider than `width` (the first column always stays), the
-    left-out columns named in its caption with `more`, where to read them."""
+    """A table of `columns` no wider than `width` (the first column always stays): under
+    it, what left-out columns say `instead`, and the others named with `more`, where to
+    read them."""
     kept = list(columns)
     order = sorted(kept[1:], key=lambda c: (not c.blank, c.rank))
-    left_out = []
+    left_out: list[str] = []
+    said: list[str] = []
     while _width(kept) > width and order:
         column = order.pop(0)
         kept.remove(column)
-        if not column.blank:
+        if column.instead:
+            said.extend(column.instead)
+        elif not column.blank:
             left_out.append(column.header.replace("\n", " "))
-    caption = f"not shown at {width} columns: {', '.join(left_out)}" if left_out else None
-    table = Table(
-        title=title, caption=f"{caption}{more}" if caption else None, caption_justify="left"
-    )
+    if left_out:
+        said.append(f"not shown at {width} columns: {', '.join(left_out)}{more}")
+    table = Table(title=title, caption="\n".join(said) or None, caption_justify="left")
     for c in kept:
         table.add_column(
             c.header, justify="right" if c.right else "left", no_wrap=not c.wrap,

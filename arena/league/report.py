@@ -136,9 +136,12 @@ def _table(
     causes = cells(
         lambda r: "\n".join(f"{c} {n}" for c, n in sorted(r["fallbacks"].items())) or "-"
     )
-    columns.append(
-        Column("fallbacks\nby cause", causes, 50, right=False, wrap=True, empty=frozenset("-"))
-    )
+    instead = [  # left out at this width, the causes are said under the table
+        f"{r['policy']} fell back: " + ", ".join(f"{c} {n}" for c, n in sorted(r["fallbacks"].items()))
+        for r in rows if r["fallbacks"]
+    ]  # fmt: skip
+    columns.append(Column("fallbacks\nby cause", causes, 50, right=False, wrap=True,
+                          empty=frozenset("-"), instead=instead))  # fmt: skip
     return fitted(title, columns, width, more=_MORE)
 
 

@@ -187,5 +187,7 @@ def test_tables_fit_the_terminal_without_cutting_numbers(
             assert f"{row['wins']}-{row['draws']}-{row['losses']}" in text
             bt = summary["ratings"]["bt"][row["policy"]]
             assert f"{bt['rating']:.0f} [{bt['low']:.0f}, {bt['high']:.0f}]" in text
+            for cause, n in row["fallbacks"].items():  # in its column, or said under the table
+                assert f"{cause} {n}" in text
         if width == 80:
             assert "not shown at 80 columns:" in text  # what is left out is said
