@@ -291,6 +291,8 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
         raise ConfigError(
             f"--what {what} --format {fmt}: use --what {'|'.join(WHATS)} --format {'|'.join(FORMATS)}"
         )
+    if what == "sprt" and league.config.run.sprt is None:
+        raise ConfigError(f"{league.run} has no [run.sprt]: --what sprt reports an SPRT run")
     if fmt in ("json", "csv"):
         chunks = _json_list(_rows(league, what)) if fmt == "json" else _csv(_rows(league, what))
         for chunk in chunks:
@@ -311,10 +313,7 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
     elif what == "h2h":
         console.print(_h2h_table(league.tables, list(league.config.policies)))
     elif what == "sprt":
-        sprt = league.stopping()["sprt"]
-        if sprt is None:
-            raise ConfigError(f"{league.run} has no [run.sprt]: --what sprt reports an SPRT run")
-        for line in sprt_lines(sprt):
+        for line in sprt_lines(league.stopping()["sprt"]):
             console.print(line, highlight=False, markup=False)
     else:
         rows = list(_rows(league, what))

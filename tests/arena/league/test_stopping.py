@@ -261,3 +261,15 @@ def test_an_adaptive_schedule_needs_one_games_entry_and_three_policies() -> None
     two = {**ADAPTIVE, "policies": dict(list(ADAPTIVE["policies"].items())[:2])}
     with pytest.raises(ConfigError, match=r"use \[run\.sprt\]"):
         parse_config(two)
+
+
+def test_report_what_sprt_on_a_run_without_one_is_a_clean_refusal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    data = {**LEAGUE, "run": {**LEAGUE["run"], "matches": 1}}
+    anyio.run(execute, plan_run(parse_config(data), out))
+    for fmt in ("table", "json", "csv"):
+        capsys.readouterr()
+        assert main(["report", str(out), "--what", "sprt", "--format", fmt]) == 2
+        assert "has no [run.sprt]: --what sprt reports an SPRT run" in capsys.readouterr().err
