@@ -20,7 +20,7 @@ from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import anyio
 import structlog
@@ -44,9 +44,11 @@ __all__ = [
     "RETRY_REASONS",
     "SEAT_LEAD_S",
     "TOO_DEEP",
+    "ReadReply",
     "TextSeat",
     "decide",
     "decide_batch",
+    "read_reply",
     "retry_reason",
     "switched_off",
 ]
@@ -74,6 +76,36 @@ provider error text, model name, URL or status detail ever reaches a prompt. For
 
 NO_REPLY = "no reply before the attempt's deadline"
 TOO_DEEP = "the reply nests its JSON too deep to read"
+
+
+class ReadReply(NamedTuple):
+    """A reply as the protocol reads it: the move, or why there is none (`cause`, `error`);
+    `extracted` where the move could be read at all (an illegal one included)."""
+
+    move: Any
+    cause: str | None
+    error: str
+    extracted: Extracted | None
+
+
+def read_reply(
+    game: games.Game[Any], state: Any, seat: int, text: str, key: str, stop_reason: str | None
+) -> ReadReply:
+    """Read a reply that arrived in time: empty, unreadable (or truncated, when the model
+    stopped at its token limit), illegal, or a move. Decisions and `arena rescore` read
+    replies through this one function, so the two never disagree."""
+    if not text.strip():
+        return ReadReply(None, "empty", "the reply was empty", None)
+    try:
+        extracted = extract(text, key)
+        move = game.parse(state, seat, extracted.move)
+    except (games.Unreadable, RecursionError) as exc:
+        cause = "truncated" if stop_reason == "length" else "unreadable"
+        error = str(exc) if isinstance(exc, games.Unreadable) else TOO_DEEP
+        return ReadReply(None, cause, error, None)
+    except games.Illegal as exc:
+        return ReadReply(None, "illegal", str(exc), extracted)
+    return ReadReply(move, None, "", extracted)
 
 
 def retry_reason(cause: str, error: str) -> str:
@@ -149,18 +181,8 @@ async def _attempt(
     if answer is None or arrived > deadline:
         return attempt(latency, None, "timeout", NO_REPLY), None, None
     text = answer.text
-    if not text.strip():
-        return attempt(latency, text, "empty", "the reply was empty", answer), None, None
-    try:
-        extracted = extract(text, req.key)
-        move = req.game.parse(req.state, req.seat, extracted.move)
-    except (games.Unreadable, RecursionError) as exc:
-        cause = "truncated" if answer.stop_reason == "length" else "unreadable"
-        error = str(exc) if isinstance(exc, games.Unreadable) else TOO_DEEP
-        return attempt(latency, text, cause, error, answer), None, None
-    except games.Illegal as exc:
-        return attempt(latency, text, "illegal", str(exc), answer), None, extracted
-    return attempt(latency, text, None, "", answer), move, extracted
+    read = read_reply(req.game, req.state, req.seat, text, req.key, answer.stop_reason)
+    return attempt(latency, text, read.cause, read.error, answer), read.move, read.extracted
 
 
 def _logged(record: Attempt, seat: int) -> Attempt:

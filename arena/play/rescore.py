@@ -30,7 +30,7 @@ from rich.table import Table
 from rich.text import Text
 
 import games
-from arena.play.extract import extract
+from arena.play.decisions import read_reply
 from arena.record.replay import (
     AttemptRecord,
     DecisionRecord,
@@ -185,21 +185,14 @@ def _excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 def _read(
     game: games.Game[Any], state: Any, seat: int, key: str, attempt: AttemptRecord, source: str
 ) -> Reading:
-    """One attempt's reply read as `decisions._attempt` reads it today."""
+    """One attempt's reply read as the decision protocol reads it today (`read_reply`)."""
     text = attempt.reply
     if text is None or attempt.cause not in _READING_CAUSES:
         return Reading(None, "fallback", attempt.cause or "timeout", attempt.error, text)
-    if not text.strip():
-        return Reading(None, "fallback", "empty", "the reply was empty", text)
-    try:
-        move = game.parse(state, seat, extract(text, key).move)
-    except (games.Unreadable, RecursionError) as exc:
-        cause = "truncated" if attempt.stop_reason == "length" else "unreadable"
-        error = str(exc) if isinstance(exc, games.Unreadable) else "the reply nests too deep"
-        return Reading(None, "fallback", cause, error, text)
-    except games.Illegal as exc:
-        return Reading(None, "fallback", "illegal", str(exc), text)
-    return Reading(move_json(move), "reply" if source == "reply" else "retry", reply=text)
+    read = read_reply(game, state, seat, text, key, attempt.stop_reason)
+    if read.cause is not None:
+        return Reading(None, "fallback", read.cause, read.error, text)
+    return Reading(move_json(read.move), "reply" if source == "reply" else "retry", reply=text)
 
 
 def _reread(game: games.Game[Any], state: Any, d: DecisionRecord) -> tuple[Reading, bool]:

@@ -26,7 +26,7 @@ import games
 from arena.config import parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
-from arena.play import rescore
+from arena.play import decisions
 from arena.play.extract import Extracted
 from arena.play.rescore import (
     FALLBACK_TO_MOVE,
@@ -119,14 +119,15 @@ def _odd_turn(say: str) -> bool:
 
 @pytest.fixture
 def strict(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A reader change that refuses what was accepted: replies saying an odd turn."""
-    real = rescore.extract
+    """A reader change that refuses what was accepted: replies saying an odd turn (in the
+    extraction the decision protocol and rescore share)."""
+    real = decisions.extract
 
     def stricter(text: str, key: str = "move") -> Extracted:
         got = real(text, key)
         return dataclasses.replace(got, move=None) if _odd_turn(got.say) else got
 
-    monkeypatch.setattr(rescore, "extract", stricter)
+    monkeypatch.setattr(decisions, "extract", stricter)
 
 
 def _strict_kind(d: DecisionRecord, game: Any, state: Any) -> str:
