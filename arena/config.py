@@ -443,14 +443,13 @@ def _check_stopping(config: Config, source: str) -> None:
             f"{source}: [run.sprt] tests two policies against each other, and the run has "
             f"{len(config.policies)} ({', '.join(config.policies)}): keep two, or remove [run.sprt]"
         )
-    if run.schedule == "adaptive" and len(run.games) != 1:
+    chooser = (
+        "[run.sprt]" if run.sprt is not None
+        else 'schedule = "adaptive"' if run.schedule == "adaptive" else None
+    )  # fmt: skip
+    if chooser is not None and len(run.games) != 1:
         raise ConfigError(
-            f'{source}: schedule = "adaptive" picks matches of one games entry, and run.games = '
-            f"{run.games}: keep one entry (rotate plays the four board games in turn)"
-        )
-    if run.sprt is not None and len(run.games) != 1:
-        raise ConfigError(
-            f"{source}: [run.sprt] reads its matches in schedule order, one games entry at a "
+            f"{source}: {chooser} reads its matches in schedule order, one games entry at a "
             f"time, and run.games = {run.games}: keep one entry (rotate plays the four board "
             "games in turn)"
         )

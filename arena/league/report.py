@@ -15,6 +15,7 @@ import io
 import json
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -173,10 +174,13 @@ def _h2h_table(tables: dict[str, Any], policies: list[str]) -> Table:
     return table
 
 
-def _games_table(rows: list[dict[str, Any]], width: int) -> Table:
-    def cells(key: str) -> list[str]:
-        return ["" if r[key] is None else str(r[key]) for r in rows]
+def _texts(rows: list[dict[str, Any]], key: str) -> list[str]:
+    """Column `key` of tidy rows as cell texts (empty for null)."""
+    return ["" if r[key] is None else str(r[key]) for r in rows]
 
+
+def _games_table(rows: list[dict[str, Any]], width: int) -> Table:
+    cells = partial(_texts, rows)
     scores = ["NC" if r["no_contest"] else f"{r['score_0']}:{r['score_1']}" for r in rows]
     fallbacks = [f"{r['fallbacks_0']}/{r['fallbacks_1']}" for r in rows]
     columns = [
@@ -190,9 +194,7 @@ def _games_table(rows: list[dict[str, Any]], width: int) -> Table:
 
 
 def _fallbacks_table(rows: list[dict[str, Any]], width: int) -> Table:
-    def cells(key: str) -> list[str]:
-        return ["" if r[key] is None else str(r[key]) for r in rows]
-
+    cells = partial(_texts, rows)
     columns = [
         Column("match", cells("match_index"), 1000), Column("game", cells("game"), 90, right=False),
         Column("g", cells("game_index"), 80), Column("ply", cells("ply"), 85),
