@@ -1,4 +1,5 @@
-"""Test doubles: a scripted text seat and a tiny simultaneous game; reading a run's games."""
+"""Test doubles: a scripted text seat and a tiny simultaneous game; reading a run's games
+and its replays' attempts."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from arena.league.standings import GameSummary
 from arena.league.store import LeagueStore
 from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
+from arena.record.replay import AttemptRecord, Replay
 
 
 @dataclass
@@ -107,3 +109,9 @@ def stored_games(out: Path) -> list[GameSummary]:
         return list(store.game_summaries())
     finally:
         store.close()
+
+
+def replay_attempts(replays: list[Replay]) -> list[AttemptRecord]:
+    """Every attempt of every decision of `replays` (a scripted seat is asked nothing)."""
+    return [a for r in replays for g in r.games for p in g.plies for d in p.decisions
+            for a in d.attempts]  # fmt: skip

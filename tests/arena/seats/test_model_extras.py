@@ -19,6 +19,7 @@ from arena.league.run import execute
 from arena.mock_llm import build_app, serving
 from arena.record.replay import Replay, load_replay, prompt_sha256
 from arena.record.verify import VerifyError, verify_replay
+from tests.arena.fakes import replay_attempts
 
 pytestmark = pytest.mark.anyio
 
@@ -49,17 +50,6 @@ def _replays(out: Path) -> list[Replay]:
     return [load_replay(p) for p in sorted((out / "replays").glob("*.json"))]
 
 
-def _attempts(replays: list[Replay]) -> list[Any]:
-    return [
-        a
-        for r in replays
-        for g in r.games
-        for p in g.plies
-        for d in p.decisions
-        for a in d.attempts
-    ]
-
-
 async def play_reasoning_league(out: Path, reasoning: str) -> list[Replay]:
     """A league of the three protocols' models, each with its params and the chat layout,
     against a mock that reasons (`reasoning`: apart or think); its replays."""
@@ -84,7 +74,7 @@ async def test_params_reasoning_and_the_chat_layout_for_every_protocol(
         for name, asked in replay.models.items():
             assert asked["params"] == PARAMS[name]
             assert asked["layout"] == "chat"
-    attempts = _attempts(replays)
+    attempts = replay_attempts(replays)
     assert attempts
     for a in attempts:
         assert a.reasoning is not None

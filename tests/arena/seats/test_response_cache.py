@@ -23,8 +23,9 @@ from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.mock_llm import MockLLM, build_app, serving
 from arena.play.protocol import Answer, SeatFailure
-from arena.record.replay import AttemptRecord, Replay, load_replay
+from arena.record.replay import Replay, load_replay
 from arena.seats.cache import ResponseCache, default_cache_dir, request_key
+from tests.arena.fakes import replay_attempts
 
 pytestmark = pytest.mark.anyio
 
@@ -67,18 +68,6 @@ def _moves(replays: list[Replay]) -> list[list[Any]]:
     return [[d.move for g in r.games for p in g.plies for d in p.decisions] for r in replays]
 
 
-def _attempts(replays: list[Replay]) -> list[AttemptRecord]:
-    """Every attempt of every decision: the model's (a scripted seat is asked nothing)."""
-    return [
-        a
-        for r in replays
-        for g in r.games
-        for p in g.plies
-        for d in p.decisions
-        for a in d.attempts
-    ]
-
-
 def _files(cache: Path) -> list[Path]:
     return sorted(cache.glob("*/*.json"))
 
@@ -94,7 +83,7 @@ async def test_a_second_run_asks_nothing_and_plays_the_same_games(tmp_path: Path
     assert app.requests == asked  # not one request the second time
     assert len(_files(cache)) == asked  # one file per request sent, each a distinct key
     assert _moves(second) == _moves(first)
-    before, after = _attempts(first), _attempts(second)
+    before, after = replay_attempts(first), replay_attempts(second)
     assert len(after) == len(before) > 0
     assert any(not a.cached for a in before)
     assert all(a.cached for a in after)
@@ -126,7 +115,7 @@ async def test_failures_are_not_stored_and_are_asked_again(tmp_path: Path) -> No
     assert again["prose"] == 0  # a reply without a move is still the model's reply: stored
     assert app.requests - asked == injected["429"] + injected["garbage"]
     assert _moves(second) == _moves(first)
-    causes = Counter((a.cause, a.cached) for a in _attempts(second))
+    causes = Counter((a.cause, a.cached) for a in replay_attempts(second))
     assert causes[("rate_limited", False)] > 0
     assert causes[("provider_error", False)] > 0
     assert causes[("unreadable", True)] > 0
@@ -188,7 +177,7 @@ async def test_no_cache_file_holds_the_api_key(
         data = _config(url, cache, api_key_env="CACHE_TEST_KEY", params={"user": KEY})
         replays = await _run(data, tmp_path / "a")
     assert mock.requests > 0
-    assert any("the key is [redacted]" in (a.reply or "") for a in _attempts(replays))
+    assert any("the key is [redacted]" in (a.reply or "") for a in replay_attempts(replays))
     files = _files(cache)
     assert files
     for path in files:
@@ -380,5 +369,5 @@ async def test_the_key_is_the_same_whichever_replica_answers(tmp_path: Path) -> 
         after = await _run(_config([b, a], cache, max_connections=1), tmp_path / "b")
     assert min(asked) > 0  # both replicas answered the first run
     assert (first.requests, second.requests) == asked  # neither was asked the second time
-    assert all(x.cached for x in _attempts(after))
+    assert all(x.cached for x in replay_attempts(after))
     assert _moves(after) == _moves(before)
