@@ -80,6 +80,18 @@ def _run_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="do not probe the models' endpoints before the first game",
     )
     run.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        help="where the episodes are played, instead of the config's run.executor: this "
+        "process, or a Ray cluster (docs/cluster.md; needs pip install -e '.[ray]')",
+    )
+    run.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="the Ray cluster to play on, e.g. 10.0.0.5:6379 (implies --executor ray; default "
+        "RAY_ADDRESS, else a Ray instance started on this machine for the run)",
+    )
+    run.add_argument(
         "--mock-faults",
         default="",
         metavar="RATES",
@@ -328,6 +340,13 @@ def _run(args: argparse.Namespace) -> int:
     config = load_config(args.config, keys=not args.mock_llm)
     if args.mock_llm:
         config = _served_by_mock(config, f"http://127.0.0.1:{args.mock_port}")
+    executor = "ray" if args.ray_address and not args.executor else args.executor
+    if executor == "local" and args.ray_address:
+        raise ConfigError("--ray-address names a Ray cluster: it needs --executor ray, not local")
+    if executor is not None:
+        config = config.model_copy(
+            update={"run": config.run.model_copy(update={"executor": executor})}
+        )
     resume = "new" if args.force_new else "anyway" if args.resume_anyway else "refuse"
     try:
         plan = plan_run(config, args.out, resume=resume)
@@ -344,8 +363,9 @@ def _run(args: argparse.Namespace) -> int:
             mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
             show = not args.no_progress and console.is_terminal
             result = _play_with_progress(
-                plan, console, show=show, mock=mock, grace_s=args.grace, check=not args.no_preflight
-            )
+                plan, console, show=show, mock=mock, grace_s=args.grace,
+                check=not args.no_preflight, ray_address=args.ray_address,
+            )  # fmt: skip
         finally:
             close_logging()
     out = _stdout()
@@ -415,6 +435,7 @@ def _play_with_progress(
     mock: tuple[int, str] | None,
     grace_s: float,
     check: bool,
+    ray_address: str | None,
 ) -> RunResult:
     columns = (
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -447,7 +468,7 @@ def _play_with_progress(
             if mock is None:
                 return await execute(
                     plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
-                    check_endpoints=check,
+                    check_endpoints=check, ray_address=ray_address,
                 )  # fmt: skip
             from arena.mock_llm import build_app, serving
 
@@ -456,7 +477,7 @@ def _play_with_progress(
                 console.print(f"mock LLM serving on {url} (faults: {faults or 'none'})")
                 return await execute(
                     plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
-                    check_endpoints=check,
+                    check_endpoints=check, ray_address=ray_address,
                 )  # fmt: skip
 
         return anyio.run(play)

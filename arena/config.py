@@ -89,6 +89,8 @@ class RunTable(_Strict):
     games: list[str] = Field(min_length=1)
     matches: int = Field(default=1, ge=1)
     concurrency: int = Field(default=8, ge=1, le=1024)
+    executor: Literal["local", "ray"] = "local"
+    """Where episodes are played: this process, or a Ray cluster (docs/cluster.md)."""
     record_prompts: bool = True
     node_budget: int = Field(default=20_000, ge=1)
     max_infra_share: float = Field(default=0.25, ge=0, le=1)

@@ -23,7 +23,7 @@ import structlog
 
 from arena.redact import Redactor
 
-__all__ = ["close_logging", "configure_logging"]
+__all__ = ["close_logging", "configure_logging", "relay", "stamp", "verbose_logging"]
 
 _CONSOLE_EVENTS = frozenset({"run_started", "run_finished", "episode_failed", "endpoint_up"})
 
@@ -67,6 +67,34 @@ class _EventSink:
 
 
 _open_files: list[TextIO] = []
+_verbose = [False]
+
+
+def verbose_logging() -> bool:
+    """Whether debug events are logged (`--verbose`): a cluster's workers then log them too."""
+    return _verbose[0]
+
+
+_stamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
+
+
+def stamp(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """The event's time, unless it has one: an event relayed from a cluster's worker keeps
+    the time it happened there."""
+    return event if "timestamp" in event else _stamper(logger, method, event)
+
+
+_relay_log = structlog.get_logger("arena.relay")
+_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+def relay(event: MutableMapping[str, Any]) -> None:
+    """An event logged in another process (a cluster's worker), logged here as it came: its
+    fields and time kept, to the events file and the console like any event of this one."""
+    fields = dict(event)
+    name = str(fields.pop("event", "event"))
+    level = str(fields.pop("level", "info"))
+    getattr(_relay_log, level if level in _LEVELS else "info")(name, **fields)
 
 
 def configure_logging(
@@ -80,6 +108,7 @@ def configure_logging(
     """Send events to `events_path` (JSON lines, appended; started afresh with `fresh`) and,
     if asked, to stderr."""
     close_logging()
+    _verbose[0] = verbose
     events: TextIO | None = None
     if events_path is not None:
         events_path.parent.mkdir(parents=True, exist_ok=True)
@@ -89,7 +118,7 @@ def configure_logging(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            stamp,
             _EventSink(events, console, verbose, redactor or Redactor()),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(
@@ -103,6 +132,7 @@ def close_logging() -> None:
     """Flush and close the events file; later events go nowhere until reconfigured."""
     while _open_files:
         _open_files.pop().close()
+    _verbose[0] = False
     # No level filter here, so that structlog.testing.capture_logs still sees every event.
     structlog.configure(
         processors=[structlog.processors.add_log_level, _EventSink(None, False, False, Redactor())],

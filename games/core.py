@@ -204,6 +204,13 @@ class Game(ABC, Generic[S]):
     def initial(self, seed: int | str, game: int = 1) -> S:
         """The starting state; all chance derives from `seed` and `game` (1 or 2)."""
 
+    def game_chance(self, chance: int | str, game: int) -> int | str:
+        """What game `game` of an episode needs of the episode's chance, and nothing more: the
+        chance itself for most games; for backgammon, the game's seed derived from the card
+        seed, so a process that plays one game never holds the card's secret. `initial`
+        accepts either."""
+        return chance
+
     @abstractmethod
     def to_act(self, s: S) -> tuple[int, ...]:
         """The seats that must decide now; () once the game is over."""

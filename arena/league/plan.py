@@ -11,6 +11,7 @@ episodes need (`setup_for`) and what a session does before its first game
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -44,11 +45,12 @@ RESUME_MODES = ("refuse", "anyway", "new")
 """What to do when a stored run's config differs: refuse, resume anyway, start over."""
 
 RESUME_ACCEPTS = (
-    "run.concurrency", "run.endpoint_down_s", "run.budget_usd", "run.budget_tokens",
+    "run.concurrency", "run.executor", "run.endpoint_down_s", "run.budget_usd", "run.budget_tokens",
     "run.budget_matches", "run.sprt.max_matches", "run.response_cache", "run.cache_dir",
 )  # fmt: skip
 """The config keys a resumed run may change without `--resume-anyway`: none can change a
 finished game's result. Ratings are applied in schedule order, whatever the concurrency;
+an episode plays the same game in this process or on a cluster's worker;
 how long a run waits for an endpoint that is down only decides when it stops
 (resumably), not what a game in flight meets; a budget or the SPRT's match cap only
 decides how many matches are played, in schedule order; the response cache only spares
@@ -238,6 +240,11 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
                 programs[name] = register(config.located(spec.path))
             except ProgramRefused as exc:
                 raise ConfigError(_program_refused(config, name, spec.path, exc)) from exc
+    if config.run.executor == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError(
+            "run.executor = 'ray' needs Ray, an optional extra: pip install -e '.[ray]' "
+            "(or executor = 'local')"
+        )
     plan = RunPlan(config, master, out, templates, resume, programs)
     if stored is not None and resume == "refuse":
         changes = config_changes(

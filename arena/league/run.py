@@ -29,7 +29,7 @@ import json
 import shutil
 import signal
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +42,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 import providers
 from arena.config import LlmPolicy
+from arena.league.executor import EpisodeLost, Executor, WorkerRefused, open_executor
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
 from arena.league.preflight import PROBE_S, preflight
@@ -50,7 +51,7 @@ from arena.league.standings import GameSummary
 from arena.league.stopping import StopRules
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.tables import league_tables
-from arena.play.episode import EpisodeSetup, play_episode
+from arena.play.episode import EpisodeSetup
 from arena.play.match import Episode, Match
 from arena.record.cards import PARTIAL
 from arena.record.crash import crash_point
@@ -61,6 +62,7 @@ from arena.seats.breaker import Breakers, Circuit
 from arena.seats.llm import provider_specs
 
 __all__ = [
+    "LOST_TRIES",
     "PROBE_BACKOFF_S",
     "SUMMARY_GAMES",
     "WAKE_S",
@@ -114,6 +116,8 @@ class _RoundEnd:
 
 _ROUND_END = _RoundEnd()
 
+LOST_TRIES = 3
+"""An episode whose process is lost this often in one session is given up (a failure)."""
 PROBE_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 """The waits between the probes of an endpoint that is down (the last one repeats)."""
 WAKE_S = 1.0
@@ -141,21 +145,26 @@ async def execute(
     grace_s: float = 30.0,
     handle_signals: bool = False,
     check_endpoints: bool = True,
+    ray_address: str | None = None,
 ) -> RunResult:
     """Play every episode of the plan the store does not hold yet, with bounded concurrency.
 
     The run folder is held for the whole session: a second run on it stops at once. Every
-    model endpoint is probed first (`preflight`) unless `check_endpoints` is False."""
+    model endpoint is probed first (`preflight`) unless `check_endpoints` is False. With
+    `executor = "ray"` the episodes are played on the cluster at `ray_address`
+    (`arena.league.executor`)."""
     with hold_run_folder(plan.out):
         async with providers.Providers() as pool:
             if check_endpoints:
                 await preflight(plan, pool)
-            return await _execute(plan, pool, on_episode, grace_s, handle_signals)
+            async with open_executor(plan, ray_address) as executor:
+                return await _execute(plan, pool, executor, on_episode, grace_s, handle_signals)
 
 
 async def _execute(
     plan: RunPlan,
     pool: providers.Providers,
+    executor: Executor,
     on_episode: Progress | None,
     grace_s: float,
     handle_signals: bool,
@@ -171,12 +180,12 @@ async def _execute(
         plan.begin(store, lambda replay: _store(plan, store, replay))
         finished = store.finished_episodes()
         log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count(),
-                 already_finished=len(finished))  # fmt: skip
+                 already_finished=len(finished), executor=executor.where)  # fmt: skip
         result.finished_before, result.episodes = len(finished), plan.episode_count()
         if on_episode:
             on_episode(result)  # the session starts: a resume is said before anything plays
         with structlog.contextvars.bound_contextvars(run=name):
-            session = _Session(plan, pool, store, finished, result, on_episode)
+            session = _Session(plan, pool, executor, store, finished, result, on_episode)
             await session.play(grace_s, handle_signals)
         result.stopping = session.rules.to_json()
         if session.rounds is not None:
@@ -209,6 +218,7 @@ class _Session:
         self,
         plan: RunPlan,
         pool: providers.Providers,
+        executor: Executor,
         store: LeagueStore,
         finished: set[str],
         result: RunResult,
@@ -216,6 +226,7 @@ class _Session:
     ) -> None:
         self.plan = plan
         self.pool = pool
+        self.executor = executor
         self.store = store
         self.finished = finished
         self.result = result
@@ -246,6 +257,8 @@ class _Session:
         self.outstanding = 0
         """Episodes handed to the workers that the writer has not dealt with yet."""
         self.playing: dict[str, Episode] = {}
+        self.lost: Counter[str] = Counter()
+        """How often each episode's process was lost this session."""
         self.round_end = False
         """An adaptive round is handed out: the next waits until all of it is stored."""
         self.rounds: AdaptiveRounds | None = None
@@ -475,15 +488,52 @@ class _Session:
                 self.playing[episode.id] = episode
                 self._moved(+1)
                 try:
-                    replay: Replay | Failure = await play_episode(
+                    replay: Replay | Failure = await self.executor.play(
                         self.setups[episode.match.game], episode
                     )
+                except EpisodeLost as exc:
+                    await self._lost(episode, exc, done)
+                    continue
+                except WorkerRefused as exc:
+                    self._let_go(episode)
+                    self._stop(str(exc))
+                    continue
                 except Exception as exc:  # an engine or seat bug must not take the run down
                     log.exception("episode_failed", episode=episode.id, error=repr(exc))
                     replay = {"episode": episode.id, "error": repr(exc)}
                 finally:
                     self._moved(-1)
                 await done.send(replay)
+
+    def _let_go(self, episode: Episode) -> None:
+        """The episode leaves the workers unstored (it waits, or a resume plays it)."""
+        self.playing.pop(episode.id, None)
+        self.outstanding -= 1
+        self._poke()
+
+    async def _lost(
+        self, episode: Episode, why: EpisodeLost, done: MemoryObjectSendStream[Replay | Failure]
+    ) -> None:
+        """The process playing `episode` was lost: nothing of it is stored but a cut card's
+        finished games; it is played again (a card with a new card), up to `LOST_TRIES`."""
+        self.lost[episode.id] += 1
+        tries = self.lost[episode.id]
+        cut = await anyio.to_thread.run_sync(self.setups[episode.match.game].hooks.cut, episode.id)
+        log.warning(
+            "episode_lost", episode=episode.id, error=str(why), lost=tries,
+            kept=cut.episode if cut is not None else None,
+            note="played again from its start" if tries < LOST_TRIES else "given up",
+        )  # fmt: skip
+        if cut is not None:
+            self.outstanding += 1  # one more item for the writer
+            self.result.replays += 1
+            await done.send(cut)
+        if tries < LOST_TRIES:
+            self.again.append(episode)
+            self._let_go(episode)
+            return
+        error = f"its worker was lost {tries} times; last: {why}"
+        await done.send({"episode": episode.id, "error": error})
 
     async def _watch_signals(self, watcher: anyio.CancelScope, grace_s: float) -> None:
         """First signal: stop scheduling, grace for the episodes in flight; second: stop now."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +45,9 @@ from arena.record.replay import (
 from arena.record.validity import infrastructure_no_contest, side_of
 from games import COMPLETE, Outcome
 
-__all__ = ["HOLD_S", "EpisodeSetup", "SeatFactory", "play_episode"]
+__all__ = [
+    "HOLD_S", "EpisodeSetup", "Keep", "SeatFactory", "episode_replay", "play_episode", "play_games",
+]  # fmt: skip
 
 log = structlog.get_logger("arena.play.episode")
 
@@ -322,24 +324,42 @@ def _switched_off(setup: EpisodeSetup, stop_at: float) -> bool:
 async def play_episode(setup: EpisodeSetup, episode: Episode) -> Replay:
     """Play every game of `episode` and return its replay."""
     match = episode.match
+    with structlog.contextvars.bound_contextvars(episode=episode.id, game=match.game):
+        async with setup.hooks.open(episode.id, episode.base_id, match.k, match.seed) as scope:
+            chances = {i: scope.chance for i in episode.game_indices}
+            records = await play_games(setup, episode, chances, scope.keep)
+    return episode_replay(setup, episode, records, scope.integrity())
+
+
+Keep = Callable[[Replay], Awaitable[None]]
+"""Told after each game but the last, with the replay of the games played so far."""
+
+
+async def play_games(
+    setup: EpisodeSetup, episode: Episode, chances: Mapping[int, int | str], keep: Keep
+) -> list[GameRecord]:
+    """The games of `episode`, game i started from `chances[i]` (the episode's chance, or
+    what `Game.game_chance` derives of it: a process playing the games on a cluster's
+    worker is given only that)."""
+    match = episode.match
     fmt = setup.game.match_format
     limit = setup.wall_s if setup.wall_s is not None else math.inf
     with structlog.contextvars.bound_contextvars(episode=episode.id, game=match.game):
-        async with setup.hooks.open(episode.id, episode.base_id, match.k, match.seed) as scope:
-            records: list[GameRecord] = []
-            stop_at = anyio.current_time() + limit
-            for index in episode.game_indices:
-                if not fmt.wall_covers_episode:
-                    stop_at = anyio.current_time() + limit
-                records.append(await _play_game(setup, episode, index, stop_at, scope.chance))
-                if len(records) < len(episode.game_indices):
-                    await scope.keep(_replay(setup, episode, records, {}))
-    return _replay(setup, episode, records, scope.integrity())
+        records: list[GameRecord] = []
+        stop_at = anyio.current_time() + limit
+        for index in episode.game_indices:
+            if not fmt.wall_covers_episode:
+                stop_at = anyio.current_time() + limit
+            records.append(await _play_game(setup, episode, index, stop_at, chances[index]))
+            if len(records) < len(episode.game_indices):
+                await keep(episode_replay(setup, episode, records, {}))
+    return records
 
 
-def _replay(
+def episode_replay(
     setup: EpisodeSetup, episode: Episode, records: list[GameRecord], integrity: dict[str, Any]
 ) -> Replay:
+    """The replay of `episode`'s games played so far, with the episode's integrity block."""
     match = episode.match
     return Replay(
         run=setup.run,

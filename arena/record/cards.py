@@ -19,6 +19,8 @@ The lifecycle, as the episode hooks of every game whose chance is a card:
   is revealed as `cancelled`; the card is stored with its finished games and
   the cut one `no-contest` (out of the ratings), and a new card with a new
   seed (attempt 2, 3, ...) is played in its place;
+- `cut`: a card whose worker was lost mid-run is cut short as above, and
+  its kept games are stored at once; a new card replaces it in the same run;
 - `resume`: a session killed mid-card left a commitment without a reveal. A
   card whose replay was written is stored if it was not, and revealed as
   `finished`; any other is revealed as `cancelled` and replaced. No card is
@@ -181,10 +183,15 @@ class CardEpisodes:
             raise
 
     def stored(self, replay: Replay) -> None:
-        """The card's result is durable: reveal its seed as finished, once."""
+        """The card's result is durable: reveal its seed as finished, once. A cut card's
+        replay was revealed when it was cut: its kept games are no longer needed."""
         block = replay.integrity
-        if block.get("status") == "cancelled" or self.out is None:
-            return  # a cut card's replay: revealed when it was cut
+        if self.out is None:
+            return
+        if block.get("status") == "cancelled":
+            played = replay.episode.removesuffix(f"{CANCELLED_MARK}{block.get('attempt')}")
+            (self.out / PARTIAL / f"{played}~a{block.get('attempt')}.json").unlink(missing_ok=True)
+            return
         card, attempt = str(block["card"]), int(block["attempt"])
         _reveal(self.out, card, attempt, str(block["card_seed"]), "finished", "")
         (self.out / PARTIAL / f"{replay.episode}~a{attempt}.json").unlink(missing_ok=True)
@@ -207,9 +214,34 @@ class CardEpisodes:
             log.warning("card_recovered", card=card, attempt=attempt)
         for path, reveal in cancelled_cards(self.out):
             replay = cancelled_card_replay(load_replay(path), reveal)
-            store(replay)
+            if replay.episode not in finished:  # stored, then killed before this cleanup
+                store(replay)
             path.unlink()
             log.warning("card_kept_cancelled", card=replay.episode, games=len(replay.games))
+
+    def cut(self, episode: str) -> Replay | None:
+        """The replay to store for `episode`, whose last card was cut short mid-run (its
+        worker lost): the games it finished, the cut one no-contest; None if it finished
+        none. The card was revealed as cancelled when it was cut."""
+        if self.out is None:
+            return None
+        events = read_current(self.out)
+        commits = [
+            e
+            for e in events
+            if e.get("event") == "commit" and e.get("episode", e["card"]) == episode
+        ]
+        if not commits:
+            return None
+        card, attempt = commits[-1]["card"], commits[-1]["attempt"]
+        reveal = next(
+            (e for e in events if e.get("event") == "reveal" and (e["card"], e["attempt"]) == (card, attempt)),
+            None,
+        )  # fmt: skip
+        path = self.out / PARTIAL / f"{episode}~a{attempt}.json"
+        if reveal is None or reveal.get("status") != "cancelled" or not path.exists():
+            return None
+        return cancelled_card_replay(load_replay(path), reveal)
 
     def verify(self, replay: Replay) -> str | None:
         """The card's four verification steps, the commitment from the ledger; the problem

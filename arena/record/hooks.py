@@ -63,6 +63,12 @@ class EpisodeHooks(Protocol):
         episodes the store holds), storing any replay that must be kept with `store`."""
         ...
 
+    def cut(self, episode: str) -> Replay | None:
+        """The replay to store for `episode`, cut short mid-run (the process playing it was
+        lost), or None: a cut card keeps the games it finished; a game of any other kind
+        is played again from its start, and nothing is kept."""
+        ...
+
     def verify(self, replay: Replay) -> str | None:
         """The episode-level check of `arena verify`: what is wrong, or None."""
         ...
@@ -93,6 +99,10 @@ class PlainEpisodes:
 
     def resume(self, store: Callable[[Replay], object], finished: set[str]) -> None:
         """A killed session leaves nothing: its unfinished episodes are played again."""
+
+    def cut(self, episode: str) -> Replay | None:
+        """Nothing is kept: the episode is played again whole."""
+        return None
 
     def verify(self, replay: Replay) -> str | None:
         """Nothing beyond the games themselves to check."""

@@ -28,12 +28,14 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
+    "GAME_SEED_MARK",
     "Roll",
     "commitment",
     "derived_card_seed",
     "draw_dice",
     "game_seed",
     "is_card_seed",
+    "marked_game_seed",
     "opener",
     "roll_for_ply",
 ]
@@ -75,6 +77,15 @@ def game_seed(card_seed: str, game: int) -> str:
         raise ValueError(f"game index {game!r} is not 1 or 2 (a card has two games)")
     message = f"game:{game}".encode()
     return hmac.new(card_seed.encode("utf-8"), message, hashlib.sha256).hexdigest()
+
+
+GAME_SEED_MARK = "game-seed:"
+"""How a game's own seed is written where a card seed could stand: `game-seed:<64 hex>`."""
+
+
+def marked_game_seed(card_seed: str, game: int) -> str:
+    """Game `game`'s seed, marked so that `Backgammon.initial` takes it for what it is."""
+    return GAME_SEED_MARK + game_seed(card_seed, game)
 
 
 def derived_card_seed(master: int | str, k: int, attempt: int) -> str:

@@ -137,16 +137,31 @@ class Backgammon(Game[BackgammonState]):
     # -- state ----------------------------------------------------------------
 
     def initial(self, seed: int | str, game: int = 1) -> BackgammonState:
-        """The opening position of game `game` (1 or 2) of the card with seed `seed`."""
-        if not isinstance(seed, str) or not dice_rules.is_card_seed(seed):
+        """The opening position of game `game` (1 or 2) of the card with seed `seed`, or of
+        the game whose own seed `seed` is (`game_chance`)."""
+        mark = dice_rules.GAME_SEED_MARK
+        if (
+            isinstance(seed, str)
+            and seed.startswith(mark)
+            and dice_rules.is_card_seed(seed[len(mark) :])
+        ):
+            seed_of_game = seed[len(mark) :]
+        elif isinstance(seed, str) and dice_rules.is_card_seed(seed):
+            seed_of_game = dice_rules.game_seed(seed, game)
+        else:
             raise ValueError(
                 f"backgammon's seed {seed!r} is not a card seed: pass the card's 64 hex digits "
                 "e.g. dice.derived_card_seed(master, k, attempt)"
             )
-        seed_of_game = dice_rules.game_seed(seed, game)
         opening = dice_rules.roll_for_ply(seed_of_game, 1)
         turn = dice_rules.opener(opening)
         return BackgammonState(OPENING, OPENING, turn, opening, 0, game, seed_of_game)
+
+    def game_chance(self, chance: int | str, game: int) -> int | str:
+        """The game's own seed: the card seed stays with whoever holds the ledger."""
+        if not isinstance(chance, str) or not dice_rules.is_card_seed(chance):
+            raise ValueError(f"backgammon's chance {chance!r} is not a card seed")
+        return dice_rules.marked_game_seed(chance, game)
 
     def position(
         self,

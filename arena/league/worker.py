@@ -1,0 +1,225 @@
+"""What a cluster's worker does with one episode (`arena.league.cluster` sends it).
+
+The worker is given the run's plan (once per process: it is cached by its key),
+the episode, and each game's own chance: the match seed, or for a backgammon
+card the two game seeds derived from the card seed, never the card seed
+itself, which stays with the driver's ledger. It plays the games as a local
+run does (`play_games`, its deadlines on this worker's monotonic clock, its
+program seats' sandboxes started here), and streams back messages:
+
+- `("events", [json, ...])`: the events it logged, batched at most `FLUSH_S`
+  apart, for the driver's events file;
+- `("keep", replay json)`: after each game but the last, the games so far (a
+  card cut later keeps them, as in a local run);
+- `("replay", replay json)`: the episode's replay, integrity block empty: the
+  driver adds it.
+
+Before its first episode a worker checks that it runs the driver's code (the
+same engines give the same games) and, for program seats, that it can start a
+sandbox; if not, it refuses with the reason (`WorkerRefused`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import queue
+import socket
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Iterator, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import structlog
+
+from arena.config import ProgramPolicy
+from arena.league.executor import WorkerRefused
+from arena.league.plan import RunPlan
+from arena.logs import stamp
+from arena.play.episode import EpisodeSetup, episode_replay, play_games
+from arena.play.match import Episode
+from arena.record.replay import Replay
+
+__all__ = ["FLUSH_S", "Message", "WorkerPlan", "code_build", "episode_messages", "worker_id"]
+
+FLUSH_S = 0.25
+"""The longest a worker holds an event before it sends it on."""
+
+Message = tuple[str, Any]
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    """What every worker needs of the run, sent once per worker process."""
+
+    key: str
+    """Unique per session: a worker caches the plan under it."""
+    build: str
+    """The driver's `code_build()`: a worker running other code is refused."""
+    plan: RunPlan
+    verbose: bool
+
+
+def worker_id() -> str:
+    """`host:pid`, as the events a worker logs name it."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+_PACKAGES = ("arena", "games", "providers")
+
+
+def code_build() -> str:
+    """SHA-256 over the source of the packages that play a game (file names and bytes)."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parents[2]
+    for package in _PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+_cache: dict[str, tuple[RunPlan, dict[str, EpisodeSetup]]] = {}
+_build: list[str] = []
+_verbose = [False]
+_outbox: list[queue.Queue[Message | None]] = []
+"""The queue the episode in play sends its events to (one episode at a time per worker)."""
+
+
+def _forward(logger: Any, method: str, event: MutableMapping[str, Any]) -> str:
+    if _outbox:
+        _outbox[0].put(("event", json.dumps(event, default=str, separators=(",", ":"))))
+    raise structlog.DropEvent
+
+
+def _configure_logging(verbose: bool) -> None:
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            stamp,
+            structlog.processors.format_exc_info,
+            _forward,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.DEBUG if verbose else logging.INFO
+        ),
+        cache_logger_on_first_use=False,
+    )
+
+
+def _checked(key: str, load: Callable[[], WorkerPlan]) -> tuple[RunPlan, dict[str, EpisodeSetup]]:
+    """The run's plan on this worker, fetched and checked once: the driver's code, a
+    sandbox if needed."""
+    cached = _cache.get(key)
+    if cached is not None:
+        return cached
+    spec = load()
+    if not _build:
+        _build.append(code_build())
+    if _build[0] != spec.build:
+        raise WorkerRefused(
+            f"the worker {worker_id()} runs other cog-arena code than the driver (build "
+            f"{_build[0][:12]}, the driver's {spec.build[:12]}): install the driver's version "
+            "on every worker (docs/cluster.md)"
+        )
+    if any(isinstance(p, ProgramPolicy) for p in spec.plan.config.policies.values()):
+        problem = _sandbox_problem()
+        if problem:
+            raise WorkerRefused(
+                f"the worker {worker_id()} cannot start program seats' sandboxes: {problem} "
+                "(docs/cluster.md#what-each-worker-needs)"
+            )
+    _cache.clear()  # one run's plan at a time
+    _cache[key] = (spec.plan, {})
+    _verbose[:] = [spec.verbose]
+    return _cache[key]
+
+
+def _sandbox_problem() -> str:
+    """What keeps this worker from confining a program seat as a local run does, or ''."""
+    from arena.programs.sandbox import CHILD_PATH
+
+    if not sys.platform.startswith("linux"):
+        return f"program seats need Linux (rlimits, prctl, namespaces), this is {sys.platform}"
+    if not sys.executable or not os.access(sys.executable, os.X_OK):
+        return "no Python interpreter to start the child with (sys.executable)"
+    if not CHILD_PATH.is_file():
+        return f"the child runtime {CHILD_PATH} is missing"
+    return ""
+
+
+def episode_messages(
+    key: str, load: Callable[[], WorkerPlan], episode: Episode, chances: dict[int, int | str]
+) -> Iterator[Message]:
+    """Play `episode` here, yielding its messages (module doc) as they come; `load` fetches
+    the run's plan when this worker has not cached the plan `key` yet."""
+    plan, setups = _checked(key, load)
+    _configure_logging(_verbose[0])
+    outbox: queue.Queue[Message | None] = queue.Queue()
+    _outbox[:] = [outbox]
+
+    def play() -> None:
+        try:
+            replay = anyio.run(_play, plan, setups, episode, chances, outbox)
+            outbox.put(("replay", replay.model_dump_json()))
+        except BaseException:  # the driver logs it as the episode's failure
+            outbox.put(("error", traceback.format_exc()))
+        finally:
+            outbox.put(None)
+
+    player = threading.Thread(target=play, name=f"episode {episode.id}", daemon=True)
+    player.start()
+    try:
+        yield from _batched(outbox)
+    finally:
+        _outbox.clear()
+        player.join(timeout=1.0)
+
+
+def _batched(outbox: queue.Queue[Message | None]) -> Iterator[Message]:
+    """The outbox's messages in order, events gathered into batches."""
+    events: list[str] = []
+    while True:
+        try:
+            item = outbox.get(timeout=FLUSH_S)
+        except queue.Empty:
+            if events:
+                yield ("events", events)
+                events = []
+            continue
+        if item is not None and item[0] == "event":
+            events.append(item[1])
+            continue
+        if events:
+            yield ("events", events)
+            events = []
+        if item is None:
+            return
+        yield item
+
+
+async def _play(
+    plan: RunPlan,
+    setups: dict[str, EpisodeSetup],
+    episode: Episode,
+    chances: dict[int, int | str],
+    outbox: queue.Queue[Message | None],
+) -> Replay:
+    game = episode.match.game
+    if game not in setups:
+        setups[game] = plan.setup_for(game)
+    setup = setups[game]
+
+    async def keep(replay: Replay) -> None:
+        outbox.put(("keep", replay.model_dump_json()))
+
+    with structlog.contextvars.bound_contextvars(run=plan.config.run.name, worker=worker_id()):
+        records = await play_games(setup, episode, chances, keep)
+    return episode_replay(setup, episode, records, {})
