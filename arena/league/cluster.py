@@ -7,8 +7,8 @@ the ledger here, before its first roll), gives the task each game's own chance
 streams back its events, each finished game and the replay
 (`arena.league.worker`). The driver relays the events to its events file,
 keeps a card's finished games, adds the episode's integrity block and returns
-the replay to the one writer, so resume, verify and the viewer see what a
-local run writes.
+the replay to the one writer (`RemoteExecutor`), so resume, verify and the
+viewer see what a local run writes.
 
 What stays: an episode with a model seat is played on the driver, where the
 run's circuit breakers, `max_connections`, response cache and endpoint checks
@@ -22,13 +22,13 @@ cannot play as the run requires raises `WorkerRefused`.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -37,15 +37,12 @@ import ray
 import ray.exceptions
 import structlog
 
-from arena.config import ConfigError, LlmPolicy
-from arena.league.executor import EpisodeLost, WorkerRefused
+from arena.config import ConfigError
+from arena.league.executor import EpisodeLost, Message, RemoteExecutor, WorkerRefused
 from arena.league.plan import RunPlan
-from arena.league.worker import Message, WorkerPlan, code_build, episode_messages
-from arena.logs import relay, verbose_logging
-from arena.play.episode import EpisodeSetup, play_episode
+from arena.league.worker import WorkerPlan, code_build, episode_messages
+from arena.logs import verbose_logging
 from arena.play.match import Episode
-from arena.record.hooks import EpisodeScope
-from arena.record.replay import Replay
 
 __all__ = ["CONNECT_S", "RayExecutor", "ray_executor"]
 
@@ -65,49 +62,26 @@ def _episode_task(
     yield from episode_messages(key, lambda: ray.get(plan[0]), episode, chances)
 
 
-class RayExecutor:
-    """Episodes with no model seat as Ray tasks; the others on this process's loop."""
+class RayExecutor(RemoteExecutor):
+    """Episodes with no model seat as Ray tasks (`RemoteExecutor`)."""
 
     def __init__(
         self, plan: RunPlan, spec: ray.ObjectRef[WorkerPlan], key: str, where: str
     ) -> None:
-        self.where = where
+        super().__init__(plan, where)
         self._spec = spec
         self._key = key
-        self._models = {
-            name for name, p in plan.config.policies.items() if isinstance(p, LlmPolicy)
-        }
 
-    async def play(self, setup: EpisodeSetup, episode: Episode) -> Replay:
-        """The episode on a worker, its hooks here; one with a model seat here."""
-        match = episode.match
-        if {match.first, match.second} & self._models:
-            return await play_episode(setup, episode)
-        with structlog.contextvars.bound_contextvars(episode=episode.id, game=match.game):
-            async with setup.hooks.open(episode.id, episode.base_id, match.k, match.seed) as scope:
-                chances = {i: setup.game.game_chance(scope.chance, i) for i in episode.game_indices}
-                replay = await self._remote(episode, chances, scope)
-        return replay.model_copy(update={"integrity": scope.integrity()})
-
-    async def _remote(
-        self, episode: Episode, chances: dict[int, int | str], scope: EpisodeScope
-    ) -> Replay:
+    async def messages(
+        self, episode: Episode, chances: dict[int, int | str]
+    ) -> AsyncIterator[Message]:
+        """The episode's Ray task's messages as they come; never retried by Ray."""
         stream: ray.ObjectRefGenerator = _episode_task.options(name=episode.id).remote(
             [self._spec], self._key, episode, chances
         )
-        replay: Replay | None = None
         try:
             async for ref in stream:
-                kind, payload = await ref
-                if kind == "events":
-                    for line in payload:
-                        relay(json.loads(line))
-                elif kind == "keep":
-                    await scope.keep(Replay.model_validate_json(payload))
-                elif kind == "replay":
-                    replay = Replay.model_validate_json(payload)
-                elif kind == "error":
-                    raise RuntimeError(f"the episode failed on its worker:\n{payload}")
+                yield await ref
         except ray.exceptions.RayTaskError as exc:
             if isinstance(exc.cause, WorkerRefused):
                 raise exc.cause from None
@@ -115,12 +89,9 @@ class RayExecutor:
         except ray.exceptions.RayError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise EpisodeLost(f"{type(exc).__name__}: {first}") from exc
-        except BaseException:  # a stop: the task is not left playing for nobody
+        except BaseException:  # a stop, or the driver gave up: the task is not left playing
             ray.cancel(stream, force=True)
             raise
-        if replay is None:
-            raise EpisodeLost("the worker's stream ended without a replay")
-        return replay
 
 
 @asynccontextmanager
@@ -156,6 +127,16 @@ async def ray_executor(plan: RunPlan, address: str | None) -> AsyncIterator[RayE
 
 
 def _init(address: str | None) -> None:
+    # A cluster `ray start` made asks for its token; with an address given, Ray sends it
+    # only when told to. Told so, it is sent to a cluster without tokens too, harmlessly.
+    token_file = Path(os.environ.get("RAY_AUTH_TOKEN_PATH", "~/.ray/auth_token")).expanduser()
+    if "RAY_AUTH_MODE" not in os.environ and (
+        os.environ.get("RAY_AUTH_TOKEN") or token_file.is_file()
+    ):
+        os.environ["RAY_AUTH_MODE"] = "token"
+    # Ray is joined from a thread (its wait is bounded): it says it sets no SIGTERM handler
+    # there, which is as it should be: the run handles SIGTERM itself.
+    logging.getLogger("ray._private.worker").addFilter(_NoSigtermNote())
     ray.init(
         address=address,
         include_dashboard=False,
@@ -163,6 +144,11 @@ def _init(address: str | None) -> None:
         logging_level=logging.WARNING,
         configure_logging=True,
     )
+
+
+class _NoSigtermNote(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
 
 
 def _check_reachable(address: str) -> None:

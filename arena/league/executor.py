@@ -12,18 +12,31 @@ the console stay in this process, and a replay is the same document.
 
 from __future__ import annotations
 
+import json
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+import structlog
+
+from arena.config import LlmPolicy
+from arena.logs import relay
 from arena.play.episode import EpisodeSetup, play_episode
 from arena.play.match import Episode
+from arena.record.hooks import EpisodeScope
 from arena.record.replay import Replay
 
 if TYPE_CHECKING:
     from arena.league.plan import RunPlan
 
-__all__ = ["EpisodeLost", "Executor", "LocalExecutor", "WorkerRefused", "open_executor"]
+__all__ = [
+    "EpisodeLost", "Executor", "LocalExecutor", "Message", "RemoteExecutor", "WorkerRefused",
+    "open_executor",
+]  # fmt: skip
+
+Message = tuple[str, Any]
+"""What a worker sends back of an episode it plays (`arena.league.worker`)."""
 
 
 class EpisodeLost(Exception):
@@ -59,6 +72,49 @@ class LocalExecutor:
     async def play(self, setup: EpisodeSetup, episode: Episode) -> Replay:
         """The episode, here."""
         return await play_episode(setup, episode)
+
+
+class RemoteExecutor(ABC):
+    """Episodes played by another process, their hooks kept here: the driver's side of a
+    cluster. An episode with a model seat is played here instead, where the run's circuit
+    breakers, connection limits and response cache hold for every request."""
+
+    def __init__(self, plan: RunPlan, where: str) -> None:
+        self.where = where
+        self._models = {
+            name for name, p in plan.config.policies.items() if isinstance(p, LlmPolicy)
+        }
+
+    async def play(self, setup: EpisodeSetup, episode: Episode) -> Replay:
+        """The episode elsewhere, its hooks here (a card is drawn and committed here and its
+        finished games kept here; the player gets only each game's own chance)."""
+        match = episode.match
+        if {match.first, match.second} & self._models:
+            return await play_episode(setup, episode)
+        with structlog.contextvars.bound_contextvars(episode=episode.id, game=match.game):
+            async with setup.hooks.open(episode.id, episode.base_id, match.k, match.seed) as scope:
+                chances = {i: setup.game.game_chance(scope.chance, i) for i in episode.game_indices}
+                replay = await self._received(self.messages(episode, chances), scope)
+        return replay.model_copy(update={"integrity": scope.integrity()})
+
+    @abstractmethod
+    def messages(self, episode: Episode, chances: dict[int, int | str]) -> AsyncIterator[Message]:
+        """The messages of `episode` played elsewhere (`arena.league.worker`); EpisodeLost if
+        the process playing it is lost, WorkerRefused if it cannot play it."""
+
+    async def _received(self, messages: AsyncIterator[Message], scope: EpisodeScope) -> Replay:
+        """The replay, once the worker sent it; its events relayed and its games kept."""
+        async for kind, payload in messages:
+            if kind == "events":
+                for line in payload:
+                    relay(json.loads(line))
+            elif kind == "keep":
+                await scope.keep(Replay.model_validate_json(payload))
+            elif kind == "replay":
+                return Replay.model_validate_json(payload)
+            elif kind == "error":
+                raise RuntimeError(f"the episode failed on its worker:\n{payload}")
+        raise EpisodeLost("the worker's messages ended without a replay")
 
 
 @asynccontextmanager

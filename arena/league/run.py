@@ -146,19 +146,22 @@ async def execute(
     handle_signals: bool = False,
     check_endpoints: bool = True,
     ray_address: str | None = None,
+    executor: Executor | None = None,
 ) -> RunResult:
     """Play every episode of the plan the store does not hold yet, with bounded concurrency.
 
     The run folder is held for the whole session: a second run on it stops at once. Every
     model endpoint is probed first (`preflight`) unless `check_endpoints` is False. With
     `executor = "ray"` the episodes are played on the cluster at `ray_address`
-    (`arena.league.executor`)."""
+    (`arena.league.executor`); `executor` plays them instead, if given."""
     with hold_run_folder(plan.out):
         async with providers.Providers() as pool:
             if check_endpoints:
                 await preflight(plan, pool)
-            async with open_executor(plan, ray_address) as executor:
+            if executor is not None:
                 return await _execute(plan, pool, executor, on_episode, grace_s, handle_signals)
+            async with open_executor(plan, ray_address) as opened:
+                return await _execute(plan, pool, opened, on_episode, grace_s, handle_signals)
 
 
 async def _execute(

@@ -39,19 +39,17 @@ import anyio
 import structlog
 
 from arena.config import ProgramPolicy
-from arena.league.executor import WorkerRefused
+from arena.league.executor import Message, WorkerRefused
 from arena.league.plan import RunPlan
 from arena.logs import stamp
 from arena.play.episode import EpisodeSetup, episode_replay, play_games
 from arena.play.match import Episode
 from arena.record.replay import Replay
 
-__all__ = ["FLUSH_S", "Message", "WorkerPlan", "code_build", "episode_messages", "worker_id"]
+__all__ = ["FLUSH_S", "WorkerPlan", "code_build", "episode_messages", "worker_id"]
 
 FLUSH_S = 0.25
 """The longest a worker holds an event before it sends it on."""
-
-Message = tuple[str, Any]
 
 
 @dataclass(frozen=True)
@@ -156,12 +154,20 @@ def _sandbox_problem() -> str:
 
 
 def episode_messages(
-    key: str, load: Callable[[], WorkerPlan], episode: Episode, chances: dict[int, int | str]
+    key: str,
+    load: Callable[[], WorkerPlan],
+    episode: Episode,
+    chances: dict[int, int | str],
+    *,
+    capture_events: bool = True,
 ) -> Iterator[Message]:
     """Play `episode` here, yielding its messages (module doc) as they come; `load` fetches
-    the run's plan when this worker has not cached the plan `key` yet."""
+    the run's plan when this worker has not cached the plan `key` yet. Without
+    `capture_events` this process's logging is left as it is (a worker played in the
+    driver's own process, in tests)."""
     plan, setups = _checked(key, load)
-    _configure_logging(_verbose[0])
+    if capture_events:
+        _configure_logging(_verbose[0])
     outbox: queue.Queue[Message | None] = queue.Queue()
     _outbox[:] = [outbox]
 
