@@ -35,8 +35,9 @@ __all__ = [
     "open_executor",
 ]  # fmt: skip
 
-Message = tuple[str, Any]
-"""What a worker sends back of an episode it plays (`arena.league.worker`)."""
+Message = tuple[str, Any, list[str]]
+"""What a worker sends back of an episode it plays: kind, payload and the events logged
+before it (`arena.league.worker`)."""
 
 
 class EpisodeLost(Exception):
@@ -103,18 +104,21 @@ class RemoteExecutor(ABC):
         the process playing it is lost, WorkerRefused if it cannot play it."""
 
     async def _received(self, messages: AsyncIterator[Message], scope: EpisodeScope) -> Replay:
-        """The replay, once the worker sent it; its events relayed and its games kept."""
-        async for kind, payload in messages:
-            if kind == "events":
-                for line in payload:
-                    relay(json.loads(line))
-            elif kind == "keep":
+        """The replay the worker sent, its events relayed and its games kept. The messages
+        are read to their end: a stream left open would be cancelled, and its worker with it."""
+        replay: Replay | None = None
+        async for kind, payload, events in messages:
+            for line in events:
+                relay(json.loads(line))
+            if kind == "keep":
                 await scope.keep(Replay.model_validate_json(payload))
             elif kind == "replay":
-                return Replay.model_validate_json(payload)
+                replay = Replay.model_validate_json(payload)
             elif kind == "error":
                 raise RuntimeError(f"the episode failed on its worker:\n{payload}")
-        raise EpisodeLost("the worker's messages ended without a replay")
+        if replay is None:
+            raise EpisodeLost("the worker's messages ended without a replay")
+        return replay
 
 
 @asynccontextmanager

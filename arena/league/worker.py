@@ -7,12 +7,15 @@ itself, which stays with the driver's ledger. It plays the games as a local
 run does (`play_games`, its deadlines on this worker's monotonic clock, its
 program seats' sandboxes started here), and streams back messages:
 
-- `("events", [json, ...])`: the events it logged, batched at most `FLUSH_S`
-  apart, for the driver's events file;
-- `("keep", replay json)`: after each game but the last, the games so far (a
-  card cut later keeps them, as in a local run);
-- `("replay", replay json)`: the episode's replay, integrity block empty: the
-  driver adds it.
+- `("keep", replay json, events)`: after each game but the last, the games so
+  far (a card cut later keeps them, as in a local run);
+- `("replay", replay json, events)`: the episode's replay, integrity block
+  empty: the driver adds it (or `("error", traceback, events)`);
+- `("events", None, events)`: while a game goes on, the events logged so far,
+  at most `FLUSH_S` apart.
+
+Each message carries the events logged before it (JSON lines, for the
+driver's events file), so a short episode is one message.
 
 Before its first episode a worker checks that it runs the driver's code (the
 same engines give the same games) and, for program seats, that it can start a
@@ -86,7 +89,10 @@ def code_build() -> str:
 _cache: dict[str, tuple[RunPlan, dict[str, EpisodeSetup]]] = {}
 _build: list[str] = []
 _verbose = [False]
-_outbox: list[queue.Queue[Message | None]] = []
+_Item = tuple[str, str]
+"""What the episode's thread puts in its outbox: ("event", json) or a message's kind and
+payload."""
+_outbox: list[queue.Queue[_Item | None]] = []
 """The queue the episode in play sends its events to (one episode at a time per worker)."""
 
 
@@ -168,7 +174,7 @@ def episode_messages(
     plan, setups = _checked(key, load)
     if capture_events:
         _configure_logging(_verbose[0])
-    outbox: queue.Queue[Message | None] = queue.Queue()
+    outbox: queue.Queue[_Item | None] = queue.Queue()
     _outbox[:] = [outbox]
 
     def play() -> None:
@@ -189,26 +195,28 @@ def episode_messages(
         player.join(timeout=1.0)
 
 
-def _batched(outbox: queue.Queue[Message | None]) -> Iterator[Message]:
-    """The outbox's messages in order, events gathered into batches."""
+def _batched(outbox: queue.Queue[_Item | None]) -> Iterator[Message]:
+    """The outbox's messages in order, each carrying the events logged before it; events
+    alone at most `FLUSH_S` apart while nothing else comes (a short episode sends one
+    message in all)."""
     events: list[str] = []
     while True:
         try:
             item = outbox.get(timeout=FLUSH_S)
         except queue.Empty:
             if events:
-                yield ("events", events)
+                yield ("events", None, events)
                 events = []
             continue
-        if item is not None and item[0] == "event":
+        if item is None:
+            if events:
+                yield ("events", None, events)
+            return
+        if item[0] == "event":
             events.append(item[1])
             continue
-        if events:
-            yield ("events", events)
-            events = []
-        if item is None:
-            return
-        yield item
+        yield (item[0], item[1], events)
+        events = []
 
 
 async def _play(
@@ -216,7 +224,7 @@ async def _play(
     setups: dict[str, EpisodeSetup],
     episode: Episode,
     chances: dict[int, int | str],
-    outbox: queue.Queue[Message | None],
+    outbox: queue.Queue[_Item | None],
 ) -> Replay:
     game = episode.match.game
     if game not in setups:
