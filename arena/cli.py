@@ -579,6 +579,10 @@ def _verify(args: argparse.Namespace) -> int:
                 f"run digest: {audit.digest}"
                 + (" (as expected)" if args.expect and not problems else "")
             )
+            print(
+                f"results digest: {audit.results} (timings masked: a run of the same config "
+                "with the same replies has the same, locally or on a cluster)"
+            )
             failed = failed or bool(problems)
         elif not target.exists():
             print(f"arena verify: {target} does not exist", file=sys.stderr)

@@ -19,7 +19,7 @@ from pathlib import Path
 from arena.league.store import DB_NAME, LeagueStore
 from arena.record.cards import audit_ledger
 from arena.record.ledger import LEDGER
-from arena.record.replay import Replay, load_replay
+from arena.record.replay import Replay, load_replay, results_digest
 from arena.record.verify import VerifyError, verify_replay
 
 __all__ = ["RunAudit", "audit_run", "run_digest"]
@@ -34,6 +34,9 @@ class RunAudit:
     problems: list[str] = field(default_factory=list)
     digest: str = ""
     """The run digest: SHA-256 over every replay's digest in schedule order."""
+    results: str = ""
+    """The results digest: the same over each replay with its timings masked, so two runs of
+    one config with the same replies have the same, locally or on a cluster."""
 
     @property
     def bad(self) -> int:
@@ -53,6 +56,7 @@ def audit_run(out: Path) -> RunAudit:
     files = {p.stem: p for p in sorted((out / "replays").glob("*.json"))}
     stored = _stored(out, audit)
     digests: list[tuple[int, str, str]] = []
+    results: list[tuple[int, str, str]] = []
     finished_cards: dict[tuple[str, int], str] = {}
     for episode, path in files.items():
         audit.replays += 1
@@ -72,6 +76,7 @@ def audit_run(out: Path) -> RunAudit:
             problems.append(f"{path}: the file differs from the replay stored (its digest)")
         if replay is not None:
             digests.append((replay.match.index, episode, digest))
+            results.append((replay.match.index, episode, results_digest(raw.decode("utf-8"))))
             _note_card(replay, finished_cards)
             if row is not None:
                 problems.extend(_result_differences(path, replay, row["results"]))
@@ -88,6 +93,7 @@ def audit_run(out: Path) -> RunAudit:
             f"{out / LEDGER} is missing: the cards' commitments cannot be checked against it"
         )
     audit.digest = run_digest(digests)
+    audit.results = run_digest(results)
     return audit
 
 

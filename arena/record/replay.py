@@ -25,6 +25,7 @@ __all__ = [
     "REASONING_CUT",
     "SCHEMA_VERSION",
     "SEAT",
+    "TIMINGS",
     "AttemptRecord",
     "DecisionRecord",
     "FallbackAttempt",
@@ -40,6 +41,7 @@ __all__ = [
     "load_replay",
     "move_json",
     "prompt_sha256",
+    "results_digest",
     "write_atomic",
     "write_atomic_lines",
 ]
@@ -264,6 +266,27 @@ def move_json(move: Any) -> Any:
     """A move as the replay stores it (engines give structured moves a `to_json`)."""
     to_json = getattr(move, "to_json", None)
     return to_json() if callable(to_json) else move
+
+
+TIMINGS = frozenset({"latency_s", "wall_s", "wait_s"})
+"""A replay's keys measured on the wall clock: all else follows from the config, the seeds
+and the seats' replies."""
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: None if k in TIMINGS else _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
+
+
+def results_digest(text: str) -> str:
+    """The SHA-256 of a replay's canonical JSON (sorted keys) with every timing masked: the
+    same for two plays of one game with the same replies, wherever and whenever played."""
+    data = _masked(json.loads(text))
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def write_atomic(path: Path, text: str) -> None:

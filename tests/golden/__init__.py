@@ -28,11 +28,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from arena.record.replay import results_digest
+
 ROOT = Path(__file__).resolve().parents[2]
 DIGESTS = Path(__file__).with_name("digests.json")
-
-TIMINGS = frozenset({"latency_s", "wall_s", "wait_s"})
-"""Keys whose values are measured on the wall clock, masked before the digest."""
 
 ADJUSTMENTS: dict[str, list[tuple[str, str]]] = {
     "quickstart": [],
@@ -44,20 +43,9 @@ ADJUSTMENTS: dict[str, list[tuple[str, str]]] = {
 """Config name -> text replacements made to `configs/<name>.toml` for the test."""
 
 
-def masked(value: Any) -> Any:
-    """`value` with every timing key's value replaced by None."""
-    if isinstance(value, dict):
-        return {k: None if k in TIMINGS else masked(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [masked(v) for v in value]
-    return value
-
-
 def replay_digest(path: Path) -> str:
     """The SHA-256 of a replay's canonical JSON (sorted keys), timings masked."""
-    data = masked(json.loads(path.read_text(encoding="utf-8")))
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return results_digest(path.read_text(encoding="utf-8"))
 
 
 def _config_text(name: str) -> str:

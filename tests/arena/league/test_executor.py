@@ -135,7 +135,10 @@ def test_a_worker_plays_the_replays_a_local_run_plays(tmp_path: Path) -> None:
     assert local.played == remote.played == 3 * 3 * 2 - 3  # a backgammon match is one episode
     assert _digests(tmp_path / "worker") == _digests(tmp_path / "local")
     assert remote.tables["ratings"] == local.tables["ratings"]
-    assert audit_run(tmp_path / "worker").problems == []
+    audit, local_audit = audit_run(tmp_path / "worker"), audit_run(tmp_path / "local")
+    assert audit.problems == []
+    assert audit.results == local_audit.results  # what `arena verify` prints to compare runs
+    assert audit.digest != local_audit.digest  # the timings differ
     # A card's worker holds each game's own seed, never the card seed the ledger reveals.
     assert worker is not None
     revealed = [e["seed"] for e in read_current(tmp_path / "worker") if e["event"] == "reveal"]
