@@ -18,7 +18,6 @@ folder, its program paths (relative to the config's folder) are made absolute.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -26,7 +25,6 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 from arena.record.replay import results_digest
 
