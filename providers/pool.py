@@ -1,7 +1,10 @@
 """The HTTP clients and connection slots of one run.
 
-One `httpx.AsyncClient` per endpoint (protocol, base_url), shared by every
-model and key behind it so keep-alive connections are reused; one
+One `httpx.AsyncClient` per endpoint (protocol, base_url) over the lean
+transport (`providers.transport`: h11 on anyio streams; no SSL context for
+`http://`), shared by every model and key behind it so keep-alive connections
+are reused; an endpoint the proxy environment variables route through a proxy,
+or a test's transport, gets httpx's own (in lanes of a few requests each); one
 `anyio.CapacityLimiter` of `max_connections` slots per (protocol, base_url,
 key, model), the unit a provider rate-limits. Everything is closed when the
 `async with` block ends.
@@ -11,8 +14,10 @@ from __future__ import annotations
 
 import functools
 import ssl
+import urllib.request
 from types import TracebackType
 from typing import Self
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -21,6 +26,7 @@ from providers import anthropic, gemini, openai
 from providers.client import HTTPProvider, Lanes
 from providers.retry import RetryPolicy
 from providers.spec import ProviderSpec, WireProtocolName
+from providers.transport import LeanTransport
 from providers.wire import WireProtocol
 
 __all__ = ["WIRE_PROTOCOLS", "Providers"]
@@ -34,6 +40,8 @@ WIRE_PROTOCOLS: dict[WireProtocolName, WireProtocol] = {
 
 _CLOSE_S = 5.0  # closing pooled sockets is quick; never let it hang a shutdown
 _KEEPALIVE = 64
+_LEAN_LANE = 1 << 30
+"""Requests one lean client carries at once: all of them."""
 
 _Endpoint = tuple[str, str]
 _SlotKey = tuple[str, str, str | None, str]
@@ -99,15 +107,24 @@ class Providers:
         key = (spec.protocol, spec.base_url)
         if key not in self._http:
             tls = spec.base_url.startswith("https://")
-            self._http[key] = Lanes(functools.partial(self._new_client, tls))
+            if self._transport is not None or _proxied(spec.base_url):
+                self._http[key] = Lanes(functools.partial(self._httpx_client, tls))
+            else:  # one client: the lean transport has no pool to scan
+                lean = LeanTransport(ssl_context=_verified_context() if tls else None)
+                client = functools.partial(httpx.AsyncClient, transport=lean)
+                self._http[key] = Lanes(client, per_lane=_LEAN_LANE)
         return self._http[key]
 
-    def _new_client(self, tls: bool) -> httpx.AsyncClient:
+    def _httpx_client(self, tls: bool) -> httpx.AsyncClient:
+        """A client on httpx's own transport: a test's, or one speaking to the proxy the environment
+        names (httpx reads HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY)."""
+        if self._transport is not None:
+            return httpx.AsyncClient(transport=self._transport)
         # No pool cap of httpx's own: the slot limiters are the only gate, so
         # a wait for a connection is always a wait the deadline accounts for.
         limits = httpx.Limits(max_connections=None, max_keepalive_connections=_KEEPALIVE)
-        verify = _verified_context() if tls else _plain_context()
-        return httpx.AsyncClient(limits=limits, transport=self._transport, verify=verify)
+        verify: ssl.SSLContext | bool = _verified_context() if tls else False
+        return httpx.AsyncClient(limits=limits, verify=verify)
 
     def _slot(self, spec: ProviderSpec) -> anyio.CapacityLimiter:
         # The first spec seen for a (protocol, base_url, key, model) sets its size.
@@ -124,8 +141,11 @@ def _verified_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-@functools.cache
-def _plain_context() -> ssl.SSLContext:
-    """What an http:// endpoint's client is given: it never speaks TLS (its URLs are its base
-    URL's, and redirects are not followed), so no CA bundle is loaded for it."""
-    return httpx.create_ssl_context(verify=False)
+def _proxied(base_url: str) -> bool:
+    """Whether the proxy environment variables send requests to `base_url` through a proxy
+    (then httpx's own transport carries them, as it would without us)."""
+    parts = urlsplit(base_url)
+    proxies = urllib.request.getproxies()
+    if not (proxies.get(parts.scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass(parts.hostname or "")
