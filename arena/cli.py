@@ -1,34 +1,28 @@
 """The `arena` command: run, verify, rebuild, report, view, prompt, games, mock-llm, program check.
 
 Each subcommand has one builder (its arguments) and one handler (what it
-does); heavy modules are imported by the handler that needs them.
+does); every other module is imported by the handler that needs it, so that
+`arena --help` and a run's first decision do not wait for what they never use.
 """
 
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
-import sqlite3
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING
 
-import anyio
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from arena.league.formats import FORMATS, WHATS
 
-import games
-import providers
-from arena.config import Config, ConfigError, LlmPolicy, PolicyConfig, load_config
-from arena.league.lock import hold_run_folder
-from arena.league.plan import RunPlan, plan_run
-from arena.league.report import FORMATS, WHATS, load_league, render, sprt_lines, standings_tables
-from arena.league.run import RunResult, execute
-from arena.logs import close_logging, configure_logging
-from arena.play.rescore import add_command as rescore_command
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from arena.config import Config
+    from arena.league.plan import RunPlan
+    from arena.league.run import RunResult
 
 __all__ = ["main"]
 
@@ -253,6 +247,23 @@ def _prompt_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     prompt.set_defaults(handler=_prompt)
 
 
+def _rescore_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    rescore = sub.add_parser(
+        "rescore",
+        help="re-read a run's recorded replies with the current readers and show which "
+        "decisions would change (asks no model, writes nothing)",
+    )
+    rescore.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
+    rescore.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="table: for reading; json: the totals and each game's counts and first change "
+        "(default %(default)s)",
+    )
+    rescore.set_defaults(handler=_rescore)
+
+
 def _port(text: str) -> int:
     """An argparse type: a TCP port number."""
     port = int(text) if text.isdigit() else 0
@@ -287,7 +298,7 @@ def _card_seed(text: str) -> str:
 
 _SUBCOMMANDS = (
     _run_command, _mock_llm_command, _verify_command, _games_command, _report_command,
-    _program_command, _view_command, _prompt_command, _rebuild_command, rescore_command,
+    _program_command, _view_command, _prompt_command, _rebuild_command, _rescore_command,
 )  # fmt: skip
 
 
@@ -310,6 +321,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 0
+    import sqlite3
+
+    from arena.config import ConfigError
+
     try:
         return handler(args)
     except ConfigError as exc:
@@ -325,6 +340,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from arena.config import ConfigError, load_config
+    from arena.league.lock import hold_run_folder
+    from arena.league.plan import plan_run
+    from arena.league.report import sprt_lines, standings_tables
+    from arena.logs import close_logging, configure_logging
     from arena.play.prompts import PromptError
 
     if args.mock_faults and not args.mock_llm:
@@ -408,6 +430,11 @@ def _run(args: argparse.Namespace) -> int:
 def _served_by_mock(config: Config, mock_url: str) -> Config:
     """`config` with every llm policy asking the mock at `mock_url`: each base_url keeps its
     path (`/v1`), or takes the protocol's default path; replicas become the one mock."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import providers
+    from arena.config import LlmPolicy, PolicyConfig
+
     mock = urlsplit(mock_url)
     policies: dict[str, PolicyConfig] = {}
     for name, policy in config.policies.items():
@@ -437,6 +464,17 @@ def _play_with_progress(
     check: bool,
     ray_address: str | None,
 ) -> RunResult:
+    import anyio
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )  # fmt: skip
+
+    from arena.league.run import execute
+
     columns = (
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("in flight {task.fields[in_flight]} | fallbacks {task.fields[fallbacks]}"),
@@ -523,6 +561,8 @@ def _rebuild(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from arena.league.report import load_league, render
+
     render(load_league(args.run), args.what, args.format, _stdout())
     return 0
 
@@ -530,6 +570,8 @@ def _report(args: argparse.Namespace) -> int:
 def _stdout() -> Console:
     """Standard output as wide as the terminal; written to a file or a pipe, 160 columns
     (or `COLUMNS`), so that a saved report reads as a wide terminal shows it."""
+    from rich.console import Console
+
     console = Console()
     if console.is_terminal or os.environ.get("COLUMNS"):
         return console
@@ -537,6 +579,8 @@ def _stdout() -> Console:
 
 
 def _program(args: argparse.Namespace) -> int:
+    import anyio
+
     from arena.programs import ProgramRefused, check_program
 
     try:
@@ -550,6 +594,12 @@ def _program(args: argparse.Namespace) -> int:
         return 1
     print(report.summary())
     return 0 if report.passed else 1
+
+
+def _rescore(args: argparse.Namespace) -> int:
+    from arena.play.rescore import rescore_main
+
+    return rescore_main(args)
 
 
 def _view(args: argparse.Namespace) -> int:
@@ -626,6 +676,10 @@ def _mock_llm(args: argparse.Namespace) -> int:
 
 
 def _games(args: argparse.Namespace) -> int:
+    import inspect
+
+    import games
+
     for name in games.names():
         game = games.load(name)
         print(f"{name:14} {_first_line(inspect.getmodule(game))}")
@@ -641,10 +695,14 @@ def _games(args: argparse.Namespace) -> int:
 
 def _first_line(documented: object) -> str:
     """The first line of an object's docstring (a game module's says what the game is)."""
+    import inspect
+
     return (inspect.getdoc(documented) or "").partition("\n")[0]
 
 
 def _prompt(args: argparse.Namespace) -> int:
+    import games
+    from arena.config import ConfigError
     from arena.play.preview import preview_prompt, shown, stable_note
 
     known = [*games.names(), "rotate"]

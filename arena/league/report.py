@@ -25,18 +25,16 @@ from rich.table import Table
 from arena.config import ConfigError
 from arena.league.export import fallback_rows, game_rows, h2h_rows, standings_rows
 from arena.league.fit import Column, fitted
+from arena.league.formats import FORMATS, WHATS
 from arena.league.standings import GameSummary
 from arena.league.stopping import StopRules
 from arena.league.store import LeagueStore, read_resolved
 from arena.league.tables import league_tables
 
 __all__ = [
-    "FORMATS", "WHATS", "League", "load_league", "render", "sprt_lines", "sprt_row",
+    "League", "load_league", "render", "sprt_lines", "sprt_row",
     "standings_tables",
 ]  # fmt: skip
-
-WHATS = ("standings", "h2h", "fallbacks", "games", "sprt")
-FORMATS = ("table", "json", "csv")
 
 
 class League:

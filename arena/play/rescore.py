@@ -53,9 +53,9 @@ __all__ = [
     "Reading",
     "RescoreError",
     "RunRescore",
-    "add_command",
     "print_json",
     "print_table",
+    "rescore_main",
     "rescore_replay",
     "rescore_run",
 ]
@@ -397,7 +397,8 @@ def print_json(result: RunRescore) -> None:
     sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
 
 
-def _rescore(args: argparse.Namespace) -> int:
+def rescore_main(args: argparse.Namespace) -> int:
+    """`arena rescore RUN [--format table|json]`: its exit status."""
     try:
         result = rescore_run(args.run)
     except RescoreError as exc:
@@ -408,21 +409,3 @@ def _rescore(args: argparse.Namespace) -> int:
     else:
         print_table(result, _console())
     return 0
-
-
-def add_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `arena rescore RUN [--format table|json]` to the `arena` command."""
-    rescore = sub.add_parser(
-        "rescore",
-        help="re-read a run's recorded replies with the current readers and show which "
-        "decisions would change (asks no model, writes nothing)",
-    )
-    rescore.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
-    rescore.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="table: for reading; json: the totals and each game's counts and first change "
-        "(default %(default)s)",
-    )
-    rescore.set_defaults(handler=_rescore)

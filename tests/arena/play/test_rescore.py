@@ -7,7 +7,6 @@ kinds of change against expectations worked out here from the replays.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import io
@@ -23,6 +22,7 @@ import pytest
 from rich.console import Console
 
 import games
+from arena.cli import main
 from arena.config import parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
@@ -35,7 +35,6 @@ from arena.play.rescore import (
     MOVE_TO_OTHER,
     UNCHANGED,
     RunRescore,
-    add_command,
     print_table,
     rescore_run,
 )
@@ -258,11 +257,7 @@ def test_rescore_changes_no_file(
 
 def _handler(argv: list[str]) -> int:
     """Through the subcommand as `arena` builds it."""
-    parser = argparse.ArgumentParser(prog="arena")
-    add_command(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
-    code: int = args.handler(args)
-    return code
+    return main(argv)
 
 
 @pytest.mark.usefixtures("strict")

@@ -1,0 +1,9 @@
+"""What `arena report` shows (`--what`) and how (`--format`): names the command line needs
+before anything else is imported."""
+
+from __future__ import annotations
+
+__all__ = ["FORMATS", "WHATS"]
+
+WHATS = ("standings", "h2h", "fallbacks", "games", "sprt")
+FORMATS = ("table", "json", "csv")
