@@ -345,7 +345,6 @@ def _run(args: argparse.Namespace) -> int:
     from arena.config import ConfigError, load_config
     from arena.league.lock import hold_run_folder
     from arena.league.plan import plan_run
-    from arena.league.report import sprt_lines, standings_tables
     from arena.logs import close_logging, configure_logging
     from arena.play.prompts import PromptError
 
@@ -390,6 +389,8 @@ def _run(args: argparse.Namespace) -> int:
             )  # fmt: skip
         finally:
             close_logging()
+    from arena.league.report import sprt_lines, standings_tables
+
     out = _stdout()
     for table in standings_tables(result.tables, out.width):
         out.print(table)

@@ -13,7 +13,8 @@
 
 from __future__ import annotations
 
-from providers.client import HTTPProvider, ProbeAnswer
+from typing import TYPE_CHECKING, Any
+
 from providers.completion import (
     STOP_REASONS,
     Attempt,
@@ -32,8 +33,6 @@ from providers.errors import (
     Timeout,
     TransportError,
 )
-from providers.pool import Providers
-from providers.retry import RetryPolicy
 from providers.spec import (
     DEFAULT_BASE_URLS,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -43,6 +42,32 @@ from providers.spec import (
     WireProtocolName,
 )
 from providers.wire import valid_json, valid_text
+
+if TYPE_CHECKING:
+    from providers.client import HTTPProvider, ProbeAnswer
+    from providers.pool import Providers
+    from providers.retry import RetryPolicy
+
+_LAZY = {
+    "HTTPProvider": "providers.client",
+    "ProbeAnswer": "providers.client",
+    "Providers": "providers.pool",
+    "RetryPolicy": "providers.retry",
+}
+"""What is imported only when first used: the HTTP client stack (httpx, tenacity), which a
+run without model seats never needs."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'providers' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_BASE_URLS",

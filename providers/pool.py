@@ -16,18 +16,20 @@ import functools
 import ssl
 import urllib.request
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 from urllib.parse import urlsplit
 
 import anyio
-import httpx
 
 from providers import anthropic, gemini, openai
-from providers.client import HTTPProvider, Lanes
-from providers.retry import RetryPolicy
 from providers.spec import ProviderSpec, WireProtocolName
-from providers.transport import LeanTransport
 from providers.wire import WireProtocol
+
+if TYPE_CHECKING:  # the HTTP stack is imported when the first client is made
+    import httpx
+
+    from providers.client import HTTPProvider, Lanes
+    from providers.retry import RetryPolicy
 
 __all__ = ["WIRE_PROTOCOLS", "Providers"]
 
@@ -60,7 +62,7 @@ class Providers:
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self._retry = retry or RetryPolicy()
+        self._retry = retry
         self._transport = transport
         self._http: dict[_Endpoint, Lanes] = {}
         self._slots: dict[_SlotKey, anyio.CapacityLimiter] = {}
@@ -93,17 +95,25 @@ class Providers:
             )
         provider = self._clients.get(spec)
         if provider is None:
+            from providers.client import HTTPProvider
+            from providers.retry import RetryPolicy
+
             provider = HTTPProvider(
                 spec,
                 WIRE_PROTOCOLS[spec.protocol],
                 self._endpoint(spec),
                 self._slot(spec),
-                self._retry,
+                self._retry or RetryPolicy(),
             )
             self._clients[spec] = provider
         return provider
 
     def _endpoint(self, spec: ProviderSpec) -> Lanes:
+        import httpx
+
+        from providers.client import Lanes
+        from providers.transport import LeanTransport
+
         key = (spec.protocol, spec.base_url)
         if key not in self._http:
             tls = spec.base_url.startswith("https://")
@@ -118,6 +128,8 @@ class Providers:
     def _httpx_client(self, tls: bool) -> httpx.AsyncClient:
         """A client on httpx's own transport: a test's, or one speaking to the proxy the environment
         names (httpx reads HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY)."""
+        import httpx
+
         if self._transport is not None:
             return httpx.AsyncClient(transport=self._transport)
         # No pool cap of httpx's own: the slot limiters are the only gate, so
@@ -138,6 +150,8 @@ class Providers:
 def _verified_context() -> ssl.SSLContext:
     """The one certificate-checking TLS context of the process: loading the CA bundle costs
     tens of milliseconds of the event loop, so it is done once, and only for https://."""
+    import httpx
+
     return httpx.create_ssl_context()
 
 

@@ -33,7 +33,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import structlog
@@ -46,11 +46,9 @@ from arena.league.executor import EpisodeLost, Executor, WorkerRefused, open_exe
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
 from arena.league.preflight import PROBE_S, preflight
-from arena.league.rounds import AdaptiveRounds
 from arena.league.standings import GameSummary
 from arena.league.stopping import StopRules
 from arena.league.store import DB_NAME, LeagueStore
-from arena.league.tables import league_tables
 from arena.play.episode import EpisodeSetup
 from arena.play.match import Episode, Match
 from arena.record.cards import PARTIAL
@@ -60,6 +58,9 @@ from arena.record.replay import Replay, write_atomic, write_atomic_lines
 from arena.record.validity import measured
 from arena.seats.breaker import Breakers, Circuit
 from arena.seats.llm import provider_specs
+
+if TYPE_CHECKING:
+    from arena.league.rounds import AdaptiveRounds
 
 __all__ = [
     "LOST_TRIES",
@@ -193,6 +194,8 @@ async def _execute(
         result.stopping = session.rules.to_json()
         if session.rounds is not None:
             result.stopping["adaptive"] = session.rounds.to_json()
+        from arena.league.tables import league_tables
+
         result.tables = league_tables(store.game_summaries(), plan.config, plan.master_seed)
         store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])
         result.wall_s = time.monotonic() - started
@@ -361,6 +364,8 @@ class _Session:
         no-contest still under the cap; episodes finished for good are counted as skipped."""
         config = self.plan.config
         if config.run.schedule == "adaptive":
+            from arena.league.rounds import AdaptiveRounds
+
             self.rounds = AdaptiveRounds(config, self.plan.master_seed)
         matches = self._rounds(self.rounds) if self.rounds else self.plan.matches()
         for match in matches:

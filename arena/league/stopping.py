@@ -17,13 +17,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.config import Config
-from arena.league.sprt import SequentialTest
 from arena.league.standings import GameSummary
 from arena.league.tables import counted_games, match_outcomes, play_rank
 from arena.record.cards import CANCELLED_MARK
+
+if TYPE_CHECKING:
+    from arena.league.sprt import SequentialTest
 
 __all__ = ["StopRules"]
 
@@ -40,7 +42,11 @@ class StopRules:
         self.spoiled = spoiled
         """Stored episodes with a game the infrastructure spoiled (shared with the session)."""
         self.first, self.second = list(config.policies)[:2]
-        self.sprt = SequentialTest(run.sprt) if run.sprt is not None else None
+        self.sprt: SequentialTest | None = None
+        if run.sprt is not None:  # numpy's import waits for a run that has a test
+            from arena.league.sprt import SequentialTest
+
+            self.sprt = SequentialTest(run.sprt)
         self.tokens = 0
         self.cost_usd = 0.0
         self.started: set[int] = set()

@@ -10,14 +10,28 @@ import providers
 
 
 def test_all_matches_the_public_names() -> None:
+    for name in providers.__all__:  # the HTTP stack's names resolve when first asked for
+        getattr(providers, name)
     public = {
         name
         for name, value in vars(providers).items()
         if not name.startswith("_")
-        and name != "annotations"  # the `from __future__` feature, not an export
+        and name not in {"annotations", "TYPE_CHECKING", "Any"}  # `from` imports, not exports
         and not isinstance(value, types.ModuleType)
     }
     assert set(providers.__all__) == public
+
+
+def test_a_run_without_model_seats_never_imports_the_http_stack() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, providers, arena.seats.factory, arena.league.run; "
+        "print(sorted(m for m in ('httpx', 'httpcore', 'tenacity') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_providers_imports_neither_arena_nor_games() -> None:
