@@ -1,9 +1,11 @@
 """Greedy: the move after which the arena's standing favours us most (one ply).
 
 Plays every game program seats play. For each legal move it asks the arena
-for the state after it (`ctx.apply`, one node) and scores it with
-`ctx.standing` for both seats (two nodes): our standing minus theirs. Ties go
-to the earlier move in the legal list, so it is deterministic.
+for the state after it (one node) and scores it with the standing of both
+seats (two nodes): our standing minus theirs. It asks in three batched calls
+(`ctx.apply_many`, then `ctx.standing_many` once per seat): the same nodes as
+one call each, one trip over the pipe per batch. Ties go to the earlier move
+in the legal list, so it is deterministic.
 """
 
 # Stratego: own back rank first, each rank from file a to j. The flag sits in
@@ -33,10 +35,13 @@ class Greedy:
         # Never ask for more nodes than the budget holds: over budget, the arena
         # plays the first legal move for us and counts it against us.
         affordable = legal[: view["node_budget_left"] // NODES_PER_MOVE]
+        if not affordable:
+            return legal[0]
+        after = ctx.apply_many(view["state"], affordable)
+        ours, theirs = ctx.standing_many(after, me), ctx.standing_many(after, them)
         best, best_value = legal[0], None
-        for move in affordable:
-            after = ctx.apply(view["state"], move)
-            value = ctx.standing(after, me) - ctx.standing(after, them)
+        for move, mine, other in zip(affordable, ours, theirs, strict=True):
+            value = mine - other
             if best_value is None or value > best_value:
                 best, best_value = move, value
         return best

@@ -200,6 +200,17 @@ class Context:
         """The game's heuristic for `seat` (default: this program's seat)."""
         return cast("int", self._call("standing", state, self.seat if seat is None else seat))
 
+    def apply_many(self, state: int, moves: list[str]) -> list[int]:
+        """The handles of the states after each of `moves` in `state`, in order: one node
+        per move, one message in all."""
+        return cast("list[int]", self._call("apply_many", state, list(moves)))
+
+    def standing_many(self, states: list[int], seat: int | None = None) -> list[int]:
+        """`standing` of `seat` (default: this program's) in each of `states`, in order: one
+        node per state, one message in all."""
+        chosen = self.seat if seat is None else seat
+        return cast("list[int]", self._call("standing_many", list(states), chosen))
+
     def outcome(self, state: int) -> dict[str, Any] | None:
         """None while the game goes on, else {"scores": [...], "ending": ..., ...}."""
         return cast("dict[str, Any] | None", self._call("outcome", state))

@@ -24,9 +24,18 @@ from typing import Any
 
 import games
 
-__all__ = ["COMMON_HELPERS", "EngineHelpers", "HelperRefused", "helper_names"]
+__all__ = [
+    "BATCHES", "COMMON_HELPERS", "MAX_BATCH", "EngineHelpers", "HelperRefused", "helper_names",
+]  # fmt: skip
 
-COMMON_HELPERS = ("legal_moves", "apply", "standing", "outcome", "to_act")
+COMMON_HELPERS = (
+    "legal_moves", "apply", "standing", "outcome", "to_act", "apply_many", "standing_many",
+)  # fmt: skip
+BATCHES = {"apply_many": 1, "standing_many": 0}
+"""The batched helpers, each with the position of its list argument: one node per item,
+one message in all."""
+MAX_BATCH = 10_000
+"""The most items one batched call may carry."""
 
 
 class HelperRefused(Exception):
@@ -67,6 +76,8 @@ class EngineHelpers:
             "standing": self._standing,
             "outcome": self._outcome,
             "to_act": self._to_act,
+            "apply_many": self._apply_many,
+            "standing_many": self._standing_many,
         }
         for name, helper in game.program_helpers().items():
             self._calls[name] = functools.partial(self._game_helper, helper)
@@ -76,9 +87,18 @@ class EngineHelpers:
         """The first handle the next move may use."""
         return self._next
 
+    @staticmethod
+    def cost(fn: object, args: object) -> int:
+        """The nodes a call costs: one, or for a batched helper one per item of its list."""
+        at = BATCHES.get(fn) if isinstance(fn, str) else None
+        if at is None or not isinstance(args, list) or len(args) <= at:
+            return 1
+        items = args[at]
+        return max(1, len(items)) if isinstance(items, list) else 1
+
     def call(self, fn: object, args: object) -> Any:
-        """Answer one helper call (one node); raise HelperRefused saying why not."""
-        self.nodes += 1
+        """Answer one helper call (`cost` nodes); raise HelperRefused saying why not."""
+        self.nodes += self.cost(fn, args)
         if not isinstance(fn, str) or fn not in self._calls:
             raise HelperRefused(f"unknown helper {fn!r} (known: {', '.join(sorted(self._calls))})")
         if not isinstance(args, list):
@@ -128,21 +148,34 @@ class EngineHelpers:
 
     def _apply(self, args: list[Any]) -> int:
         node = self._node(args, 2)
+        return self._apply_to(node, args[1])
+
+    def _apply_to(self, node: _Node, move: object) -> int:
         mover = self._mover(node)
         if mover is None:
             raise HelperRefused("the game is over: no move can be applied")
-        move = args[1]
         if not isinstance(move, str):
             raise HelperRefused(f"a move is text, got {type(move).__name__}")
         state = self.game.apply(node.state, {mover: move})
         return self._store(_Node(state, rolled=not self.game.hidden_chance))
 
+    def _apply_many(self, args: list[Any]) -> list[int]:
+        """`apply` of each move to one state: the handles, in the moves' order."""
+        node = self._node(args, 2)
+        moves = _batch(args[1], "moves")
+        return [self._apply_to(node, move) for move in moves]
+
     def _standing(self, args: list[Any]) -> int:
         node = self._node(args, 2)
-        seat = args[1]
-        if seat not in (0, 1) or type(seat) is not int:
-            raise HelperRefused(f"seat {seat!r} is not 0 or 1")
-        return int(self.game.standing(node.state, seat))
+        return int(self.game.standing(node.state, _seat(args[1])))
+
+    def _standing_many(self, args: list[Any]) -> list[int]:
+        """`standing` of one seat in each state: the values, in the states' order."""
+        if len(args) != 2:
+            raise HelperRefused(f"expected 2 arguments, got {len(args)}")
+        seat = _seat(args[1])
+        states = [self._node([h], 1).state for h in _batch(args[0], "state handles")]
+        return [int(self.game.standing(state, seat)) for state in states]
 
     def _outcome(self, args: list[Any]) -> dict[str, Any] | None:
         outcome = self.game.outcome(self._node(args, 1).state)
@@ -158,3 +191,17 @@ class EngineHelpers:
         node = self._node(args[:1], 1)
         value = helper.call(node.state, args[1:])
         return self._store(_Node(value, rolled=True)) if helper.makes_state else value
+
+
+def _seat(seat: object) -> int:
+    if type(seat) is not int or seat not in (0, 1):
+        raise HelperRefused(f"seat {seat!r} is not 0 or 1")
+    return seat
+
+
+def _batch(items: object, what: str) -> list[Any]:
+    if not isinstance(items, list):
+        raise HelperRefused(f"the {what} come as a list, got {type(items).__name__}")
+    if len(items) > MAX_BATCH:
+        raise HelperRefused(f"at most {MAX_BATCH:,} {what} in one call, got {len(items):,}")
+    return items

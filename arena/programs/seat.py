@@ -188,12 +188,13 @@ class ProgramSeat:
                 message = await child.receive()
                 if message.get("op") != "call":
                     return self._judge(game, state, seat, kind, message, helpers.nodes, over)
-                if helpers.nodes >= self.node_budget:
-                    over = True
+                fn, args = message.get("fn"), message.get("args")
+                if helpers.nodes + helpers.cost(fn, args) > self.node_budget:
+                    over = True  # a batch that would pass the budget is refused whole
                     await child.send({"op": "refused", "error": "budget"})
                     continue
                 try:
-                    value = helpers.call(message.get("fn"), message.get("args"))
+                    value = helpers.call(fn, args)
                 except HelperRefused as exc:
                     await child.send({"op": "refused", "error": "helper", "detail": str(exc)})
                 else:

@@ -454,6 +454,48 @@ async def test_helpers_answer_through_handles_and_count_every_call(tmp_path: Pat
         assert again.nodes == 1  # the refused stale handle counts too
 
 
+BATCHES = """
+def create(ctx):
+    return Batches(ctx)
+
+
+class Batches:
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def choose_move(self, view):
+        ctx, root, legal = self.ctx, view["state"], view["legal_moves"]
+        after = ctx.apply_many(root, legal)
+        assert after == sorted(after) and len(set(after)) == len(legal)
+        single = [ctx.standing(ctx.apply(root, move), 1) for move in legal]
+        assert ctx.standing_many(after, 1) == single
+        assert ctx.standing_many(after) == [ctx.standing(a) for a in after[:2]] + ctx.standing_many(after[2:])
+        try:
+            ctx.apply_many(root, [legal[0], "zz"])
+            raise AssertionError("a batch with an illegal move was answered")
+        except ctx.HelperError:
+            pass
+        try:
+            ctx.standing_many(after, 0)  # 37 of 40 nodes spent: a batch of 7 does not fit
+            raise AssertionError("a batch past the budget was answered")
+        except ctx.NodeBudgetExceeded:
+            pass
+        return legal[0]
+"""
+
+
+async def test_batched_helpers_answer_as_single_calls_and_count_a_node_per_item(
+    tmp_path: Path,
+) -> None:
+    info = registered(tmp_path, BATCHES)
+    state = C4.initial(3)
+    # 7 + 14 + 7 + (2 + 5) + 2 (the refused batch counts) = 37 nodes; the last batch of 7
+    # would pass 40: refused whole, and the move is over budget
+    async with ProgramSeat(info, seed=1, node_budget=40) as player:
+        played = await player.choose(C4, state, 0, timeout_s=5)
+    assert played == ProgramMove(C4.legal_moves(state, 0)[0], 37, True)
+
+
 BACKGAMMON_TOUR = """
 def create(ctx):
     return Tour(ctx)

@@ -1,0 +1,105 @@
+"""Program nodes: what one helper call costs over the sandbox's pipe, single and batched.
+
+    python -m bench.programs [--calls 4000] [--runs 5]
+
+A program seat in a real sandboxed child plays connect-four's opening position: its move
+makes `--calls` helper calls (each `ctx.standing`, one node) one at a time, then the same
+nodes as `ctx.standing_many` batches of 20. A move that makes no call is timed too and
+taken off, so the figures are the calls alone: microseconds per single call (target at
+most 50) and per state in a batch of 20 (target at most 10). Medians of `--runs` moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from rich.console import Console
+from rich.table import Table
+
+import games
+from arena.programs import ProgramSeat, register
+
+SINGLE_TARGET_US = 50.0
+BATCH_TARGET_US = 10.0
+BATCH = 20
+
+PROGRAM = """
+def create(ctx):
+    return Caller(ctx)
+
+
+class Caller:
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def choose_move(self, view):
+        calls, batched = {calls}, {batched}
+        state = view["state"]
+        if batched:
+            for _ in range(calls // {batch}):
+                self.ctx.standing_many([state] * {batch}, 0)
+        else:
+            for _ in range(calls):
+                self.ctx.standing(state, 0)
+        return view["legal_moves"][0]
+"""
+
+
+async def _move_s(folder: Path, calls: int, batched: bool, runs: int) -> list[float]:
+    path = folder / f"caller_{calls}_{int(batched)}.py"
+    path.write_text(PROGRAM.format(calls=calls, batched=batched, batch=BATCH))
+    game = games.load("connect-four")
+    state = game.initial(1)
+    times = []
+    async with ProgramSeat(register(path), seed=1, node_budget=10 * calls + 10) as seat:
+        await seat.choose(game, state, 0, timeout_s=60)  # the child starts: not timed
+        for _ in range(runs):
+            started = time.perf_counter()
+            await seat.choose(game, state, 0, timeout_s=60)
+            times.append(time.perf_counter() - started)
+    return times
+
+
+async def _figures(calls: int, runs: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        empty = statistics.median(await _move_s(folder, 0, False, runs))
+        single = statistics.median(await _move_s(folder, calls, False, runs))
+        batched = statistics.median(await _move_s(folder, calls, True, runs))
+    return {
+        "empty move (ms)": empty * 1000,
+        "single call (us)": (single - empty) / calls * 1e6,
+        f"per state, batches of {BATCH} (us)": (batched - empty) / calls * 1e6,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--calls", type=int, default=4000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    figures = anyio.run(_figures, args.calls, args.runs)
+    table = Table(title=f"program helper calls, {args.calls:,} nodes a move, median of {args.runs}")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("target", justify="right")
+    targets = {
+        "single call (us)": SINGLE_TARGET_US,
+        f"per state, batches of {BATCH} (us)": BATCH_TARGET_US,
+    }
+    for name, value in figures.items():
+        target = targets.get(name)
+        shown = (
+            "" if target is None else f"<= {target:g} ({'met' if value <= target else 'MISSED'})"
+        )
+        table.add_row(name, f"{value:.1f}", shown)
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()
