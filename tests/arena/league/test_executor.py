@@ -255,3 +255,14 @@ def test_executor_ray_without_ray_installed_fails_before_any_game(
     with pytest.raises(ConfigError, match=r"pip install -e '\.\[ray\]'"):
         plan_run(load_config(config), tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_run_may_switch_its_executor_when_it_resumes(tmp_path: Path) -> None:
+    from arena.config import ConfigError
+
+    _play(_config(tmp_path, '"connect-four"', SCRIPTED), tmp_path / "run")
+    on_ray = _config(tmp_path, '"connect-four"', SCRIPTED, extra='executor = "ray"')
+    assert plan_run(load_config(on_ray), tmp_path / "run").config.run.executor == "ray"
+    other = _config(tmp_path, '"connect-four"', SCRIPTED, extra="record_prompts = false")
+    with pytest.raises(ConfigError, match="record_prompts"):  # a key that can change a game
+        plan_run(load_config(other), tmp_path / "run")
