@@ -28,7 +28,6 @@ import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -127,13 +126,6 @@ async def ray_executor(plan: RunPlan, address: str | None) -> AsyncIterator[RayE
 
 
 def _init(address: str | None) -> None:
-    # A cluster `ray start` made asks for its token; with an address given, Ray sends it
-    # only when told to. Told so, it is sent to a cluster without tokens too, harmlessly.
-    token_file = Path(os.environ.get("RAY_AUTH_TOKEN_PATH", "~/.ray/auth_token")).expanduser()
-    if "RAY_AUTH_MODE" not in os.environ and (
-        os.environ.get("RAY_AUTH_TOKEN") or token_file.is_file()
-    ):
-        os.environ["RAY_AUTH_MODE"] = "token"
     # Ray is joined from a thread (its wait is bounded): it says it sets no SIGTERM handler
     # there, which is as it should be: the run handles SIGTERM itself.
     logging.getLogger("ray._private.worker").addFilter(_NoSigtermNote())

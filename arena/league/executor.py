@@ -13,9 +13,11 @@ the console stay in this process, and a replay is the same document.
 from __future__ import annotations
 
 import json
+import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
@@ -128,7 +130,18 @@ async def open_executor(plan: RunPlan, ray_address: str | None = None) -> AsyncI
     if plan.config.run.executor == "local":
         yield LocalExecutor()
         return
+    _ray_token_mode()
     from arena.league.cluster import ray_executor
 
     async with ray_executor(plan, ray_address) as executor:
         yield executor
+
+
+def _ray_token_mode() -> None:
+    """A cluster `ray start` made asks for its token; Ray sends the token it finds (in
+    `RAY_AUTH_TOKEN`, or the file `ray start` wrote) only in token mode, which it reads
+    when it is imported. A token sent to a cluster without tokens does no harm."""
+    token_file = Path(os.environ.get("RAY_AUTH_TOKEN_PATH", "~/.ray/auth_token")).expanduser()
+    has_token = bool(os.environ.get("RAY_AUTH_TOKEN")) or token_file.is_file()
+    if "RAY_AUTH_MODE" not in os.environ and has_token:
+        os.environ["RAY_AUTH_MODE"] = "token"
