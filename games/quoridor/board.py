@@ -49,6 +49,7 @@ __all__ = [
     "Route",
     "Step",
     "reaches",
+    "reaches_goal",
     "route",
     "set_bits",
 ]
@@ -189,6 +190,31 @@ def reaches(cell: int, goal: int, up_blocked: int, right_blocked: int) -> bool:
             | ((seen >> 1) & up_open)
             | ((seen & right_open) << SIZE)
             | ((seen >> SIZE) & right_open)
+        )
+        if grown == seen:
+            return False
+        seen = grown
+    return True
+
+
+def reaches_goal(cell: int, seat: int, up_blocked: int, right_blocked: int) -> bool:
+    """`reaches(cell, GOAL_RANKS[seat], ...)` in fewer layers, for the hot path.
+
+    It floods upward, seat 0 from the pawn to rank 9 and seat 1 from rank 1
+    to the pawn, and climbs every open run of a file in one layer: adding the
+    seen cells that can step up to the open up-steps carries through each run
+    to its top, and the bits the carry flipped are the cells it climbed.
+    """
+    up_open = UP_STEPS & ~up_blocked
+    right_open = RIGHT_STEPS & ~right_blocked
+    seen, target = (1 << cell, GOAL_RANKS[0]) if seat == 0 else (GOAL_RANKS[1], 1 << cell)
+    while not seen & target:
+        climbed = seen | (((seen & up_open) + up_open) ^ up_open)
+        grown = (
+            climbed
+            | ((climbed >> 1) & up_open)
+            | ((climbed & right_open) << SIZE)
+            | ((climbed >> SIZE) & right_open)
         )
         if grown == seen:
             return False

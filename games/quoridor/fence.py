@@ -98,7 +98,9 @@ def fence_after(fence: Fence, wall: int) -> Fence:
     """The fence once `wall` stands too: the pieces it touches merge into one.
 
     A wall gains a segment on a loop only through the merged piece, so the
-    loops are the old ones and those the merged piece makes.
+    loops are the old ones and those the merged piece makes. A wall that
+    touches nothing makes a piece of its own three points, and only walls
+    that overlap it have two of those: none that can still be placed.
     """
     points = _POINT_BITS[wall]
     merged, pieces = points, []
@@ -109,17 +111,15 @@ def fence_after(fence: Fence, wall: int) -> Fence:
             pieces.append(piece)
     pieces.append(merged)
     pieces.sort()
-    first, second = _loops_within(merged)
+    loops_first, loops_second = fence.loops_first, fence.loops_second
+    if merged != points or points & _EDGE_BIT:
+        first, second = _loops_within(merged)
+        loops_first, loops_second = loops_first | first, loops_second | second
     closed = bytearray(fence.closed)
     for cell, bit in CLOSES[wall]:
         closed[cell] |= bit
-    return Fence(
-        fence.fitting & ~CONFLICTS[wall],
-        fence.loops_first | first,
-        fence.loops_second | second,
-        tuple(pieces),
-        bytes(closed),
-    )
+    fitting = fence.fitting & ~CONFLICTS[wall]
+    return Fence(fitting, loops_first, loops_second, tuple(pieces), bytes(closed))
 
 
 def _loops_within(piece: int) -> tuple[int, int]:

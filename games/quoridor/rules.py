@@ -42,7 +42,7 @@ Baseline:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
+from functools import partial
 from operator import getitem
 from typing import Any, ClassVar, NamedTuple
 
@@ -58,6 +58,7 @@ from games.quoridor.board import (
     STEPS,
     Route,
     reaches,
+    reaches_goal,
     route,
     set_bits,
 )
@@ -126,6 +127,10 @@ class QuoridorState(NamedTuple):
     moves: tuple[str, ...]
 
 
+_new_state = partial(tuple.__new__, QuoridorState)
+"""`QuoridorState(*fields)` without the Python-level `__new__` a NamedTuple gets:
+a third of what making a state costs, and a state is made every ply."""
+
 _SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
 _OVER: tuple[int, ...] = ()
 _WINS: tuple[Outcome, Outcome] = (Outcome.win(0, "goal-row"), Outcome.win(1, "goal-row"))
@@ -159,18 +164,20 @@ def _made(
         if routes is None:  # never: routes are kept while a seat has walls left
             routes = _routes_of(pawns, up_blocked, right_blocked)
         moves += wall_names(_wall_mask(pawns, up_blocked, right_blocked, fence, routes))
-    return QuoridorState(
-        ply,
-        pawns,
-        walls_left,
-        walls,
-        up_blocked,
-        right_blocked,
-        _SEATS[seat],
-        None,
-        fence,
-        routes,
-        moves,
+    return _new_state(
+        (
+            ply,
+            pawns,
+            walls_left,
+            walls,
+            up_blocked,
+            right_blocked,
+            _SEATS[seat],
+            None,
+            fence,
+            routes,
+            moves,
+        )
     )
 
 
@@ -285,13 +292,10 @@ def _wall_fault(s: QuoridorState, wall: int) -> str | None:
             if (w ^ wall) & 1 == 0 and BLOCKS[w] & BLOCKS[wall]
         ]
         return f"it overlaps wall {', '.join(overlap)} (a step it blocks is blocked already)"
-    routes = s.routes or _routes_of(s.pawns, s.up_blocked, s.right_blocked)
-    up_blocked, right_blocked = _with_wall(s, wall)
-    for seat in (0, 1):
-        suspect = _suspects(s.fence, routes[seat]) >> wall & 1
-        if suspect and not reaches(s.pawns[seat], GOAL_RANKS[seat], up_blocked, right_blocked):
-            pawn = CELL_NAMES[s.pawns[seat]]
-            return f"it would leave the pawn on {pawn} without a path to rank {_goal_rank(seat)}"
+    seat = _cut_off(s, wall)
+    if seat is not None:
+        pawn = CELL_NAMES[s.pawns[seat]]
+        return f"it would leave the pawn on {pawn} without a path to rank {_goal_rank(seat)}"
     return None
 
 
@@ -310,9 +314,29 @@ def _fault(s: QuoridorState, move: str) -> str | None:
     return _wall_fault(s, wall)
 
 
+def _may_place(s: QuoridorState, wall: int) -> bool:
+    """Whether the mover may place `wall`: `_wall_fault` without the words."""
+    fits = s.walls_left[s.ply & 1] and s.fence.fitting >> wall & 1
+    return bool(fits) and _cut_off(s, wall) is None
+
+
+def _cut_off(s: QuoridorState, wall: int) -> int | None:
+    """The seat whose pawn `wall`, one that fits, would leave without a path to its
+    goal rank, or None."""
+    if not (s.fence.loops_first | s.fence.loops_second) >> wall & 1:
+        return None  # it parts no cells
+    routes = s.routes or _routes_of(s.pawns, s.up_blocked, s.right_blocked)
+    up_blocked, right_blocked = _with_wall(s, wall)
+    for seat in (0, 1):
+        suspect = _suspects(s.fence, routes[seat]) >> wall & 1
+        if suspect and not reaches_goal(s.pawns[seat], seat, up_blocked, right_blocked):
+            return seat
+    return None
+
+
 def _suspects(fence: Fence, path: Route) -> int:
     """The walls that could cut off the pawn walking `path`: a segment of theirs
-    would close a loop and the step it blocks is on the path."""
+    would close a loop and the step it blocks is on the path (as in `_wall_mask`)."""
     return (fence.loops_first & path.first_cuts) | (fence.loops_second & path.second_cuts)
 
 
@@ -324,15 +348,16 @@ def _wall_mask(
     routes: tuple[Route, Route],
 ) -> int:
     """The walls that fit and leave both pawns a path, as a mask: bit i for wall i."""
-    legal = fence.fitting
+    legal, loops_first, loops_second = fence.fitting, fence.loops_first, fence.loops_second
     for seat in (0, 1):
-        cell, goal = pawns[seat], GOAL_RANKS[seat]
-        for wall in set_bits(legal & _suspects(fence, routes[seat])):
+        path, cell = routes[seat], pawns[seat]
+        suspects = (loops_first & path.first_cuts) | (loops_second & path.second_cuts)
+        for wall in set_bits(legal & suspects):
             steps = BLOCKS[wall]
             if wall & 1:
-                cut_off = not reaches(cell, goal, up_blocked, right_blocked | steps)
+                cut_off = not reaches_goal(cell, seat, up_blocked, right_blocked | steps)
             else:
-                cut_off = not reaches(cell, goal, up_blocked | steps, right_blocked)
+                cut_off = not reaches_goal(cell, seat, up_blocked | steps, right_blocked)
             if cut_off:
                 legal ^= 1 << wall
     return legal
@@ -453,8 +478,10 @@ def wall_names(walls: int) -> tuple[str, ...]:
     A byte at a time from a table: a legal list holds a hundred walls or so,
     and a bit at a time would cost a step each.
     """
-    chunks = map(getitem, _WALL_NAMES_BY_BYTE, walls.to_bytes(board.WALL_COUNT // 8, "little"))
-    return tuple(chain.from_iterable(chunks))
+    names: list[str] = []
+    for chunk in map(getitem, _WALL_NAMES_BY_BYTE, walls.to_bytes(board.WALL_COUNT // 8, "little")):
+        names += chunk
+    return tuple(names)
 
 
 _STEP_NAMES: tuple[tuple[tuple[str, ...], ...], ...] = tuple(
@@ -566,10 +593,11 @@ class Quoridor(TurnGame[QuoridorState]):
 
     def _play(self, s: QuoridorState, move: str) -> QuoridorState | None:
         """The state after the mover's `move`; None if it is no canonical legal move."""
-        if move not in s.moves:
-            return None
         cell = NAME_TO_CELL.get(move)
-        return play_wall(s, NAME_TO_WALL[move]) if cell is None else play_pawn(s, cell)
+        if cell is not None:  # pawn moves head the list, so the look-up is short
+            return play_pawn(s, cell) if move in s.moves else None
+        wall = NAME_TO_WALL.get(move)
+        return play_wall(s, wall) if wall is not None and _may_place(s, wall) else None
 
     def _refusal(self, s: QuoridorState, move: str, text: str) -> str:
         return f"{move!r} (read from {text!r}) is not legal here: {_fault(s, move)}"

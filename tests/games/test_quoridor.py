@@ -17,7 +17,17 @@ from hypothesis import strategies as st
 import games
 from games import Illegal, MoveError, Outcome, TurnGame, Unreadable
 from games.quoridor import Quoridor, QuoridorState
-from games.quoridor.board import BLOCKS, SIZE, reaches, route, set_bits
+from games.quoridor.board import (
+    BLOCKS,
+    GOAL_RANKS,
+    RIGHT_STEPS,
+    SIZE,
+    UP_STEPS,
+    reaches,
+    reaches_goal,
+    route,
+    set_bits,
+)
 from games.quoridor.fence import EMPTY_FENCE, POINTS, Fence, fence_after
 from games.quoridor.render import board_text
 from games.quoridor.rules import (
@@ -632,6 +642,22 @@ def test_fast_wall_check_equals_the_plain_search(many_positions: list[QuoridorSt
     assert len(many_positions) >= 3000
     assert with_walls >= 2000
     assert refused_for_a_path >= 500
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    cell=st.integers(0, 80),
+    seat=st.integers(0, 1),
+    blocked=st.lists(st.tuples(st.integers(0, 2**81 - 1), st.integers(0, 2**81 - 1)), min_size=1),
+)
+def test_the_climbing_flood_fill_agrees_with_the_plain_one(
+    cell: int, seat: int, blocked: list[tuple[int, int]]
+) -> None:
+    # the more masks are and-ed, the fewer steps are blocked: mazes of every density
+    up, right = UP_STEPS, RIGHT_STEPS
+    for up_mask, right_mask in blocked:
+        up, right = up & up_mask, right & right_mask
+    assert reaches_goal(cell, seat, up, right) == reaches(cell, GOAL_RANKS[seat], up, right)
 
 
 def _fence_of(walls: int) -> Fence:
