@@ -12,22 +12,32 @@ layer.
 
 A wall anchor (x, n), both from 0 and below 8, is anchor `x * 8 + n`; wall
 `2 * anchor + o` (o = 0 for `h`, 1 for `v`) is its index, so ascending wall
-indices are the legal (anchor file, anchor rank, h before v) order.
+indices are the legal (anchor file, anchor rank, h before v) order. A
+wall's first step is the one at its anchor's cell (x, n), its second the one
+at (x + 1, n) for `h` and at (x, n + 1) for `v`.
+
+What the placed walls leave for the next move, the walls that still fit and
+those that could part the board, is `games.quoridor.fence`.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import NamedTuple
 
 __all__ = [
+    "ADJACENT",
+    "ALL_WALLS",
     "ANCHORS",
     "BLOCKS",
     "CELLS",
+    "CLOSES",
+    "CONFLICTS",
     "DOWN",
     "GOAL_RANKS",
     "LEFT",
+    "OPEN_NEIGHBOURS",
     "PERPENDICULAR",
-    "POINTS",
     "RIGHT",
     "RIGHT_STEPS",
     "SIZE",
@@ -36,10 +46,10 @@ __all__ = [
     "UP",
     "UP_STEPS",
     "WALL_COUNT",
+    "Route",
     "Step",
-    "closes_loop",
-    "components",
     "reaches",
+    "reaches_goal",
     "route",
     "set_bits",
 ]
@@ -52,6 +62,8 @@ ANCHORS = SIZE - 1
 
 CELLS = SIZE * SIZE
 WALL_COUNT = 2 * ANCHORS * ANCHORS
+ALL_WALLS = (1 << WALL_COUNT) - 1
+"""The mask of every wall index."""
 
 UP_STEPS = sum(1 << (f * SIZE + r) for f in range(SIZE) for r in range(SIZE - 1))
 """Cells that have a neighbour above them (every rank but the top)."""
@@ -101,21 +113,69 @@ def _blocked_by(wall: int) -> int:
 BLOCKS: tuple[int, ...] = tuple(_blocked_by(w) for w in range(WALL_COUNT))
 """Per wall, the steps it blocks (in the up mask for h walls, the right mask for v)."""
 
-_BORDER = ANCHORS * ANCHORS
-"""The lattice node standing for the whole board edge (one connected piece)."""
+
+def _conflicts_of(wall: int) -> int:
+    """The walls that cannot stand with `wall`: both walls on its anchor (they would
+    cross or coincide) and the walls of its orientation that overlap it by a step."""
+    anchor, vertical = wall >> 1, wall & 1
+    conflicts = 3 << (2 * anchor)
+    for other in range(vertical, WALL_COUNT, 2):
+        if BLOCKS[other] & BLOCKS[wall]:
+            conflicts |= 1 << other
+    return conflicts
 
 
-def _points_of(wall: int) -> tuple[int, int, int]:
-    """The lattice points a wall runs through: one end, its anchor, the other end."""
-    anchor = wall >> 1
-    x, n = divmod(anchor, ANCHORS)
-    ends = ((x - 1, n), (x + 1, n)) if wall & 1 == 0 else ((x, n - 1), (x, n + 1))
-    a, b = (p * ANCHORS + q if 0 <= p < ANCHORS and 0 <= q < ANCHORS else _BORDER for p, q in ends)
-    return a, anchor, b
+CONFLICTS: tuple[int, ...] = tuple(_conflicts_of(w) for w in range(WALL_COUNT))
+"""Per wall, the mask of walls that, once placed, leave no room for it (and vice versa)."""
 
 
-POINTS: tuple[tuple[int, int, int], ...] = tuple(_points_of(w) for w in range(WALL_COUNT))
-"""Per wall, its three lattice points (anchors; the board edge is one node)."""
+def _cutters(up: bool, second: bool) -> tuple[int, ...]:
+    """Per cell, the walls whose first (or `second`) step is its step `up` (or right)."""
+    found = [0] * CELLS
+    for wall in range(0 if up else 1, WALL_COUNT, 2):
+        steps = BLOCKS[wall]
+        low = steps & -steps
+        found[((steps ^ low) if second else low).bit_length() - 1] |= 1 << wall
+    return tuple(found)
+
+
+_FIRST_UP, _SECOND_UP = _cutters(True, False), _cutters(True, True)
+_FIRST_RIGHT, _SECOND_RIGHT = _cutters(False, False), _cutters(False, True)
+
+# A cell's closed code says which of its four steps are blocked: bit 0 the
+# step left (to cell - 9), 1 down (cell - 1), 2 up (cell + 1), 3 right
+# (cell + 9), ascending neighbour order, so pawn moves are table look-ups.
+_LEFT_BIT, _DOWN_BIT, _UP_BIT, _RIGHT_BIT = 1, 2, 4, 8
+
+
+def _closes_of(wall: int) -> tuple[tuple[int, int], ...]:
+    """The (cell, closed-code bit) pairs `wall` sets: both ends of both steps it blocks."""
+    pairs = []
+    for cell in set_bits(BLOCKS[wall]):
+        if wall & 1:
+            pairs += [(cell, _RIGHT_BIT), (cell + SIZE, _LEFT_BIT)]
+        else:
+            pairs += [(cell, _UP_BIT), (cell + 1, _DOWN_BIT)]
+    return tuple(pairs)
+
+
+ADJACENT: tuple[int, ...] = tuple(
+    sum(1 << s[0] for s in STEPS[c] if s is not None) for c in range(CELLS)
+)
+"""Per cell, the mask of its orthogonal neighbours."""
+
+OPEN_NEIGHBOURS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(
+        tuple(
+            n
+            for i, n in enumerate((c - SIZE, c - 1, c + 1, c + SIZE))
+            if not code >> i & 1 and 0 <= n < CELLS and ADJACENT[c] >> n & 1
+        )
+        for code in range(16)
+    )
+    for c in range(CELLS)
+)
+"""Per cell and closed code, the neighbours one open step away, ascending."""
 
 
 def reaches(cell: int, goal: int, up_blocked: int, right_blocked: int) -> bool:
@@ -137,13 +197,61 @@ def reaches(cell: int, goal: int, up_blocked: int, right_blocked: int) -> bool:
     return True
 
 
+def reaches_goal(cell: int, seat: int, up_blocked: int, right_blocked: int) -> bool:
+    """`reaches(cell, GOAL_RANKS[seat], ...)` in fewer layers, for the hot path.
+
+    It floods upward, seat 0 from the pawn to rank 9 and seat 1 from rank 1
+    to the pawn, and climbs every open run of a file in one layer: adding the
+    seen cells that can step up to the open up-steps carries through each run
+    to its top, and the bits the carry flipped are the cells it climbed.
+    """
+    up_open = UP_STEPS & ~up_blocked
+    right_open = RIGHT_STEPS & ~right_blocked
+    seen, target = (1 << cell, GOAL_RANKS[0]) if seat == 0 else (GOAL_RANKS[1], 1 << cell)
+    while not seen & target:
+        climbed = seen | (((seen & up_open) + up_open) ^ up_open)
+        grown = (
+            climbed
+            | ((climbed >> 1) & up_open)
+            | ((climbed & right_open) << SIZE)
+            | ((climbed >> SIZE) & right_open)
+        )
+        if grown == seen:
+            return False
+        seen = grown
+    return True
+
+
+class Route(NamedTuple):
+    """One shortest path to a goal rank: its length, its steps, the walls that cut it.
+
+    `up_steps` and `right_steps` name the path's steps as the up/right masks
+    do; `first_cuts` (`second_cuts`) has bit i set for every wall i whose
+    first (second) step is one of them. A wall in neither leaves this path
+    open, so it cannot cut the pawn off.
+    """
+
+    dist: int
+    up_steps: int
+    right_steps: int
+    first_cuts: int
+    second_cuts: int
+
+
+_NO_ROUTE = Route(UNREACHABLE, 0, 0, 0, 0)
+
+
 @lru_cache(maxsize=1 << 14)
-def route(cell: int, seat: int, up_blocked: int, right_blocked: int) -> tuple[int, int, int]:
+def route(cell: int, seat: int, up_blocked: int, right_blocked: int) -> Route:
     """One shortest path of `seat`'s pawn from `cell` to its goal rank, pawns ignored.
 
-    Returns (distance in steps, the path's vertical steps, its horizontal steps);
-    (UNREACHABLE, 0, 0) if there is none. Cached: standing, wall legality and
-    the tactician ask for the same few routes many times.
+    `Route(UNREACHABLE, 0, 0, 0, 0)` if there is none. The path is the BFS's:
+    it ends on the lowest of the nearest goal cells and each step back goes
+    to the first neighbour, in a fixed order, of the previous layer. A wall
+    that blocks none of its steps leaves the route as it was: distances only
+    grow, those along it stay, so the search ends on the same cell and walks
+    back the same steps; a state keeps its routes from one wall to the next.
+    Cached: standing, wall legality and the tactician ask for the same routes.
     """
     up_open = UP_STEPS & ~up_blocked
     right_open = RIGHT_STEPS & ~right_blocked
@@ -159,55 +267,34 @@ def route(cell: int, seat: int, up_blocked: int, right_blocked: int) -> tuple[in
         )
         frontier = grown & ~seen
         if not frontier:
-            return UNREACHABLE, 0, 0
+            return _NO_ROUTE
         seen |= frontier
         layers.append(frontier)
     end = frontier & goal
-    path_up, path_right = _trace_back(layers, (end & -end).bit_length() - 1, up_open, right_open)
-    return len(layers) - 1, path_up, path_right
+    return _trace_back(layers, (end & -end).bit_length() - 1, up_open, right_open)
 
 
-def _trace_back(layers: list[int], cell: int, up_open: int, right_open: int) -> tuple[int, int]:
-    """Walk from `cell` in the last BFS layer back to the first; the steps taken."""
-    path_up = path_right = 0
+def _trace_back(layers: list[int], cell: int, up_open: int, right_open: int) -> Route:
+    """Walk from `cell` in the last BFS layer back to the first; the route walked."""
+    path_up = path_right = first = second = 0
     for layer in reversed(layers[:-1]):
         if cell % SIZE and (layer & up_open) >> (cell - 1) & 1:
             cell -= 1
             path_up |= 1 << cell
+            first, second = first | _FIRST_UP[cell], second | _SECOND_UP[cell]
         elif (layer >> (cell + 1)) & (up_open >> cell) & 1:
             path_up |= 1 << cell
+            first, second = first | _FIRST_UP[cell], second | _SECOND_UP[cell]
             cell += 1
         elif cell >= SIZE and (layer & right_open) >> (cell - SIZE) & 1:
             cell -= SIZE
             path_right |= 1 << cell
+            first, second = first | _FIRST_RIGHT[cell], second | _SECOND_RIGHT[cell]
         else:  # the BFS guarantees the last neighbour is the one
             path_right |= 1 << cell
+            first, second = first | _FIRST_RIGHT[cell], second | _SECOND_RIGHT[cell]
             cell += SIZE
-    return path_up, path_right
-
-
-@lru_cache(maxsize=1 << 12)
-def components(walls: int) -> tuple[int, ...]:
-    """A component label per lattice point of the graph the placed `walls` draw.
-
-    The board edge counts as one node. A new wall splits a region of the
-    board (and so may cut a pawn off) only if two of its three points are
-    already connected here: that is the planar dual of "removing these steps
-    disconnects the cells", and it rules out most candidates without a search.
-    """
-    parent = list(range(_BORDER + 1))
-
-    def find(p: int) -> int:
-        while parent[p] != p:
-            parent[p] = parent[parent[p]]
-            p = parent[p]
-        return p
-
-    for wall in set_bits(walls):
-        a, b, c = POINTS[wall]
-        parent[find(a)] = find(b)
-        parent[find(c)] = find(b)
-    return tuple(find(p) for p in range(_BORDER + 1))
+    return Route(len(layers) - 1, path_up, path_right, first, second)
 
 
 def set_bits(mask: int) -> list[int]:
@@ -220,8 +307,5 @@ def set_bits(mask: int) -> list[int]:
     return found
 
 
-def closes_loop(wall: int, labels: tuple[int, ...]) -> bool:
-    """Whether `wall` joins two lattice points already connected in `labels`."""
-    a, b, c = POINTS[wall]
-    la, lb, lc = labels[a], labels[b], labels[c]
-    return la in (lb, lc) or lb == lc
+CLOSES: tuple[tuple[tuple[int, int], ...], ...] = tuple(_closes_of(w) for w in range(WALL_COUNT))
+"""Per wall, the (cell, closed-code bit) pairs it sets: both cells of both its steps."""

@@ -17,9 +17,11 @@ Parameters:
 
 State:
     `QuoridorState`: the pawns' cells, the walls left per seat and the placed
-    walls as a bit set, with the steps they block as two masks (`board`), and
-    the turn and the result, worked out when the state is made. `position`
-    builds one from cell and wall names.
+    walls as a bit set, with what follows from them, worked out when the
+    state is made: the steps they block as two masks (`board`), the walls
+    that still fit and those that could part the board (`fence`), each
+    pawn's shortest route, the turn, the result and the mover's legal moves.
+    `position` builds one from cell and wall names.
 
 Notation:
     A pawn move is its destination cell, `e2`; a wall is its anchor and `h`
@@ -40,19 +42,27 @@ Baseline:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
+from operator import getitem
 from typing import Any, ClassVar, NamedTuple
 
 from games.core import Outcome, TurnGame, Unreadable, normalise_token
 from games.quoridor import board
 from games.quoridor.board import (
+    ADJACENT,
     BLOCKS,
     GOAL_RANKS,
+    OPEN_NEIGHBOURS,
     PERPENDICULAR,
     SIZE,
     STEPS,
+    Route,
+    reaches,
+    reaches_goal,
     route,
     set_bits,
 )
+from games.quoridor.fence import EMPTY_FENCE, Fence, fence_after
 
 __all__ = [
     "CELL_NAMES",
@@ -65,14 +75,18 @@ __all__ = [
     "WALL_NAMES",
     "Quoridor",
     "QuoridorState",
+    "legal_wall_mask",
     "legal_walls",
+    "legal_walls_plain",
     "pawn_targets",
+    "pawn_targets_plain",
     "play_pawn",
     "play_wall",
     "position",
     "read_move",
     "standing",
     "tactician",
+    "wall_names",
 ]
 
 # -- parameters ---------------------------------------------------------------
@@ -89,11 +103,15 @@ class QuoridorState(NamedTuple):
     """A quoridor position, immutable.
 
     `pawns` and `walls_left` are per seat; `pawns` holds cell indices and
-    `walls` has bit i set for each placed wall i (see `board`). The two
-    blocked-step masks are derived from `walls`, and `to_act` and `result`
-    (`goal-row`, or `ply-cap` at 400 plies) from the rest; all are kept
-    because every rule function and every question of the framework needs
-    them.
+    `walls` has bit i set for each placed wall i (see `board`). The rest is
+    derived, worked out when the state is made: the two blocked-step masks
+    and the `fence` from `walls`; `routes`, each seat's `board.route` from
+    its pawn, while a seat has walls left (None after, when no rule needs
+    them every ply); `to_act`, `result` (`goal-row`, or `ply-cap` at 400
+    plies) and `moves`, the mover's legal moves in legal order (() once
+    over). All are kept because every rule function and every question of
+    the framework needs them, and a move updates the fence and the routes
+    in a few steps where searching afresh would cost a search per state.
     """
 
     ply: int
@@ -104,22 +122,69 @@ class QuoridorState(NamedTuple):
     right_blocked: int
     to_act: tuple[int, ...]
     result: Outcome | None
+    fence: Fence
+    routes: tuple[Route, Route] | None
+    moves: tuple[str, ...]
 
+
+_new_state = partial(tuple.__new__, QuoridorState)
+"""`QuoridorState(*fields)` without the Python-level `__new__` a NamedTuple gets:
+a third of what making a state costs, and a state is made every ply."""
 
 _SEATS: tuple[tuple[int], tuple[int]] = ((0,), (1,))
 _OVER: tuple[int, ...] = ()
 _WINS: tuple[Outcome, Outcome] = (Outcome.win(0, "goal-row"), Outcome.win(1, "goal-row"))
 
-_START = QuoridorState(
-    ply=0,
-    pawns=(4 * SIZE, 4 * SIZE + SIZE - 1),  # e1, e9
-    walls_left=(WALLS_PER_SEAT, WALLS_PER_SEAT),
-    walls=0,
-    up_blocked=0,
-    right_blocked=0,
-    to_act=_SEATS[0],
-    result=None,
-)
+
+def _made(
+    ply: int,
+    pawns: tuple[int, int],
+    walls_left: tuple[int, int],
+    walls: int,
+    up_blocked: int,
+    right_blocked: int,
+    fence: Fence,
+    routes: tuple[Route, Route] | None,
+) -> QuoridorState:
+    """The state of a game the rules have not ended, after `ply` plies: the
+    turn and the mover's moves, or the ply cap's adjudication by standing."""
+    if ply >= PLY_CAP:
+        s = QuoridorState(
+            ply, pawns, walls_left, walls, up_blocked, right_blocked, _OVER, None, fence, routes, ()
+        )
+        return s._replace(result=Outcome.by_standing(standing(s, 0), standing(s, 1), "ply-cap"))
+    seat = ply & 1
+    mover, other = pawns[seat], pawns[1 - seat]
+    if ADJACENT[mover] >> other & 1:  # a jump or a side step: by the rules' words
+        targets = pawn_targets_plain(mover, other, up_blocked, right_blocked)
+        moves = tuple(CELL_NAMES[c] for c in targets)
+    else:
+        moves = _STEP_NAMES[mover][fence.closed[mover]]
+    if walls_left[seat]:
+        if routes is None:  # never: routes are kept while a seat has walls left
+            routes = _routes_of(pawns, up_blocked, right_blocked)
+        moves += wall_names(_wall_mask(pawns, up_blocked, right_blocked, fence, routes))
+    return _new_state(
+        (
+            ply,
+            pawns,
+            walls_left,
+            walls,
+            up_blocked,
+            right_blocked,
+            _SEATS[seat],
+            None,
+            fence,
+            routes,
+            moves,
+        )
+    )
+
+
+def _routes_of(pawns: tuple[int, int], up_blocked: int, right_blocked: int) -> tuple[Route, Route]:
+    """Each seat's route from its pawn, searched afresh (or found in the cache)."""
+    first, second = (route(pawns[seat], seat, up_blocked, right_blocked) for seat in (0, 1))
+    return first, second
 
 
 def position(
@@ -138,7 +203,9 @@ def position(
         raise ValueError(f"pawns {red!r}, {blue!r} must be two different cells a1..i9")
     if ply < 0:
         raise ValueError(f"ply must be 0 or more, got {ply}")
-    s = _START._replace(pawns=(cells[0], cells[1]))
+    pawns = (cells[0], cells[1])
+    walls_left = (WALLS_PER_SEAT, WALLS_PER_SEAT)
+    s = _made(0, pawns, walls_left, 0, 0, 0, EMPTY_FENCE, _routes_of(pawns, 0, 0))
     for seat, names in enumerate((red_walls, blue_walls)):
         if len(names) > WALLS_PER_SEAT:
             raise ValueError(f"seat {seat} has {len(names)} walls; at most {WALLS_PER_SEAT}")
@@ -154,21 +221,36 @@ def position(
     if len(winners) > 1:
         raise ValueError(f"pawns {red!r}, {blue!r} cannot both stand on their goal ranks")
     if winners:
-        return s._replace(ply=ply, to_act=_OVER, result=_WINS[winners[0]])
-    return _capped(s._replace(ply=ply, to_act=_SEATS[ply & 1], result=None))
+        return s._replace(ply=ply, to_act=_OVER, result=_WINS[winners[0]], moves=())
+    return _made(
+        ply, s.pawns, s.walls_left, s.walls, s.up_blocked, s.right_blocked, s.fence, s.routes
+    )
 
 
 # -- rules --------------------------------------------------------------------
 
-# Wall legality never searches the board per candidate wall: a wall can cut a
-# pawn off only if it closes a loop in the drawing the walls make with the
-# board edge (`board.closes_loop`) AND blocks a step of that pawn's current
-# shortest path (one search per pawn per position); only walls doing both get
-# a flood fill.
+# Wall legality searches the board for few candidate walls. A wall can cut a
+# pawn off only if a segment of it would close a loop in the drawing the
+# walls make with the board edge (`Fence.loops_first`, `loops_second`: only
+# then does the step it blocks part its two cells) AND that step is on one
+# path the pawn has to its goal (`Route.first_cuts`, `second_cuts`, kept per
+# state): a path whose lost steps all keep their cells joined can be mended.
+# Only walls doing both get a flood fill. `legal_walls_plain` is the
+# definition itself, a search for every wall, which the tests hold this to.
 
 
-def pawn_targets(mover: int, other: int, up_blocked: int, right_blocked: int) -> list[int]:
-    """The cells a pawn on `mover` may move to with the other pawn on `other`, ascending."""
+def pawn_targets(s: QuoridorState) -> tuple[int, ...]:
+    """The cells the mover's pawn may move to, ascending."""
+    seat = s.ply & 1
+    mover, other = s.pawns[seat], s.pawns[1 - seat]
+    if ADJACENT[mover] >> other & 1:
+        return tuple(pawn_targets_plain(mover, other, s.up_blocked, s.right_blocked))
+    return OPEN_NEIGHBOURS[mover][s.fence.closed[mover]]
+
+
+def pawn_targets_plain(mover: int, other: int, up_blocked: int, right_blocked: int) -> list[int]:
+    """The cells a pawn on `mover` may move to with the other pawn on `other`, by
+    the rules' words (jumps and side steps included), ascending."""
     targets: list[int] = []
     for direction, step in enumerate(STEPS[mover]):
         if step is None or (up_blocked if step[1] else right_blocked) & step[2]:
@@ -210,7 +292,8 @@ def _wall_fault(s: QuoridorState, wall: int) -> str | None:
             if (w ^ wall) & 1 == 0 and BLOCKS[w] & BLOCKS[wall]
         ]
         return f"it overlaps wall {', '.join(overlap)} (a step it blocks is blocked already)"
-    for seat in _cut_off(s, wall, board.components(s.walls)):
+    seat = _cut_off(s, wall)
+    if seat is not None:
         pawn = CELL_NAMES[s.pawns[seat]]
         return f"it would leave the pawn on {pawn} without a path to rank {_goal_rank(seat)}"
     return None
@@ -220,47 +303,98 @@ def _fault(s: QuoridorState, move: str) -> str | None:
     """Why the mover may not play the canonical `move`, or None if it may."""
     cell = NAME_TO_CELL.get(move)
     if cell is not None:
-        seat = s.ply & 1
-        targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
+        targets = pawn_targets(s)
         if cell in targets:
             return None
         reachable = ", ".join(CELL_NAMES[t] for t in targets)
-        return f"the pawn on {CELL_NAMES[s.pawns[seat]]} can move only to {reachable}"
+        return f"the pawn on {CELL_NAMES[s.pawns[s.ply & 1]]} can move only to {reachable}"
     wall = NAME_TO_WALL.get(move)
     if wall is None:
         return "it is not a canonical quoridor move (e.g. e2 or e3h)"
     return _wall_fault(s, wall)
 
 
-def _cut_off(s: QuoridorState, wall: int, labels: tuple[int, ...]) -> list[int]:
-    """The seats whose pawn `wall` would leave without a path to its goal rank."""
-    if not board.closes_loop(wall, labels):
-        return []
+def _may_place(s: QuoridorState, wall: int) -> bool:
+    """Whether the mover may place `wall`: `_wall_fault` without the words."""
+    fits = s.walls_left[s.ply & 1] and s.fence.fitting >> wall & 1
+    return bool(fits) and _cut_off(s, wall) is None
+
+
+def _cut_off(s: QuoridorState, wall: int) -> int | None:
+    """The seat whose pawn `wall`, one that fits, would leave without a path to its
+    goal rank, or None."""
+    if not (s.fence.loops_first | s.fence.loops_second) >> wall & 1:
+        return None  # it parts no cells
+    routes = s.routes or _routes_of(s.pawns, s.up_blocked, s.right_blocked)
     up_blocked, right_blocked = _with_wall(s, wall)
-    cut = []
     for seat in (0, 1):
-        cell = s.pawns[seat]
-        _, path_up, path_right = route(cell, seat, s.up_blocked, s.right_blocked)
-        on_path = BLOCKS[wall] & (path_right if wall & 1 else path_up)
-        if on_path and not board.reaches(cell, GOAL_RANKS[seat], up_blocked, right_blocked):
-            cut.append(seat)
-    return cut
+        suspect = _suspects(s.fence, routes[seat]) >> wall & 1
+        if suspect and not reaches_goal(s.pawns[seat], seat, up_blocked, right_blocked):
+            return seat
+    return None
+
+
+def _suspects(fence: Fence, path: Route) -> int:
+    """The walls that could cut off the pawn walking `path`: a segment of theirs
+    would close a loop and the step it blocks is on the path (as in `_wall_mask`)."""
+    return (fence.loops_first & path.first_cuts) | (fence.loops_second & path.second_cuts)
+
+
+def _wall_mask(
+    pawns: tuple[int, int],
+    up_blocked: int,
+    right_blocked: int,
+    fence: Fence,
+    routes: tuple[Route, Route],
+) -> int:
+    """The walls that fit and leave both pawns a path, as a mask: bit i for wall i."""
+    legal, loops_first, loops_second = fence.fitting, fence.loops_first, fence.loops_second
+    for seat in (0, 1):
+        path, cell = routes[seat], pawns[seat]
+        suspects = (loops_first & path.first_cuts) | (loops_second & path.second_cuts)
+        for wall in set_bits(legal & suspects):
+            steps = BLOCKS[wall]
+            if wall & 1:
+                cut_off = not reaches_goal(cell, seat, up_blocked, right_blocked | steps)
+            else:
+                cut_off = not reaches_goal(cell, seat, up_blocked | steps, right_blocked)
+            if cut_off:
+                legal ^= 1 << wall
+    return legal
+
+
+def legal_wall_mask(s: QuoridorState) -> int:
+    """The walls the mover may place, as a mask: bit i for wall i."""
+    if not s.walls_left[s.ply & 1]:
+        return 0
+    routes = s.routes or _routes_of(s.pawns, s.up_blocked, s.right_blocked)
+    return _wall_mask(s.pawns, s.up_blocked, s.right_blocked, s.fence, routes)
 
 
 def legal_walls(s: QuoridorState) -> list[int]:
     """The walls the mover may place, ascending (legal order)."""
+    return set_bits(legal_wall_mask(s))
+
+
+def legal_walls_plain(s: QuoridorState) -> list[int]:
+    """`legal_walls` by the rules' words, a search for every wall: the reference.
+
+    A wall is legal when the mover has walls left, no wall sits on its
+    anchor, neither step it blocks is blocked already and both pawns still
+    reach their goal ranks once it stands. Slow; for tests and tools.
+    """
     if not s.walls_left[s.ply & 1]:
         return []
-    walls, up_blocked, right_blocked = s.walls, s.up_blocked, s.right_blocked
-    labels = board.components(walls)
-    legal: list[int] = []
-    for wall in range(0, board.WALL_COUNT, 2):
-        if walls >> wall & 3:
+    legal = []
+    for wall in range(board.WALL_COUNT):
+        blocked = s.right_blocked if wall & 1 else s.up_blocked
+        if s.walls >> (wall & ~1) & 3 or blocked & BLOCKS[wall]:
             continue
-        if not up_blocked & BLOCKS[wall] and not _cut_off(s, wall, labels):
+        up_blocked, right_blocked = _with_wall(s, wall)
+        if all(
+            reaches(s.pawns[seat], GOAL_RANKS[seat], up_blocked, right_blocked) for seat in (0, 1)
+        ):
             legal.append(wall)
-        if not right_blocked & BLOCKS[wall + 1] and not _cut_off(s, wall + 1, labels):
-            legal.append(wall + 1)
     return legal
 
 
@@ -268,9 +402,16 @@ def play_pawn(s: QuoridorState, cell: int) -> QuoridorState:
     """The state after the mover's pawn goes to `cell` (assumed legal)."""
     seat = s.ply & 1
     pawns = (cell, s.pawns[1]) if seat == 0 else (s.pawns[0], cell)
+    routes = s.routes
+    if routes is not None:  # a route ignores the other pawn: only the mover's changes
+        moved = route(cell, seat, s.up_blocked, s.right_blocked)
+        routes = (moved, routes[1]) if seat == 0 else (routes[0], moved)
+    after = _made(
+        s.ply + 1, pawns, s.walls_left, s.walls, s.up_blocked, s.right_blocked, s.fence, routes
+    )
     if GOAL_RANKS[seat] >> cell & 1:
-        return s._replace(ply=s.ply + 1, pawns=pawns, to_act=_OVER, result=_WINS[seat])
-    return _capped(s._replace(ply=s.ply + 1, pawns=pawns, to_act=_SEATS[1 - seat]))
+        return after._replace(to_act=_OVER, result=_WINS[seat], moves=())
+    return after
 
 
 def play_wall(s: QuoridorState, wall: int) -> QuoridorState:
@@ -279,25 +420,38 @@ def play_wall(s: QuoridorState, wall: int) -> QuoridorState:
     left = s.walls_left
     walls_left = (left[0] - 1, left[1]) if seat == 0 else (left[0], left[1] - 1)
     up_blocked, right_blocked = _with_wall(s, wall)
-    return _capped(
-        s._replace(
-            ply=s.ply + 1,
-            walls_left=walls_left,
-            walls=s.walls | 1 << wall,
-            up_blocked=up_blocked,
-            right_blocked=right_blocked,
-            to_act=_SEATS[1 - seat],
-        )
+    routes = None
+    if walls_left != (0, 0):
+        routes = _routes_past(s, wall, up_blocked, right_blocked)
+    fence = fence_after(s.fence, wall)
+    return _made(
+        s.ply + 1,
+        s.pawns,
+        walls_left,
+        s.walls | 1 << wall,
+        up_blocked,
+        right_blocked,
+        fence,
+        routes,
     )
 
 
-def _capped(s: QuoridorState) -> QuoridorState:
-    """`s`, a game still going by the rules, ended by standing (`ply-cap`) at the ply cap."""
-    if s.ply < PLY_CAP:
-        return s
-    return s._replace(
-        to_act=_OVER, result=Outcome.by_standing(standing(s, 0), standing(s, 1), "ply-cap")
-    )
+def _routes_past(
+    s: QuoridorState, wall: int, up_blocked: int, right_blocked: int
+) -> tuple[Route, Route]:
+    """Each seat's route once `wall` stands (`up_blocked`, `right_blocked` with it).
+
+    A route the wall does not cut is the route still (see `board.route`);
+    only a cut one is searched again.
+    """
+    kept = s.routes or _routes_of(s.pawns, s.up_blocked, s.right_blocked)
+    found = []
+    for seat in (0, 1):
+        path = kept[seat]
+        if (path.first_cuts | path.second_cuts) >> wall & 1:
+            path = route(s.pawns[seat], seat, up_blocked, right_blocked)
+        found.append(path)
+    return found[0], found[1]
 
 
 # -- notation -----------------------------------------------------------------
@@ -310,6 +464,31 @@ WALL_NAMES: tuple[str, ...] = tuple(
 NAME_TO_CELL: dict[str, int] = {name: c for c, name in enumerate(CELL_NAMES)}
 NAME_TO_WALL: dict[str, int] = {name: w for w, name in enumerate(WALL_NAMES)}
 """Exactly the notation's patterns ^[a-i][1-9]$ (pawn) and ^[a-h][1-8][hv]$ (wall)."""
+
+_WALL_NAMES_BY_BYTE: tuple[tuple[tuple[str, ...], ...], ...] = tuple(
+    tuple(tuple(WALL_NAMES[8 * i + j] for j in range(8) if byte >> j & 1) for byte in range(256))
+    for i in range(board.WALL_COUNT // 8)
+)
+"""Per byte i of a wall mask and its value, the names of its walls 8i..8i+7, ascending."""
+
+
+def wall_names(walls: int) -> tuple[str, ...]:
+    """The names of the walls in the mask `walls`, in legal order.
+
+    A byte at a time from a table: a legal list holds a hundred walls or so,
+    and a bit at a time would cost a step each.
+    """
+    names: list[str] = []
+    for chunk in map(getitem, _WALL_NAMES_BY_BYTE, walls.to_bytes(board.WALL_COUNT // 8, "little")):
+        names += chunk
+    return tuple(names)
+
+
+_STEP_NAMES: tuple[tuple[tuple[str, ...], ...], ...] = tuple(
+    tuple(tuple(CELL_NAMES[n] for n in targets) for targets in by_code)
+    for by_code in OPEN_NEIGHBOURS
+)
+"""`board.OPEN_NEIGHBOURS` in notation: a pawn's moves when no pawn stands next to it."""
 
 
 def read_move(text: str) -> str:
@@ -353,18 +532,18 @@ def tactician(s: QuoridorState) -> str:
     cell, left = s.pawns[seat], s.walls_left[seat]
     up_blocked, right_blocked = s.up_blocked, s.right_blocked
     best_move, best = "", -(1 << 30)
-    for target in pawn_targets(cell, s.pawns[1 - seat], up_blocked, right_blocked):
-        value = 1000 - 10 * route(target, seat, up_blocked, right_blocked)[0] + 2 * left
+    for target in pawn_targets(s):
+        value = 1000 - 10 * route(target, seat, up_blocked, right_blocked).dist + 2 * left
         if value > best:
             best_move, best = CELL_NAMES[target], value
-    dist, path_up, path_right = route(cell, seat, up_blocked, right_blocked)
+    path = s.routes[seat] if s.routes else route(cell, seat, up_blocked, right_blocked)
+    dist, cutting = path.dist, path.first_cuts | path.second_cuts
     wall_ceiling = 1000 - 10 * dist + 2 * (left - 1)
     if not left or best >= wall_ceiling:
         return best_move
     for wall in legal_walls(s):
-        if BLOCKS[wall] & (path_right if wall & 1 else path_up):
-            after = play_wall(s, wall)
-            value = standing(after, seat)
+        if cutting >> wall & 1:  # standing after the wall, without making the state
+            value = wall_ceiling - 10 * (route(cell, seat, *_with_wall(s, wall)).dist - dist)
         else:
             value = wall_ceiling
         if value > best:
@@ -375,6 +554,19 @@ def tactician(s: QuoridorState) -> str:
 
 
 # -- the game -----------------------------------------------------------------
+
+_START_PAWNS = (4 * SIZE, 4 * SIZE + SIZE - 1)  # e1, e9
+_START = _made(
+    0,
+    _START_PAWNS,
+    (WALLS_PER_SEAT, WALLS_PER_SEAT),
+    0,
+    0,
+    0,
+    EMPTY_FENCE,
+    _routes_of(_START_PAWNS, 0, 0),
+)
+"""The start, made once the rules and the notation its moves are listed in exist."""
 
 
 class Quoridor(TurnGame[QuoridorState]):
@@ -397,21 +589,15 @@ class Quoridor(TurnGame[QuoridorState]):
 
     def _legal(self, s: QuoridorState) -> tuple[str, ...]:
         """Pawn moves by (file, rank), then walls by (anchor file, anchor rank, h, v)."""
-        seat = s.ply & 1
-        pawn = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
-        return tuple([CELL_NAMES[c] for c in pawn] + [WALL_NAMES[w] for w in legal_walls(s)])
+        return s.moves
 
     def _play(self, s: QuoridorState, move: str) -> QuoridorState | None:
         """The state after the mover's `move`; None if it is no canonical legal move."""
         cell = NAME_TO_CELL.get(move)
-        if cell is not None:
-            seat = s.ply & 1
-            targets = pawn_targets(s.pawns[seat], s.pawns[1 - seat], s.up_blocked, s.right_blocked)
-            return play_pawn(s, cell) if cell in targets else None
+        if cell is not None:  # pawn moves head the list, so the look-up is short
+            return play_pawn(s, cell) if move in s.moves else None
         wall = NAME_TO_WALL.get(move)
-        if wall is None or _wall_fault(s, wall) is not None:
-            return None
-        return play_wall(s, wall)
+        return play_wall(s, wall) if wall is not None and _may_place(s, wall) else None
 
     def _refusal(self, s: QuoridorState, move: str, text: str) -> str:
         return f"{move!r} (read from {text!r}) is not legal here: {_fault(s, move)}"

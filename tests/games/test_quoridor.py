@@ -1,6 +1,7 @@
 """Quoridor: move tables, every rule of docs/rules.md#quoridor, standing by hand,
-the tolerant reader, and a cross-check against a slow reference written from
-the rules text (full search for every wall)."""
+the tolerant reader, a cross-check against a slow reference written from the
+rules text (full search for every wall), and the engine's fast wall check
+held to its plain search over thousands of random positions."""
 
 from __future__ import annotations
 
@@ -16,8 +17,27 @@ from hypothesis import strategies as st
 import games
 from games import Illegal, MoveError, Outcome, TurnGame, Unreadable
 from games.quoridor import Quoridor, QuoridorState
+from games.quoridor.board import (
+    BLOCKS,
+    GOAL_RANKS,
+    RIGHT_STEPS,
+    SIZE,
+    UP_STEPS,
+    reaches,
+    reaches_goal,
+    route,
+    set_bits,
+)
+from games.quoridor.fence import EMPTY_FENCE, POINTS, Fence, fence_after
 from games.quoridor.render import board_text
-from games.quoridor.rules import position
+from games.quoridor.rules import (
+    CELL_NAMES,
+    WALL_NAMES,
+    legal_walls,
+    legal_walls_plain,
+    pawn_targets_plain,
+    position,
+)
 
 G = Quoridor()
 ALL_WALLS = [f"{f}{r}{o}" for f in "abcdefgh" for r in range(1, 9) for o in "hv"]
@@ -581,6 +601,126 @@ def test_random_positions_hold_walls_jumps_and_cut_offs() -> None:
 def _distance(a: str, b: str) -> int:
     (ax, ay), (bx, by) = _cell(a), _cell(b)
     return abs(ax - bx) + abs(ay - by)
+
+
+# -- the fast wall check against the plain search -----------------------------
+
+
+@pytest.fixture(scope="module")
+def many_positions() -> list[QuoridorState]:
+    """Thousands of in-progress states of seeded random games that place a wall on
+    about a third of their turns (so walls pile up, join and close loops): every
+    state while the mover has walls left, every fifth after."""
+    rng, found = random.Random(2024), []
+    for _ in range(40):
+        s = G.initial(0)
+        while seats := G.to_act(s):
+            moves = G.legal_moves(s, seats[0])
+            walls = [m for m in moves if len(m) == 3]
+            if walls or s.ply % 5 == 0:
+                found.append(s)
+            pick = walls if walls and rng.random() < 0.3 else [m for m in moves if len(m) == 2]
+            s = G.apply(s, {seats[0]: rng.choice(pick)})
+    return found
+
+
+def test_fast_wall_check_equals_the_plain_search(many_positions: list[QuoridorState]) -> None:
+    with_walls = refused_for_a_path = 0
+    for s in many_positions:
+        seat = s.ply & 1
+        plain = legal_walls_plain(s)  # a flood fill for every wall that fits
+        assert legal_walls(s) == plain, G.view(s, 0)
+        # the whole list, the plain way: pawn moves by the rules' words, then walls
+        mover, other = s.pawns[seat], s.pawns[1 - seat]
+        pawns = pawn_targets_plain(mover, other, s.up_blocked, s.right_blocked)
+        listed = [CELL_NAMES[c] for c in pawns] + [WALL_NAMES[w] for w in plain]
+        assert list(G.legal_moves(s, seat)) == listed, G.view(s, 0)
+        if s.walls_left[seat]:
+            with_walls += 1
+            refused_for_a_path += bin(s.fence.fitting).count("1") - len(plain)
+    # worth something only if the sample is large and full of cut-offs
+    assert len(many_positions) >= 3000
+    assert with_walls >= 2000
+    assert refused_for_a_path >= 500
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    cell=st.integers(0, 80),
+    seat=st.integers(0, 1),
+    blocked=st.lists(st.tuples(st.integers(0, 2**81 - 1), st.integers(0, 2**81 - 1)), min_size=1),
+)
+def test_the_climbing_flood_fill_agrees_with_the_plain_one(
+    cell: int, seat: int, blocked: list[tuple[int, int]]
+) -> None:
+    # the more masks are and-ed, the fewer steps are blocked: mazes of every density
+    up, right = UP_STEPS, RIGHT_STEPS
+    for up_mask, right_mask in blocked:
+        up, right = up & up_mask, right & right_mask
+    assert reaches_goal(cell, seat, up, right) == reaches(cell, GOAL_RANKS[seat], up, right)
+
+
+def _fence_of(walls: int) -> Fence:
+    fence = EMPTY_FENCE
+    for wall in set_bits(walls):
+        fence = fence_after(fence, wall)
+    return fence
+
+
+def test_kept_fence_and_routes_equal_fresh_ones(many_positions: list[QuoridorState]) -> None:
+    # a state's fence and routes are carried from move to move; they must be
+    # what a fresh computation gives, whatever the order the walls came in
+    for s in many_positions:
+        assert s.fence == _fence_of(s.walls)
+        fresh = tuple(route(s.pawns[q], q, s.up_blocked, s.right_blocked) for q in (0, 1))
+        assert s.routes == (None if s.walls_left == (0, 0) else fresh)
+
+
+def _labels(walls: int) -> list[int]:
+    """A union-find label per lattice point of the placed walls' drawing (edge: 64)."""
+    parent = list(range(65))
+
+    def find(p: int) -> int:
+        while parent[p] != p:
+            p = parent[p]
+        return p
+
+    for wall in set_bits(walls):
+        a, b, c = POINTS[wall]
+        parent[find(a)] = find(b)
+        parent[find(c)] = find(b)
+    return [find(p) for p in range(65)]
+
+
+def _parts(s: QuoridorState, wall: int, second: bool) -> bool:
+    """Whether placing `wall` leaves the two cells of its first (or second) step unjoined."""
+    steps = BLOCKS[wall]
+    low = steps & -steps
+    cell = ((steps ^ low) if second else low).bit_length() - 1
+    neighbour = cell + (SIZE if wall & 1 else 1)
+    up_blocked, right_blocked = s.up_blocked, s.right_blocked
+    if wall & 1:
+        right_blocked |= steps
+    else:
+        up_blocked |= steps
+    return not reaches(cell, 1 << neighbour, up_blocked, right_blocked)
+
+
+def test_a_segment_on_a_loop_is_exactly_a_step_that_parts_its_cells(
+    many_positions: list[QuoridorState],
+) -> None:
+    # the planar duality the fast check rests on, wall by wall: loops_first and
+    # loops_second agree with a union-find of the drawing and with flood fills
+    looped = 0
+    for s in many_positions[::15]:
+        labels, fence = _labels(s.walls), s.fence
+        for wall in set_bits(fence.fitting):
+            a, b, c = (labels[p] for p in POINTS[wall])
+            first, second = fence.loops_first >> wall & 1, fence.loops_second >> wall & 1
+            assert first == (a in (b, c)) == _parts(s, wall, second=False)
+            assert second == (c in (a, b)) == _parts(s, wall, second=True)
+            looped += first | second
+    assert looped >= 1000
 
 
 # -- view and rendering -------------------------------------------------------
