@@ -26,8 +26,8 @@ TARGETS = {
     "connect-four": 15_000,
     "breakthrough": 6_000,
     "hex": 5_000,
-    "quoridor": 100,
-    "backgammon": 50,
+    "quoridor": 1_500,
+    "backgammon": 200,
     "stratego": 50,
 }
 
