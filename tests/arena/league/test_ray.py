@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.league.store import LeagueStore
 from arena.record.ledger import read_current
+from tests.arena.league.test_resume import _finished
 from tests.golden import replay_digest
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -265,17 +264,6 @@ def test_a_worker_killed_by_its_pid_loses_nothing_and_doubles_nothing(
     # The board game played again is the game a local run plays.
     _local(config, tmp_path / "local")
     assert _digests(out, "connect-four") == _digests(tmp_path / "local", "connect-four")
-
-
-def _finished(out: Path) -> int:
-    db = out / "league.db"
-    if not db.exists():
-        return 0
-    try:
-        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as connection:
-            return int(connection.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
 
 
 def test_a_driver_killed_mid_run_resumes_as_a_local_run_does(tmp_path: Path, cluster: str) -> None:
