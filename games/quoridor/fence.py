@@ -13,10 +13,10 @@ and a pawn's path that loses only steps whose cells stay joined can be
 mended around each. So only a wall with a segment on a loop that crosses the
 pawn's path can cut the pawn off, and only such walls need a search.
 
-`Fence` holds the walls that still fit, the walls each segment of which
-would lie on a loop, the graph's pieces, and per cell its closed code (which
-of its steps are blocked) for the pawn moves; `fence_after` updates it for
-one more wall in a few steps.
+`Fence` holds the placed walls and the steps they block, the walls that
+still fit, the walls each segment of which would lie on a loop, the graph's
+pieces, and per cell its closed code (which of its steps are blocked) for
+the pawn moves; `fence_after` updates it for one more wall in a few steps.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from games.quoridor.board import ALL_WALLS, ANCHORS, CELLS, CLOSES, CONFLICTS, WALL_COUNT
+from games.quoridor.board import ALL_WALLS, ANCHORS, BLOCKS, CELLS, CLOSES, CONFLICTS, WALL_COUNT
 
 __all__ = ["EMPTY_FENCE", "POINTS", "Fence", "fence_after"]
 
@@ -73,9 +73,12 @@ _SECOND_END_ON_EDGE = _walls_where(lambda x, n, v: (n if v else x) == ANCHORS - 
 
 
 class Fence(NamedTuple):
-    """What the placed walls leave for the next move, kept up to date by `fence_after`.
+    """The placed walls and what they leave for the next move, kept up to date by
+    `fence_after`.
 
-    `fitting`: the walls no placed wall conflicts with. `loops_first`
+    `walls`: bit i set for each placed wall i. `up_blocked`, `right_blocked`:
+    the steps they block, as the up and right masks of `board`. `fitting`:
+    the walls no placed wall conflicts with. `loops_first`
     (`loops_second`): the walls whose first (second) segment would lie on a
     loop once placed, so its step would part its two cells; it only grows,
     as pieces only merge. `pieces`: the graph's connected pieces of two or
@@ -83,6 +86,9 @@ class Fence(NamedTuple):
     order of placement. `closed`: per cell, its closed code (`board`).
     """
 
+    walls: int
+    up_blocked: int
+    right_blocked: int
     fitting: int
     loops_first: int
     loops_second: int
@@ -90,8 +96,8 @@ class Fence(NamedTuple):
     closed: bytes
 
 
-EMPTY_FENCE = Fence(ALL_WALLS, 0, 0, (), bytes(CELLS))
-"""The fence of the empty board: every wall fits, none closes a loop."""
+EMPTY_FENCE = Fence(0, 0, 0, ALL_WALLS, 0, 0, (), bytes(CELLS))
+"""The fence of the empty board: no wall, every wall fits, none closes a loop."""
 
 
 def fence_after(fence: Fence, wall: int) -> Fence:
@@ -118,8 +124,21 @@ def fence_after(fence: Fence, wall: int) -> Fence:
     closed = bytearray(fence.closed)
     for cell, bit in CLOSES[wall]:
         closed[cell] |= bit
-    fitting = fence.fitting & ~CONFLICTS[wall]
-    return Fence(fitting, loops_first, loops_second, tuple(pieces), bytes(closed))
+    up_blocked, right_blocked = fence.up_blocked, fence.right_blocked
+    if wall & 1:
+        right_blocked |= BLOCKS[wall]
+    else:
+        up_blocked |= BLOCKS[wall]
+    return Fence(
+        fence.walls | 1 << wall,
+        up_blocked,
+        right_blocked,
+        fence.fitting & ~CONFLICTS[wall],
+        loops_first,
+        loops_second,
+        tuple(pieces),
+        bytes(closed),
+    )
 
 
 def _loops_within(piece: int) -> tuple[int, int]:
