@@ -498,8 +498,8 @@ def tactician(s: QuoridorState) -> str:
     legal order and win ties), and a wall off the mover's path keeps its dist.
     """
     seat = s.ply & 1
-    cell, left = s.pawns[seat], s.walls_left[seat]
-    up_blocked, right_blocked = s.up_blocked, s.right_blocked
+    cell, left, fence = s.pawns[seat], s.walls_left[seat], s.fence
+    up_blocked, right_blocked = fence.up_blocked, fence.right_blocked
     best_move, best = "", -(1 << 30)
     for target in pawn_targets(s):
         value = 1000 - 10 * route(target, seat, up_blocked, right_blocked).dist + 2 * left
@@ -512,7 +512,7 @@ def tactician(s: QuoridorState) -> str:
         return best_move
     for wall in legal_walls(s):
         if cutting >> wall & 1:  # standing after the wall, without making the state
-            value = wall_ceiling - 10 * (route(cell, seat, *_with_wall(s.fence, wall)).dist - dist)
+            value = wall_ceiling - 10 * (route(cell, seat, *_with_wall(fence, wall)).dist - dist)
         else:
             value = wall_ceiling
         if value > best:
