@@ -17,6 +17,7 @@ pawn's path can cut the pawn off, and only such walls need a search.
 still fit, the walls each segment of which would lie on a loop, the graph's
 pieces, and per cell its closed code (which of its steps are blocked) for
 the pawn moves; `fence_after` updates it for one more wall in a few steps.
+`allowed_walls` is the wall check: a flood fill for the `suspects` alone.
 """
 
 from __future__ import annotations
@@ -24,9 +25,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from games.quoridor.board import ALL_WALLS, ANCHORS, BLOCKS, CELLS, CLOSES, CONFLICTS, WALL_COUNT
+from games.quoridor.board import (
+    ALL_WALLS,
+    ANCHORS,
+    BLOCKS,
+    CELLS,
+    CLOSES,
+    CONFLICTS,
+    WALL_COUNT,
+    Route,
+    reaches_goal,
+    set_bits,
+)
 
-__all__ = ["EMPTY_FENCE", "POINTS", "Fence", "fence_after"]
+__all__ = ["EMPTY_FENCE", "POINTS", "Fence", "allowed_walls", "fence_after", "suspects"]
 
 _EDGE = ANCHORS * ANCHORS
 """The lattice node standing for the whole board edge (one connected piece)."""
@@ -164,3 +176,27 @@ def _loops_within(piece: int) -> tuple[int, int]:
     )
     both_ends = first_end & second_end
     return both_ends | (first_end & anchor), both_ends | (anchor & second_end)
+
+
+def suspects(fence: Fence, path: Route) -> int:
+    """The walls that could cut off the pawn walking `path` (a `board.Route`): a
+    segment of theirs would close a loop, and the step it blocks is on the path."""
+    return (fence.loops_first & path.first_cuts) | (fence.loops_second & path.second_cuts)
+
+
+def allowed_walls(fence: Fence, pawns: tuple[int, int], routes: tuple[Route, Route]) -> int:
+    """The walls that fit and leave both pawns a path to their goal ranks, as a mask:
+    `fitting` less the suspects of either pawn's route that a flood fill finds cut
+    it off. `routes` are the pawns' routes (`board.route`) with the placed walls."""
+    legal, up_blocked, right_blocked = fence.fitting, fence.up_blocked, fence.right_blocked
+    for seat in (0, 1):
+        cell = pawns[seat]
+        for wall in set_bits(legal & suspects(fence, routes[seat])):
+            steps = BLOCKS[wall]
+            if wall & 1:
+                cut_off = not reaches_goal(cell, seat, up_blocked, right_blocked | steps)
+            else:
+                cut_off = not reaches_goal(cell, seat, up_blocked | steps, right_blocked)
+            if cut_off:
+                legal ^= 1 << wall
+    return legal

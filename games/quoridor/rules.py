@@ -62,7 +62,7 @@ from games.quoridor.board import (
     route,
     set_bits,
 )
-from games.quoridor.fence import EMPTY_FENCE, Fence, fence_after
+from games.quoridor.fence import EMPTY_FENCE, Fence, allowed_walls, fence_after, suspects
 
 __all__ = [
     "CELL_NAMES",
@@ -170,7 +170,7 @@ def _made(
     if walls_left[seat]:
         if routes is None:  # never: routes are kept while a seat has walls left
             routes = _routes_of(pawns, fence)
-        moves += wall_names(_wall_mask(pawns, fence, routes))
+        moves += wall_names(allowed_walls(fence, pawns, routes))
     return _new_state((ply, pawns, walls_left, fence, _SEATS[seat], None, routes, moves))
 
 
@@ -221,14 +221,11 @@ def position(
 
 # -- rules --------------------------------------------------------------------
 
-# Wall legality searches the board for few candidate walls. A wall can cut a
-# pawn off only if a segment of it would close a loop in the drawing the
-# walls make with the board edge (`Fence.loops_first`, `loops_second`: only
-# then does the step it blocks part its two cells) AND that step is on one
-# path the pawn has to its goal (`Route.first_cuts`, `second_cuts`, kept per
-# state): a path whose lost steps all keep their cells joined can be mended.
-# Only walls doing both get a flood fill. `legal_walls_plain` is the
-# definition itself, a search for every wall, which the tests hold this to.
+# Wall legality searches the board for few candidate walls: only for a wall
+# a segment of which would close a loop in the drawing the walls make with
+# the board edge and block a step of the route a pawn is kept (`fence`).
+# `legal_walls_plain` is the definition itself, a search for every wall,
+# which the tests hold the fast check to.
 
 
 def pawn_targets(s: QuoridorState) -> tuple[int, ...]:
@@ -320,41 +317,17 @@ def _cut_off(s: QuoridorState, wall: int) -> int | None:
     routes = s.routes or _routes_of(s.pawns, s.fence)
     up_blocked, right_blocked = _with_wall(s.fence, wall)
     for seat in (0, 1):
-        suspect = _suspects(s.fence, routes[seat]) >> wall & 1
+        suspect = suspects(s.fence, routes[seat]) >> wall & 1
         if suspect and not reaches_goal(s.pawns[seat], seat, up_blocked, right_blocked):
             return seat
     return None
-
-
-def _suspects(fence: Fence, path: Route) -> int:
-    """The walls that could cut off the pawn walking `path`: a segment of theirs
-    would close a loop and the step it blocks is on the path (as in `_wall_mask`)."""
-    return (fence.loops_first & path.first_cuts) | (fence.loops_second & path.second_cuts)
-
-
-def _wall_mask(pawns: tuple[int, int], fence: Fence, routes: tuple[Route, Route]) -> int:
-    """The walls that fit and leave both pawns a path, as a mask: bit i for wall i."""
-    legal, loops_first, loops_second = fence.fitting, fence.loops_first, fence.loops_second
-    up_blocked, right_blocked = fence.up_blocked, fence.right_blocked
-    for seat in (0, 1):
-        path, cell = routes[seat], pawns[seat]
-        suspects = (loops_first & path.first_cuts) | (loops_second & path.second_cuts)
-        for wall in set_bits(legal & suspects):
-            steps = BLOCKS[wall]
-            if wall & 1:
-                cut_off = not reaches_goal(cell, seat, up_blocked, right_blocked | steps)
-            else:
-                cut_off = not reaches_goal(cell, seat, up_blocked | steps, right_blocked)
-            if cut_off:
-                legal ^= 1 << wall
-    return legal
 
 
 def legal_wall_mask(s: QuoridorState) -> int:
     """The walls the mover may place, as a mask: bit i for wall i."""
     if not s.walls_left[s.ply & 1]:
         return 0
-    return _wall_mask(s.pawns, s.fence, s.routes or _routes_of(s.pawns, s.fence))
+    return allowed_walls(s.fence, s.pawns, s.routes or _routes_of(s.pawns, s.fence))
 
 
 def legal_walls(s: QuoridorState) -> list[int]:
