@@ -65,6 +65,8 @@ WALL_COUNT = 2 * ANCHORS * ANCHORS
 ALL_WALLS = (1 << WALL_COUNT) - 1
 """The mask of every wall index."""
 
+_ALL_CELLS = (1 << CELLS) - 1
+
 UP_STEPS = sum(1 << (f * SIZE + r) for f in range(SIZE) for r in range(SIZE - 1))
 """Cells that have a neighbour above them (every rank but the top)."""
 
@@ -256,7 +258,8 @@ def route(cell: int, seat: int, up_blocked: int, right_blocked: int) -> Route:
     up_open = UP_STEPS & ~up_blocked
     right_open = RIGHT_STEPS & ~right_blocked
     goal = GOAL_RANKS[seat]
-    seen = frontier = 1 << cell
+    frontier = 1 << cell
+    unseen = _ALL_CELLS ^ frontier
     layers = [frontier]
     while not frontier & goal:
         grown = (
@@ -265,10 +268,10 @@ def route(cell: int, seat: int, up_blocked: int, right_blocked: int) -> Route:
             | ((frontier & right_open) << SIZE)
             | ((frontier >> SIZE) & right_open)
         )
-        frontier = grown & ~seen
+        frontier = grown & unseen
         if not frontier:
             return _NO_ROUTE
-        seen |= frontier
+        unseen ^= frontier
         layers.append(frontier)
     end = frontier & goal
     return _trace_back(layers, (end & -end).bit_length() - 1, up_open, right_open)
@@ -281,18 +284,22 @@ def _trace_back(layers: list[int], cell: int, up_open: int, right_open: int) -> 
         if cell % SIZE and (layer & up_open) >> (cell - 1) & 1:
             cell -= 1
             path_up |= 1 << cell
-            first, second = first | _FIRST_UP[cell], second | _SECOND_UP[cell]
+            first |= _FIRST_UP[cell]
+            second |= _SECOND_UP[cell]
         elif (layer >> (cell + 1)) & (up_open >> cell) & 1:
             path_up |= 1 << cell
-            first, second = first | _FIRST_UP[cell], second | _SECOND_UP[cell]
+            first |= _FIRST_UP[cell]
+            second |= _SECOND_UP[cell]
             cell += 1
         elif cell >= SIZE and (layer & right_open) >> (cell - SIZE) & 1:
             cell -= SIZE
             path_right |= 1 << cell
-            first, second = first | _FIRST_RIGHT[cell], second | _SECOND_RIGHT[cell]
+            first |= _FIRST_RIGHT[cell]
+            second |= _SECOND_RIGHT[cell]
         else:  # the BFS guarantees the last neighbour is the one
             path_right |= 1 << cell
-            first, second = first | _FIRST_RIGHT[cell], second | _SECOND_RIGHT[cell]
+            first |= _FIRST_RIGHT[cell]
+            second |= _SECOND_RIGHT[cell]
             cell += SIZE
     return Route(len(layers) - 1, path_up, path_right, first, second)
 

@@ -13,10 +13,11 @@ and a pawn's path that loses only steps whose cells stay joined can be
 mended around each. So only a wall with a segment on a loop that crosses the
 pawn's path can cut the pawn off, and only such walls need a search.
 
-`Fence` holds the walls that still fit, the walls each segment of which
-would lie on a loop, the graph's pieces, and per cell its closed code (which
-of its steps are blocked) for the pawn moves; `fence_after` updates it for
-one more wall in a few steps.
+`Fence` holds the placed walls and the steps they block, the walls that
+still fit, the walls each segment of which would lie on a loop, the graph's
+pieces, and per cell its closed code (which of its steps are blocked) for
+the pawn moves; `fence_after` updates it for one more wall in a few steps.
+`allowed_walls` is the wall check: a flood fill for the `suspects` alone.
 """
 
 from __future__ import annotations
@@ -24,9 +25,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from games.quoridor.board import ALL_WALLS, ANCHORS, CELLS, CLOSES, CONFLICTS, WALL_COUNT
+from games.quoridor.board import (
+    ALL_WALLS,
+    ANCHORS,
+    BLOCKS,
+    CELLS,
+    CLOSES,
+    CONFLICTS,
+    WALL_COUNT,
+    Route,
+    reaches_goal,
+    set_bits,
+)
 
-__all__ = ["EMPTY_FENCE", "POINTS", "Fence", "fence_after"]
+__all__ = ["EMPTY_FENCE", "POINTS", "Fence", "allowed_walls", "fence_after", "suspects"]
 
 _EDGE = ANCHORS * ANCHORS
 """The lattice node standing for the whole board edge (one connected piece)."""
@@ -73,9 +85,12 @@ _SECOND_END_ON_EDGE = _walls_where(lambda x, n, v: (n if v else x) == ANCHORS - 
 
 
 class Fence(NamedTuple):
-    """What the placed walls leave for the next move, kept up to date by `fence_after`.
+    """The placed walls and what they leave for the next move, kept up to date by
+    `fence_after`.
 
-    `fitting`: the walls no placed wall conflicts with. `loops_first`
+    `walls`: bit i set for each placed wall i. `up_blocked`, `right_blocked`:
+    the steps they block, as the up and right masks of `board`. `fitting`:
+    the walls no placed wall conflicts with. `loops_first`
     (`loops_second`): the walls whose first (second) segment would lie on a
     loop once placed, so its step would part its two cells; it only grows,
     as pieces only merge. `pieces`: the graph's connected pieces of two or
@@ -83,6 +98,9 @@ class Fence(NamedTuple):
     order of placement. `closed`: per cell, its closed code (`board`).
     """
 
+    walls: int
+    up_blocked: int
+    right_blocked: int
     fitting: int
     loops_first: int
     loops_second: int
@@ -90,8 +108,8 @@ class Fence(NamedTuple):
     closed: bytes
 
 
-EMPTY_FENCE = Fence(ALL_WALLS, 0, 0, (), bytes(CELLS))
-"""The fence of the empty board: every wall fits, none closes a loop."""
+EMPTY_FENCE = Fence(0, 0, 0, ALL_WALLS, 0, 0, (), bytes(CELLS))
+"""The fence of the empty board: no wall, every wall fits, none closes a loop."""
 
 
 def fence_after(fence: Fence, wall: int) -> Fence:
@@ -118,8 +136,21 @@ def fence_after(fence: Fence, wall: int) -> Fence:
     closed = bytearray(fence.closed)
     for cell, bit in CLOSES[wall]:
         closed[cell] |= bit
-    fitting = fence.fitting & ~CONFLICTS[wall]
-    return Fence(fitting, loops_first, loops_second, tuple(pieces), bytes(closed))
+    up_blocked, right_blocked = fence.up_blocked, fence.right_blocked
+    if wall & 1:
+        right_blocked |= BLOCKS[wall]
+    else:
+        up_blocked |= BLOCKS[wall]
+    return Fence(
+        fence.walls | 1 << wall,
+        up_blocked,
+        right_blocked,
+        fence.fitting & ~CONFLICTS[wall],
+        loops_first,
+        loops_second,
+        tuple(pieces),
+        bytes(closed),
+    )
 
 
 def _loops_within(piece: int) -> tuple[int, int]:
@@ -145,3 +176,27 @@ def _loops_within(piece: int) -> tuple[int, int]:
     )
     both_ends = first_end & second_end
     return both_ends | (first_end & anchor), both_ends | (anchor & second_end)
+
+
+def suspects(fence: Fence, path: Route) -> int:
+    """The walls that could cut off the pawn walking `path` (a `board.Route`): a
+    segment of theirs would close a loop, and the step it blocks is on the path."""
+    return (fence.loops_first & path.first_cuts) | (fence.loops_second & path.second_cuts)
+
+
+def allowed_walls(fence: Fence, pawns: tuple[int, int], routes: tuple[Route, Route]) -> int:
+    """The walls that fit and leave both pawns a path to their goal ranks, as a mask:
+    `fitting` less the suspects of either pawn's route that a flood fill finds cut
+    it off. `routes` are the pawns' routes (`board.route`) with the placed walls."""
+    legal, up_blocked, right_blocked = fence.fitting, fence.up_blocked, fence.right_blocked
+    for seat in (0, 1):
+        cell = pawns[seat]
+        for wall in set_bits(legal & suspects(fence, routes[seat])):
+            steps = BLOCKS[wall]
+            if wall & 1:
+                cut_off = not reaches_goal(cell, seat, up_blocked, right_blocked | steps)
+            else:
+                cut_off = not reaches_goal(cell, seat, up_blocked | steps, right_blocked)
+            if cut_off:
+                legal ^= 1 << wall
+    return legal

@@ -17,11 +17,11 @@ Parameters:
 
 State:
     `QuoridorState`: the pawns' cells, the walls left per seat and the placed
-    walls as a bit set, with what follows from them, worked out when the
-    state is made: the steps they block as two masks (`board`), the walls
-    that still fit and those that could part the board (`fence`), each
-    pawn's shortest route, the turn, the result and the mover's legal moves.
-    `position` builds one from cell and wall names.
+    walls (`fence`: a bit set, the steps they block as two masks, the walls
+    that still fit and those that could part the board), with what follows,
+    worked out when the state is made: each pawn's shortest route, the turn,
+    the result and the mover's legal moves. `position` builds one from cell
+    and wall names.
 
 Notation:
     A pawn move is its destination cell, `e2`; a wall is its anchor and `h`
@@ -62,7 +62,7 @@ from games.quoridor.board import (
     route,
     set_bits,
 )
-from games.quoridor.fence import EMPTY_FENCE, Fence, fence_after
+from games.quoridor.fence import EMPTY_FENCE, Fence, allowed_walls, fence_after, suspects
 
 __all__ = [
     "CELL_NAMES",
@@ -103,28 +103,40 @@ class QuoridorState(NamedTuple):
     """A quoridor position, immutable.
 
     `pawns` and `walls_left` are per seat; `pawns` holds cell indices and
-    `walls` has bit i set for each placed wall i (see `board`). The rest is
-    derived, worked out when the state is made: the two blocked-step masks
-    and the `fence` from `walls`; `routes`, each seat's `board.route` from
-    its pawn, while a seat has walls left (None after, when no rule needs
-    them every ply); `to_act`, `result` (`goal-row`, or `ply-cap` at 400
-    plies) and `moves`, the mover's legal moves in legal order (() once
-    over). All are kept because every rule function and every question of
-    the framework needs them, and a move updates the fence and the routes
-    in a few steps where searching afresh would cost a search per state.
+    `fence` the placed walls, bit i of `fence.walls` for wall i (see
+    `board`), with what they leave. The rest is derived, worked out when
+    the state is made: `routes`, each seat's `board.route` from its pawn,
+    while a seat has walls left (None after, when no rule needs them every
+    ply); `to_act`, `result` (`goal-row`, or `ply-cap` at 400 plies) and
+    `moves`, the mover's legal moves in legal order (() once over). All are
+    kept because every rule function and every question of the framework
+    needs them, and a move updates the fence and the routes in a few steps
+    where searching afresh would cost a search per state.
     """
 
     ply: int
     pawns: tuple[int, int]
     walls_left: tuple[int, int]
-    walls: int
-    up_blocked: int
-    right_blocked: int
+    fence: Fence
     to_act: tuple[int, ...]
     result: Outcome | None
-    fence: Fence
     routes: tuple[Route, Route] | None
     moves: tuple[str, ...]
+
+    @property
+    def walls(self) -> int:
+        """The placed walls: bit i set for wall i."""
+        return self.fence.walls
+
+    @property
+    def up_blocked(self) -> int:
+        """The vertical steps the walls block (`board`'s up mask)."""
+        return self.fence.up_blocked
+
+    @property
+    def right_blocked(self) -> int:
+        """The horizontal steps the walls block (`board`'s right mask)."""
+        return self.fence.right_blocked
 
 
 _new_state = partial(tuple.__new__, QuoridorState)
@@ -140,49 +152,31 @@ def _made(
     ply: int,
     pawns: tuple[int, int],
     walls_left: tuple[int, int],
-    walls: int,
-    up_blocked: int,
-    right_blocked: int,
     fence: Fence,
     routes: tuple[Route, Route] | None,
 ) -> QuoridorState:
     """The state of a game the rules have not ended, after `ply` plies: the
     turn and the mover's moves, or the ply cap's adjudication by standing."""
     if ply >= PLY_CAP:
-        s = QuoridorState(
-            ply, pawns, walls_left, walls, up_blocked, right_blocked, _OVER, None, fence, routes, ()
-        )
+        s = QuoridorState(ply, pawns, walls_left, fence, _OVER, None, routes, ())
         return s._replace(result=Outcome.by_standing(standing(s, 0), standing(s, 1), "ply-cap"))
     seat = ply & 1
     mover, other = pawns[seat], pawns[1 - seat]
     if ADJACENT[mover] >> other & 1:  # a jump or a side step: by the rules' words
-        targets = pawn_targets_plain(mover, other, up_blocked, right_blocked)
+        targets = pawn_targets_plain(mover, other, fence.up_blocked, fence.right_blocked)
         moves = tuple(CELL_NAMES[c] for c in targets)
     else:
         moves = _STEP_NAMES[mover][fence.closed[mover]]
     if walls_left[seat]:
         if routes is None:  # never: routes are kept while a seat has walls left
-            routes = _routes_of(pawns, up_blocked, right_blocked)
-        moves += wall_names(_wall_mask(pawns, up_blocked, right_blocked, fence, routes))
-    return _new_state(
-        (
-            ply,
-            pawns,
-            walls_left,
-            walls,
-            up_blocked,
-            right_blocked,
-            _SEATS[seat],
-            None,
-            fence,
-            routes,
-            moves,
-        )
-    )
+            routes = _routes_of(pawns, fence)
+        moves += wall_names(allowed_walls(fence, pawns, routes))
+    return _new_state((ply, pawns, walls_left, fence, _SEATS[seat], None, routes, moves))
 
 
-def _routes_of(pawns: tuple[int, int], up_blocked: int, right_blocked: int) -> tuple[Route, Route]:
+def _routes_of(pawns: tuple[int, int], fence: Fence) -> tuple[Route, Route]:
     """Each seat's route from its pawn, searched afresh (or found in the cache)."""
+    up_blocked, right_blocked = fence.up_blocked, fence.right_blocked
     first, second = (route(pawns[seat], seat, up_blocked, right_blocked) for seat in (0, 1))
     return first, second
 
@@ -205,7 +199,7 @@ def position(
         raise ValueError(f"ply must be 0 or more, got {ply}")
     pawns = (cells[0], cells[1])
     walls_left = (WALLS_PER_SEAT, WALLS_PER_SEAT)
-    s = _made(0, pawns, walls_left, 0, 0, 0, EMPTY_FENCE, _routes_of(pawns, 0, 0))
+    s = _made(0, pawns, walls_left, EMPTY_FENCE, _routes_of(pawns, EMPTY_FENCE))
     for seat, names in enumerate((red_walls, blue_walls)):
         if len(names) > WALLS_PER_SEAT:
             raise ValueError(f"seat {seat} has {len(names)} walls; at most {WALLS_PER_SEAT}")
@@ -222,21 +216,16 @@ def position(
         raise ValueError(f"pawns {red!r}, {blue!r} cannot both stand on their goal ranks")
     if winners:
         return s._replace(ply=ply, to_act=_OVER, result=_WINS[winners[0]], moves=())
-    return _made(
-        ply, s.pawns, s.walls_left, s.walls, s.up_blocked, s.right_blocked, s.fence, s.routes
-    )
+    return _made(ply, s.pawns, s.walls_left, s.fence, s.routes)
 
 
 # -- rules --------------------------------------------------------------------
 
-# Wall legality searches the board for few candidate walls. A wall can cut a
-# pawn off only if a segment of it would close a loop in the drawing the
-# walls make with the board edge (`Fence.loops_first`, `loops_second`: only
-# then does the step it blocks part its two cells) AND that step is on one
-# path the pawn has to its goal (`Route.first_cuts`, `second_cuts`, kept per
-# state): a path whose lost steps all keep their cells joined can be mended.
-# Only walls doing both get a flood fill. `legal_walls_plain` is the
-# definition itself, a search for every wall, which the tests hold this to.
+# Wall legality searches the board for few candidate walls: only for a wall
+# a segment of which would close a loop in the drawing the walls make with
+# the board edge and block a step of the route a pawn is kept (`fence`).
+# `legal_walls_plain` is the definition itself, a search for every wall,
+# which the tests hold the fast check to.
 
 
 def pawn_targets(s: QuoridorState) -> tuple[int, ...]:
@@ -270,11 +259,11 @@ def pawn_targets_plain(mover: int, other: int, up_blocked: int, right_blocked: i
     return targets
 
 
-def _with_wall(s: QuoridorState, wall: int) -> tuple[int, int]:
-    """The blocked-step masks (up, right) once `wall` stands."""
+def _with_wall(fence: Fence, wall: int) -> tuple[int, int]:
+    """The blocked-step masks (up, right) once `wall` stands too."""
     if wall & 1:
-        return s.up_blocked, s.right_blocked | BLOCKS[wall]
-    return s.up_blocked | BLOCKS[wall], s.right_blocked
+        return fence.up_blocked, fence.right_blocked | BLOCKS[wall]
+    return fence.up_blocked | BLOCKS[wall], fence.right_blocked
 
 
 def _wall_fault(s: QuoridorState, wall: int) -> str | None:
@@ -325,50 +314,20 @@ def _cut_off(s: QuoridorState, wall: int) -> int | None:
     goal rank, or None."""
     if not (s.fence.loops_first | s.fence.loops_second) >> wall & 1:
         return None  # it parts no cells
-    routes = s.routes or _routes_of(s.pawns, s.up_blocked, s.right_blocked)
-    up_blocked, right_blocked = _with_wall(s, wall)
+    routes = s.routes or _routes_of(s.pawns, s.fence)
+    up_blocked, right_blocked = _with_wall(s.fence, wall)
     for seat in (0, 1):
-        suspect = _suspects(s.fence, routes[seat]) >> wall & 1
+        suspect = suspects(s.fence, routes[seat]) >> wall & 1
         if suspect and not reaches_goal(s.pawns[seat], seat, up_blocked, right_blocked):
             return seat
     return None
-
-
-def _suspects(fence: Fence, path: Route) -> int:
-    """The walls that could cut off the pawn walking `path`: a segment of theirs
-    would close a loop and the step it blocks is on the path (as in `_wall_mask`)."""
-    return (fence.loops_first & path.first_cuts) | (fence.loops_second & path.second_cuts)
-
-
-def _wall_mask(
-    pawns: tuple[int, int],
-    up_blocked: int,
-    right_blocked: int,
-    fence: Fence,
-    routes: tuple[Route, Route],
-) -> int:
-    """The walls that fit and leave both pawns a path, as a mask: bit i for wall i."""
-    legal, loops_first, loops_second = fence.fitting, fence.loops_first, fence.loops_second
-    for seat in (0, 1):
-        path, cell = routes[seat], pawns[seat]
-        suspects = (loops_first & path.first_cuts) | (loops_second & path.second_cuts)
-        for wall in set_bits(legal & suspects):
-            steps = BLOCKS[wall]
-            if wall & 1:
-                cut_off = not reaches_goal(cell, seat, up_blocked, right_blocked | steps)
-            else:
-                cut_off = not reaches_goal(cell, seat, up_blocked | steps, right_blocked)
-            if cut_off:
-                legal ^= 1 << wall
-    return legal
 
 
 def legal_wall_mask(s: QuoridorState) -> int:
     """The walls the mover may place, as a mask: bit i for wall i."""
     if not s.walls_left[s.ply & 1]:
         return 0
-    routes = s.routes or _routes_of(s.pawns, s.up_blocked, s.right_blocked)
-    return _wall_mask(s.pawns, s.up_blocked, s.right_blocked, s.fence, routes)
+    return allowed_walls(s.fence, s.pawns, s.routes or _routes_of(s.pawns, s.fence))
 
 
 def legal_walls(s: QuoridorState) -> list[int]:
@@ -390,7 +349,7 @@ def legal_walls_plain(s: QuoridorState) -> list[int]:
         blocked = s.right_blocked if wall & 1 else s.up_blocked
         if s.walls >> (wall & ~1) & 3 or blocked & BLOCKS[wall]:
             continue
-        up_blocked, right_blocked = _with_wall(s, wall)
+        up_blocked, right_blocked = _with_wall(s.fence, wall)
         if all(
             reaches(s.pawns[seat], GOAL_RANKS[seat], up_blocked, right_blocked) for seat in (0, 1)
         ):
@@ -402,16 +361,13 @@ def play_pawn(s: QuoridorState, cell: int) -> QuoridorState:
     """The state after the mover's pawn goes to `cell` (assumed legal)."""
     seat = s.ply & 1
     pawns = (cell, s.pawns[1]) if seat == 0 else (s.pawns[0], cell)
-    routes = s.routes
+    routes, fence = s.routes, s.fence
     if routes is not None:  # a route ignores the other pawn: only the mover's changes
-        moved = route(cell, seat, s.up_blocked, s.right_blocked)
+        moved = route(cell, seat, fence.up_blocked, fence.right_blocked)
         routes = (moved, routes[1]) if seat == 0 else (routes[0], moved)
-    after = _made(
-        s.ply + 1, pawns, s.walls_left, s.walls, s.up_blocked, s.right_blocked, s.fence, routes
-    )
     if GOAL_RANKS[seat] >> cell & 1:
-        return after._replace(to_act=_OVER, result=_WINS[seat], moves=())
-    return after
+        return QuoridorState(s.ply + 1, pawns, s.walls_left, fence, _OVER, _WINS[seat], routes, ())
+    return _made(s.ply + 1, pawns, s.walls_left, fence, routes)
 
 
 def play_wall(s: QuoridorState, wall: int) -> QuoridorState:
@@ -419,37 +375,23 @@ def play_wall(s: QuoridorState, wall: int) -> QuoridorState:
     seat = s.ply & 1
     left = s.walls_left
     walls_left = (left[0] - 1, left[1]) if seat == 0 else (left[0], left[1] - 1)
-    up_blocked, right_blocked = _with_wall(s, wall)
-    routes = None
-    if walls_left != (0, 0):
-        routes = _routes_past(s, wall, up_blocked, right_blocked)
     fence = fence_after(s.fence, wall)
-    return _made(
-        s.ply + 1,
-        s.pawns,
-        walls_left,
-        s.walls | 1 << wall,
-        up_blocked,
-        right_blocked,
-        fence,
-        routes,
-    )
+    routes = _routes_past(s, wall, fence) if walls_left != (0, 0) else None
+    return _made(s.ply + 1, s.pawns, walls_left, fence, routes)
 
 
-def _routes_past(
-    s: QuoridorState, wall: int, up_blocked: int, right_blocked: int
-) -> tuple[Route, Route]:
-    """Each seat's route once `wall` stands (`up_blocked`, `right_blocked` with it).
+def _routes_past(s: QuoridorState, wall: int, fence: Fence) -> tuple[Route, Route]:
+    """Each seat's route once `wall` stands (`fence`, the fence with it).
 
     A route the wall does not cut is the route still (see `board.route`);
     only a cut one is searched again.
     """
-    kept = s.routes or _routes_of(s.pawns, s.up_blocked, s.right_blocked)
+    kept = s.routes or _routes_of(s.pawns, s.fence)
     found = []
     for seat in (0, 1):
         path = kept[seat]
         if (path.first_cuts | path.second_cuts) >> wall & 1:
-            path = route(s.pawns[seat], seat, up_blocked, right_blocked)
+            path = route(s.pawns[seat], seat, fence.up_blocked, fence.right_blocked)
         found.append(path)
     return found[0], found[1]
 
@@ -529,8 +471,8 @@ def tactician(s: QuoridorState) -> str:
     legal order and win ties), and a wall off the mover's path keeps its dist.
     """
     seat = s.ply & 1
-    cell, left = s.pawns[seat], s.walls_left[seat]
-    up_blocked, right_blocked = s.up_blocked, s.right_blocked
+    cell, left, fence = s.pawns[seat], s.walls_left[seat], s.fence
+    up_blocked, right_blocked = fence.up_blocked, fence.right_blocked
     best_move, best = "", -(1 << 30)
     for target in pawn_targets(s):
         value = 1000 - 10 * route(target, seat, up_blocked, right_blocked).dist + 2 * left
@@ -543,7 +485,7 @@ def tactician(s: QuoridorState) -> str:
         return best_move
     for wall in legal_walls(s):
         if cutting >> wall & 1:  # standing after the wall, without making the state
-            value = wall_ceiling - 10 * (route(cell, seat, *_with_wall(s, wall)).dist - dist)
+            value = wall_ceiling - 10 * (route(cell, seat, *_with_wall(fence, wall)).dist - dist)
         else:
             value = wall_ceiling
         if value > best:
@@ -560,11 +502,8 @@ _START = _made(
     0,
     _START_PAWNS,
     (WALLS_PER_SEAT, WALLS_PER_SEAT),
-    0,
-    0,
-    0,
     EMPTY_FENCE,
-    _routes_of(_START_PAWNS, 0, 0),
+    _routes_of(_START_PAWNS, EMPTY_FENCE),
 )
 """The start, made once the rules and the notation its moves are listed in exist."""
 
