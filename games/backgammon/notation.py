@@ -15,7 +15,7 @@ The form with fewer intermediate points wins, then the one whose hit marks
 stand on earlier moves, then the one whose intermediate points, read in order,
 are highest.
 
-`name_steps` gets there without trying every sequence. Joining more steps
+The namer gets there without trying every sequence. Joining more steps
 always saves a move, so at each point as many arriving checkers as there are
 steps leaving go on; the highest pairs come from letting the checkers that
 started lowest go on and the others stop, so each path stops as high as it
@@ -23,6 +23,11 @@ can; a hit is marked on a checker that stops there if any (no intermediate
 point), on the one written first. The test suite checks this against an
 exhaustive search over every step order and every assignment of steps to
 checkers.
+
+Doubles are named from their paths: `join_step` adds the steps one at a
+time, from-points never rising (the order the move search plays them in),
+and keeps the paths in written order as it goes, so `name_paths` writes them
+without sorting; `name_steps` names any one play from its steps.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ __all__ = [
     "OrderKey",
     "Step",
     "WrittenMove",
+    "join_step",
+    "name_paths",
     "name_steps",
     "read_play",
 ]
@@ -69,50 +76,18 @@ points): the higher, the earlier a play stands in the legal list."""
 _Move = tuple[int, int, bool, tuple[int, ...]]
 """(from, to, hit at the end, intermediate points where it hit)."""
 
-_Arrived = tuple[int, tuple[int, ...]]
-"""A checker's path so far: (origin, intermediate points where it hit)."""
-
-
-def _join_doubles(steps: Sequence[Step]) -> list[_Move]:
-    """Join one die's steps into the fewest paths with the highest pairs (module docstring).
-
-    `steps` come sorted, from-points descending; a step from point p lands on
-    p - die, so the checkers arriving at p are exactly those that left p + die.
-    """
-    hits = {to for _, to, hit in steps if hit}
-    moves: list[_Move] = []
-    landed: dict[int, list[_Arrived]] = {}  # point -> paths that reached it, lowest origin first
-    index = 0
-    while index < len(steps):
-        point, to, _ = steps[index]
-        leaving = 1
-        while index + leaving < len(steps) and steps[index + leaving][0] == point:
-            leaving += 1
-        index += leaving
-        arriving = landed.pop(point, [])
-        going = min(len(arriving), leaving)
-        moving, staying = arriving[:going], arriving[going:]
-        if point in hits and staying:
-            origin, stops = staying.pop()
-            moves.append((origin, point, True, stops))
-        elif point in hits:
-            origin, stops = moving[-1]
-            moving[-1] = (origin, (*stops, point))
-        moves.extend((origin, point, False, stops) for origin, stops in staying)
-        # New paths start at `point`, below every arriving origin: the order holds.
-        landed.setdefault(to, []).extend([(point, ())] * (leaving - going) + moving)
-    for point, paths in landed.items():
-        last = len(paths) - 1
-        marked = point in hits
-        moves.extend((o, point, marked and i == last, s) for i, (o, s) in enumerate(paths))
-    moves.sort(reverse=True)
-    return moves
+_REPEATS = ("", "", "(2)", "(3)", "(4)")
+_NO_MARKS = tuple((False,) * n for n in range(5))
+_NO_STOPS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(((),) * n for n in range(5))
 
 
 _PLAIN: tuple[tuple[str, ...], ...] = tuple(
     tuple(f"{POINT_NAMES[origin]}/{POINT_NAMES[end]}" for end in range(26)) for origin in range(26)
 )
 """_PLAIN[from][to] is "from/to": naming is the engine's hot path, so the strings are made once."""
+
+_PLAIN_CODED: tuple[str, ...] = tuple(text for row in _PLAIN for text in row)
+"""_PLAIN_CODED[from * 26 + to] is "from/to"."""
 
 
 def _written(move: _Move, count: int) -> str:
@@ -144,20 +119,10 @@ def _two_moves(steps: Sequence[Step]) -> list[_Move]:
     return [first, second] if first >= second else [second, first]
 
 
-def _equal_moves(steps: Sequence[Step]) -> list[_Move]:
-    """The joined moves of three or four steps of one die (doubles), sorted as written."""
-    ordered = sorted(steps, reverse=True)
-    sources = {origin for origin, _, _ in ordered}
-    if any(to in sources for _, to, _ in ordered):
-        return _join_doubles(ordered)
-    # No checker went on, so each step is a move; equal steps are sorted with the hit first.
-    return [(origin, to, hit == 1, ()) for origin, to, hit in ordered]
-
-
 def name_steps(steps: Sequence[Step]) -> tuple[str, OrderKey]:
-    """The canonical name of the play made of `steps`, and its place in the legal list."""
+    """The canonical name of the play made of `steps` (in any order), and its place in the list."""
     if len(steps) > 2:  # always doubles
-        return _described(_equal_moves(steps))
+        return _name_equal_steps(sorted(steps, reverse=True))
     moves = _two_moves(steps)
     if len(moves) == 1:  # the common shapes are spelled out: naming is the hot path
         (a, b, hit, stops) = move = moves[0]
@@ -166,6 +131,79 @@ def name_steps(steps: Sequence[Step]) -> tuple[str, OrderKey]:
     (a, b, hit_b, stops_b), (c, d, hit_d, stops_d) = moves
     name = _written(first, 2) if first == second else f"{_written(first, 1)} {_written(second, 1)}"
     return name, ((a, b, c, d), -len(stops_b) - len(stops_d), (hit_b, hit_d), (stops_b, stops_d))
+
+
+def _name_equal_steps(steps: Sequence[Step]) -> tuple[str, OrderKey]:
+    """The name and list place of steps of one die, given with from-points never rising."""
+    origins: list[int] = []
+    ends: list[int] = []
+    hits: list[int] = []
+    for src, dst, hit in steps:
+        join_step(origins, ends, src, dst)
+        if hit:
+            hits.append(dst)
+    return name_paths(origins, ends, hits, steps[0][0] - steps[0][1])
+
+
+def join_step(origins: list[int], ends: list[int], src: int, dst: int) -> int:
+    """Join a step of doubles to the paths so far; the index of the path it moved on, or -1.
+
+    Steps come with from-points never rising. A step from a point where
+    checkers arrived carries on the arrived checker that started lowest: paths
+    start in falling order, so that is the last path ending there. Else it
+    starts a path of its own (-1: undo by popping both lists).
+    """
+    if src in ends:
+        index = len(ends) - 1 - ends[::-1].index(src)
+        ends[index] = dst
+        return index
+    origins.append(src)
+    ends.append(dst)
+    return -1
+
+
+def name_paths(
+    origins: list[int], ends: list[int], hits: list[int], die: int
+) -> tuple[str, OrderKey]:
+    """The name and list place of the checkers' paths of a double, as `join_step` builds them.
+
+    `join_step` keeps the paths in written order: origins never rise, and of
+    equal origins the last path moves on first, so their ends never rise
+    either. `hits` are the points hit, falling (a step that bears off never
+    hits, so `die` may be read off any step that does not bear off).
+    """
+    if not hits:
+        return _plain(origins, ends)
+    count = len(origins)
+    marks = [False] * count
+    stops: list[tuple[int, ...]] = [()] * count
+    for point in hits:
+        if point in ends:  # marked on the first written path stopping there
+            marks[ends.index(point)] = True
+            continue
+        for index in range(count):  # else an intermediate point of the first path through it
+            if origins[index] > point > ends[index] and (origins[index] - point) % die == 0:
+                stops[index] = (*stops[index], point)
+                break
+    return _described(list(zip(origins, ends, marks, stops, strict=True)))
+
+
+def _plain(origins: list[int], ends: list[int]) -> tuple[str, OrderKey]:
+    """The name and list place of paths without hits, in written order."""
+    parts: list[str] = []
+    flat: list[int] = []
+    previous, count = -1, 0
+    for origin, end in zip(origins, ends, strict=True):
+        flat += (origin, end)
+        code = origin * 26 + end
+        if code != previous:
+            if count:
+                parts.append(_PLAIN_CODED[previous] + _REPEATS[count])
+            previous, count = code, 0
+        count += 1
+    parts.append(_PLAIN_CODED[previous] + _REPEATS[count])
+    paths = len(origins)
+    return " ".join(parts), (tuple(flat), 0, _NO_MARKS[paths], _NO_STOPS[paths])
 
 
 def _described(moves: list[_Move]) -> tuple[str, OrderKey]:

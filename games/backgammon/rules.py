@@ -261,7 +261,7 @@ class Backgammon(Game[BackgammonState]):
         if set(moves) != {seats[0]}:
             raise Illegal(f"expected one play, by seat {seats[0]}; got seats {sorted(moves)}")
         move = moves[seats[0]]
-        play = self._table(s).by_name.get(move) if isinstance(move, str) else None
+        play = self._table(s).play(move) if isinstance(move, str) else None
         if play is None:
             raise Illegal(
                 f"{move!r} is not a canonical legal play of seat {seats[0]} here: "
