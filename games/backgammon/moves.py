@@ -354,14 +354,14 @@ class _Double:
     and the points hit as it goes, so a play is named from them when found.
     """
 
-    __slots__ = ("die", "ends", "entries", "hits", "most", "origins", "sources")
+    __slots__ = ("codes", "die", "ends", "entries", "hits", "most", "sources")
 
     def __init__(self, die: int, sources: tuple[int, ...]) -> None:
         self.die = die
         self.sources = sources
         self.most = 0
         self.entries: list[_Entry] = []
-        self.origins: list[int] = []
+        self.codes: list[int] = []
         self.ends: list[int] = []
         self.hits: list[int] = []
 
@@ -373,8 +373,16 @@ class _Double:
         else:
             self.most = len(steps)
             self.entries = []
-        name, order = name_paths(self.origins, self.ends, self.hits, self.die)
+        name, order = name_paths(self.codes, self.ends, self.hits, self.die)
         self.entries.append((order, name, tuple(steps)))
+
+    def four(self, found: list[_Entry]) -> None:
+        """Keep plays of four steps, the most there are."""
+        if self.most < 4:
+            self.most = 4
+            self.entries = found
+        else:
+            self.entries += found
 
 
 def _doubles(mover: Side, opponent: Side, die: int) -> list[_Entry]:
@@ -387,7 +395,8 @@ def _doubles(mover: Side, opponent: Side, die: int) -> list[_Entry]:
             return []
         entering = min(me[BAR], 4)
         steps = [(BAR, BAR - die, opp[die])] + [(BAR, BAR - die, 0)] * (entering - 1)
-        search.origins, search.ends = [BAR] * entering, [BAR - die] * entering
+        search.codes = [BAR * 26 + BAR - die] * entering
+        search.ends = [BAR - die] * entering
         if opp[die]:
             search.hits = [BAR - die]
             opp[die], opp[BAR] = 0, opp[BAR] + 1
@@ -395,6 +404,8 @@ def _doubles(mover: Side, opponent: Side, die: int) -> list[_Entry]:
         me[BAR - die] += entering
     if len(steps) == 4 or me[BAR]:
         search.record(steps)
+    elif len(steps) == 3:
+        _last_step(me, opp, 0, sum(me[7:]), steps, search)
     else:
         _walk_double(me, opp, 0, sum(me[7:]), steps, search)
     return search.entries
@@ -423,17 +434,15 @@ def _walk_double(
     """Play the rest of four steps from search.sources[start:], recording every play.
 
     `outside` counts the mover's checkers on points 7-24 (bearing off waits
-    for it to reach 0). Every step is undone on the way back: this loop is the
-    engine's hot path.
+    for it to reach 0). Every step is undone on the way back.
     """
-    die, sources, origins, ends, hits = (
+    die, sources, codes, ends, hits = (
         search.die,
         search.sources,
-        search.origins,
+        search.codes,
         search.ends,
         search.hits,
     )
-    last = len(steps) == 3
     moved = False
     for index in range(start, len(sources)):
         src = sources[index]
@@ -454,15 +463,16 @@ def _walk_double(
             opp[BAR] += 1
             hits.append(dst)
         steps.append((src, dst, blot))
-        path = join_step(origins, ends, src, dst)
-        if last:
-            search.record(steps)
+        path = join_step(codes, ends, src, dst)
+        if len(steps) == 3:
+            _last_step(me, opp, index, outside - entered, steps, search)
         else:
             _walk_double(me, opp, index, outside - entered, steps, search)
         if path < 0:
-            origins.pop()
+            codes.pop()
             ends.pop()
         else:
+            codes[path] -= dst - src
             ends[path] = src
         steps.pop()
         if blot:
@@ -473,6 +483,53 @@ def _walk_double(
         me[src] += 1
         moved = True
     if not moved:
+        search.record(steps)
+
+
+def _last_step(
+    me: list[int], opp: list[int], start: int, outside: int, steps: list[Step], search: _Double
+) -> None:
+    """Every fourth step from search.sources[start:], each a play, named on the spot.
+
+    Nothing is searched after it, so the board is left as it is: this loop
+    runs once per play of a double, the engine's hot path.
+    """
+    die, sources, codes, ends, hits = (
+        search.die,
+        search.sources,
+        search.codes,
+        search.ends,
+        search.hits,
+    )
+    played = tuple(steps)
+    found: list[_Entry] = []
+    for index in range(start, len(sources)):
+        src = sources[index]
+        if not me[src]:
+            continue
+        dst = src - die
+        if dst > 0:
+            blot = opp[25 - dst]
+        elif outside or (dst < 0 and any(me[src + 1 : 7])):
+            continue
+        else:
+            dst, blot = OFF, 0
+        if blot:
+            hits.append(dst)
+        path = join_step(codes, ends, src, dst)
+        name, order = name_paths(codes, ends, hits, die)
+        found.append((order, name, (*played, (src, dst, blot))))
+        if path < 0:
+            codes.pop()
+            ends.pop()
+        else:
+            codes[path] -= dst - src
+            ends[path] = src
+        if blot:
+            hits.pop()
+    if found:
+        search.four(found)
+    else:
         search.record(steps)
 
 

@@ -66,160 +66,157 @@ Step = tuple[int, int, int]
 """One die's move: (from, to, 1 if it hit a blot else 0)."""
 
 OrderKey = tuple[tuple[int, ...], int, tuple[bool, ...], tuple[tuple[int, ...], ...]]
-"""(pairs read in order, minus the count of intermediate points, hit marks, intermediate
-points): the higher, the earlier a play stands in the legal list."""
+"""(moves read in order, minus the count of intermediate points, hit marks, intermediate
+points): the higher, the earlier a play stands in the legal list. A move is coded
+from * 26 + to, which orders moves as their (from, to) pairs do (to < 26)."""
 
 
 # -- naming -------------------------------------------------------------------
 
 
-_Move = tuple[int, int, bool, tuple[int, ...]]
-"""(from, to, hit at the end, intermediate points where it hit)."""
-
 _REPEATS = ("", "", "(2)", "(3)", "(4)")
 _NO_MARKS = tuple((False,) * n for n in range(5))
 _NO_STOPS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(((),) * n for n in range(5))
 
-
-_PLAIN: tuple[tuple[str, ...], ...] = tuple(
-    tuple(f"{POINT_NAMES[origin]}/{POINT_NAMES[end]}" for end in range(26)) for origin in range(26)
+_WRITTEN: tuple[tuple[str, ...], tuple[str, ...]] = (
+    tuple(f"{POINT_NAMES[code // 26]}/{POINT_NAMES[code % 26]}" for code in range(26 * 26)),
+    tuple(f"{POINT_NAMES[code // 26]}/{POINT_NAMES[code % 26]}*" for code in range(26 * 26)),
 )
-"""_PLAIN[from][to] is "from/to": naming is the engine's hot path, so the strings are made once."""
-
-_PLAIN_CODED: tuple[str, ...] = tuple(text for row in _PLAIN for text in row)
-"""_PLAIN_CODED[from * 26 + to] is "from/to"."""
-
-
-def _written(move: _Move, count: int) -> str:
-    origin, end, hit_at_end, stops = move
-    if stops:
-        text = POINT_NAMES[origin] + "".join(f"/{POINT_NAMES[stop]}*" for stop in stops)
-        text += "/" + POINT_NAMES[end]
-    else:
-        text = _PLAIN[origin][end]
-    if hit_at_end:
-        text += "*"
-    return text if count == 1 else f"{text}({count})"
-
-
-def _two_moves(steps: Sequence[Step]) -> list[_Move]:
-    """The joined moves of one or two steps, sorted as written."""
-    if len(steps) == 1:
-        origin, end, hit = steps[0]
-        return [(origin, end, hit == 1, ())]
-    (a, b, hit_b), (c, d, hit_d) = steps
-    if c == b:  # one checker went on from where it landed
-        return [(a, d, hit_d == 1, (b,) if hit_b else ())]
-    if a == d:  # the same, found in the other order
-        return [(c, b, hit_b == 1, (a,) if hit_d else ())]
-    if b == d and (hit_b or hit_d):  # both landed on a blot: the mark goes on the first written
-        high, low = max(a, c), min(a, c)
-        return [(high, b, True, ()), (low, b, False, ())]
-    first, second = (a, b, hit_b == 1, ()), (c, d, hit_d == 1, ())
-    return [first, second] if first >= second else [second, first]
+"""_WRITTEN[hit][from * 26 + to] is "from/to", with "*" after it if it hit: naming is the
+engine's hot path, so the strings are made once."""
 
 
 def name_steps(steps: Sequence[Step]) -> tuple[str, OrderKey]:
     """The canonical name of the play made of `steps` (in any order), and its place in the list."""
     if len(steps) > 2:  # always doubles
         return _name_equal_steps(sorted(steps, reverse=True))
-    moves = _two_moves(steps)
-    if len(moves) == 1:  # the common shapes are spelled out: naming is the hot path
-        (a, b, hit, stops) = move = moves[0]
-        return _written(move, 1), ((a, b), -len(stops), (hit,), (stops,))
-    first, second = moves
-    (a, b, hit_b, stops_b), (c, d, hit_d, stops_d) = moves
-    name = _written(first, 2) if first == second else f"{_written(first, 1)} {_written(second, 1)}"
-    return name, ((a, b, c, d), -len(stops_b) - len(stops_d), (hit_b, hit_d), (stops_b, stops_d))
+    if len(steps) == 1:
+        (a, b, hit) = steps[0]
+        return _WRITTEN[hit][a * 26 + b], ((a * 26 + b,), 0, (hit == 1,), _NO_STOPS[1])
+    (a, b, hit_b), (c, d, hit_d) = steps
+    if c == b:  # one checker went on from where it landed
+        return _one_checker(a, b, d, hit_b, hit_d)
+    if a == d:  # the same, found in the other order
+        return _one_checker(c, a, b, hit_d, hit_b)
+    if b == d and (hit_b or hit_d):  # both landed on a blot: the mark goes on the first written
+        high, low = (a, c) if a >= c else (c, a)
+        name = f"{_WRITTEN[1][high * 26 + b]} {_WRITTEN[0][low * 26 + b]}"
+        return name, ((high * 26 + b, low * 26 + b), 0, (True, False), _NO_STOPS[2])
+    first, second = (a * 26 + b, hit_b), (c * 26 + d, hit_d)
+    if first < second:
+        first, second = second, first
+    if first == second:
+        name = _WRITTEN[first[1]][first[0]] + "(2)"
+    else:
+        name = f"{_WRITTEN[first[1]][first[0]]} {_WRITTEN[second[1]][second[0]]}"
+    return name, ((first[0], second[0]), 0, (first[1] == 1, second[1] == 1), _NO_STOPS[2])
+
+
+def _one_checker(
+    start: int, via: int, end: int, via_hit: int, end_hit: int
+) -> tuple[str, OrderKey]:
+    """The name and list place of one checker's two steps through `via`."""
+    code = start * 26 + end
+    if not via_hit:
+        return _WRITTEN[end_hit][code], ((code,), 0, (end_hit == 1,), _NO_STOPS[1])
+    name = f"{POINT_NAMES[start]}/{POINT_NAMES[via]}*/{POINT_NAMES[end]}" + "*" * end_hit
+    return name, ((code,), -1, (end_hit == 1,), ((via,),))
 
 
 def _name_equal_steps(steps: Sequence[Step]) -> tuple[str, OrderKey]:
     """The name and list place of steps of one die, given with from-points never rising."""
-    origins: list[int] = []
+    codes: list[int] = []
     ends: list[int] = []
     hits: list[int] = []
     for src, dst, hit in steps:
-        join_step(origins, ends, src, dst)
+        join_step(codes, ends, src, dst)
         if hit:
             hits.append(dst)
-    return name_paths(origins, ends, hits, steps[0][0] - steps[0][1])
+    return name_paths(codes, ends, hits, steps[0][0] - steps[0][1])
 
 
-def join_step(origins: list[int], ends: list[int], src: int, dst: int) -> int:
+def join_step(codes: list[int], ends: list[int], src: int, dst: int) -> int:
     """Join a step of doubles to the paths so far; the index of the path it moved on, or -1.
 
-    Steps come with from-points never rising. A step from a point where
-    checkers arrived carries on the arrived checker that started lowest: paths
-    start in falling order, so that is the last path ending there. Else it
-    starts a path of its own (-1: undo by popping both lists).
+    A path is kept as its move's code (from * 26 + to) and its end. Steps come
+    with from-points never rising. A step from a point where checkers arrived
+    carries on the arrived checker that started lowest: paths start in falling
+    order, so that is the last path ending there. Else it starts a path of its
+    own. Undo: `codes[index] -= dst - src` and `ends[index] = src`, or pop both.
     """
     if src in ends:
         index = len(ends) - 1 - ends[::-1].index(src)
         ends[index] = dst
+        codes[index] += dst - src
         return index
-    origins.append(src)
+    codes.append(src * 26 + dst)
     ends.append(dst)
     return -1
 
 
 def name_paths(
-    origins: list[int], ends: list[int], hits: list[int], die: int
+    codes: list[int], ends: list[int], hits: list[int], die: int
 ) -> tuple[str, OrderKey]:
     """The name and list place of the checkers' paths of a double, as `join_step` builds them.
 
     `join_step` keeps the paths in written order: origins never rise, and of
     equal origins the last path moves on first, so their ends never rise
-    either. `hits` are the points hit, falling (a step that bears off never
-    hits, so `die` may be read off any step that does not bear off).
+    either; equal moves stand side by side. `hits` are the points hit,
+    falling (no step that bears off hits, so `die` is any hitting step's).
     """
+    count = len(codes)
     if not hits:
-        return _plain(origins, ends)
-    count = len(origins)
+        if len(set(codes)) == count:
+            name = " ".join(map(_WRITTEN[0].__getitem__, codes))
+        else:
+            name = _grouped(list(map(_WRITTEN[0].__getitem__, codes)))
+        return name, (tuple(codes), 0, _NO_MARKS[count], _NO_STOPS[count])
+    texts = list(map(_WRITTEN[0].__getitem__, codes))
     marks = [False] * count
-    stops: list[tuple[int, ...]] = [()] * count
+    stops = list(_NO_STOPS[count])
     for point in hits:
         if point in ends:  # marked on the first written path stopping there
-            marks[ends.index(point)] = True
-            continue
-        for index in range(count):  # else an intermediate point of the first path through it
-            if origins[index] > point > ends[index] and (origins[index] - point) % die == 0:
-                stops[index] = (*stops[index], point)
-                break
-    return _described(list(zip(origins, ends, marks, stops, strict=True)))
+            index = ends.index(point)
+            marks[index] = True
+            texts[index] += "*"
+        else:  # else an intermediate point of the first written path through it
+            index = _through(codes, ends, point, die)
+            stops[index] = (*stops[index], point)
+            texts[index] = _with_stops(codes[index], stops[index])
+    name = " ".join(texts) if len(set(texts)) == count else _grouped(texts)
+    depth = -sum(map(len, stops))
+    return name, (tuple(codes), depth, tuple(marks), tuple(stops))
 
 
-def _plain(origins: list[int], ends: list[int]) -> tuple[str, OrderKey]:
-    """The name and list place of paths without hits, in written order."""
+def _through(codes: list[int], ends: list[int], point: int, die: int) -> int:
+    """The first path passing through `point` (its origin above, its end below, one die apart)."""
+    for index, code in enumerate(codes):
+        origin = code // 26
+        if origin > point > ends[index] and (origin - point) % die == 0:
+            return index
+    raise ValueError(f"no path passes through point {point}")
+
+
+def _with_stops(code: int, stops: tuple[int, ...]) -> str:
+    """How a move is written with intermediate points where it hit (its end not yet marked).
+
+    Stops are added before the end's mark: hits come falling, the end last.
+    """
+    via = "".join([f"/{POINT_NAMES[stop]}*" for stop in stops])
+    return f"{POINT_NAMES[code // 26]}{via}/{POINT_NAMES[code % 26]}"
+
+
+def _grouped(texts: list[str]) -> str:
+    """Moves written in order, equal neighbours grouped as `6/3(2)`."""
     parts: list[str] = []
-    flat: list[int] = []
-    previous, count = -1, 0
-    for origin, end in zip(origins, ends, strict=True):
-        flat += (origin, end)
-        code = origin * 26 + end
-        if code != previous:
-            if count:
-                parts.append(_PLAIN_CODED[previous] + _REPEATS[count])
-            previous, count = code, 0
+    previous, count = texts[0], 0
+    for text in texts:
+        if text != previous:
+            parts.append(previous + _REPEATS[count])
+            previous, count = text, 0
         count += 1
-    parts.append(_PLAIN_CODED[previous] + _REPEATS[count])
-    paths = len(origins)
-    return " ".join(parts), (tuple(flat), 0, _NO_MARKS[paths], _NO_STOPS[paths])
-
-
-def _described(moves: list[_Move]) -> tuple[str, OrderKey]:
-    """The name and list order of joined moves (sorted as written), grouping repeats."""
-    parts: list[str] = []
-    previous, count = moves[0], 0
-    for move in moves:
-        if move != previous:
-            parts.append(_written(previous, count))
-            previous, count = move, 0
-        count += 1
-    parts.append(_written(previous, count))
-    pairs = tuple([point for move in moves for point in move[:2]])
-    stops = tuple([move[3] for move in moves])
-    depth = -sum([len(via) for via in stops])
-    return " ".join(parts), (pairs, depth, tuple([move[2] for move in moves]), stops)
+    parts.append(previous + _REPEATS[count])
+    return " ".join(parts)
 
 
 # -- reading ------------------------------------------------------------------
