@@ -53,6 +53,7 @@ from games.backgammon.notation import (
     Step,
     WrittenMove,
     join_step,
+    name_pair,
     name_paths,
     name_steps,
 )
@@ -140,7 +141,7 @@ def _after(mover: Side, opponent: Side, steps: tuple[Step, ...]) -> tuple[Side, 
     return bytes(me), bytes(opp)
 
 
-_NO_PLAY: list[_Entry] = [(((), 0, (), ()), NONE, ())]
+_NO_PLAY: list[_Entry] = [(0, NONE, ())]
 
 
 @lru_cache(maxsize=64)
@@ -155,14 +156,12 @@ def legal_plays(mover: Side, opponent: Side, dice: tuple[int, int]) -> PlayTable
     high, low = max(dice), min(dice)
     if high == low:
         entries = _doubles(mover, opponent, high)
+    elif mover[BAR] > 1:
+        entries = [_named(steps) for steps in _entering(opponent, high, low)]
+    elif mover[BAR] or sum(mover[7:25]) > 1:
+        entries = _two_dice(mover, opponent, high, low)
     else:
-        if mover[BAR] > 1:
-            plays = _entering(opponent, high, low)
-        elif mover[BAR] or sum(mover[7:25]) > 1:
-            plays = _two_dice(mover, opponent, high, low)
-        else:
-            plays = _near_the_end(mover, opponent, high, low)
-        entries = [(*name_steps(steps)[::-1], steps) for steps in plays]
+        entries = [_named(steps) for steps in _near_the_end(mover, opponent, high, low)]
     return PlayTable.of(mover, opponent, entries or list(_NO_PLAY))
 
 
@@ -175,20 +174,21 @@ def _entering(opponent: Side, high: int, low: int) -> list[tuple[Step, ...]]:
     return [steps] if steps else []
 
 
-def _steps(mover: Side, opponent: Side, die: int) -> list[Step]:
-    """Every step of `die` from the mover's points, none bearing off."""
+def _steps(held: list[int], opponent: Side, die: int) -> list[Step]:
+    """Every step of `die` from the mover's `held` points, none bearing off."""
     return [
         (src, src - die, opponent[25 - src + die])
-        for src in _POINTS_DOWN
-        if mover[src] and src > die and opponent[25 - src + die] < 2
+        for src in held
+        if src > die and opponent[25 - src + die] < 2
     ]
 
 
-def _two_dice(mover: Side, opponent: Side, high: int, low: int) -> list[tuple[Step, ...]]:
+def _two_dice(mover: Side, opponent: Side, high: int, low: int) -> list[_Entry]:
     """The plays of two different dice while no checker can bear off, each play once."""
-    plays: list[tuple[Step, ...]] = []
+    plays: list[_Entry] = []
     joined: set[int] = set()  # start * 26 + end of the plays of one checker through no hit
-    highs, lows = _steps(mover, opponent, high), _steps(mover, opponent, low)
+    held = [src for src in _POINTS_DOWN if mover[src]]
+    highs, lows = _steps(held, opponent, high), _steps(held, opponent, low)
     if mover[BAR]:
         entries = [
             (die, other, (BAR, BAR - die, opponent[die]))
@@ -198,18 +198,24 @@ def _two_dice(mover: Side, opponent: Side, high: int, low: int) -> list[tuple[St
         for die, other, entry in entries:
             _pair_with(mover, entry, lows if die == high else highs, plays, joined)
             _on_through(mover, opponent, entry, other, plays, joined)
-        return plays or [(entry,) for _, _, entry in entries[:1]]
+        return plays or [_named((entry,)) for _, _, entry in entries[:1]]
     for first in highs:
         _pair_with(mover, first, lows, plays, joined)
     for first in highs:
         _on_through(mover, opponent, first, low, plays, joined)
     for first in lows:
         _on_through(mover, opponent, first, high, plays, joined)
-    return plays or [(step,) for step in highs or lows]
+    return plays or [_named((step,)) for step in highs or lows]
+
+
+def _named(steps: tuple[Step, ...]) -> _Entry:
+    """A play given by its steps, with its name and place."""
+    name, place = name_steps(steps)
+    return place, name, steps
 
 
 def _pair_with(
-    mover: Side, first: Step, seconds: list[Step], plays: list[tuple[Step, ...]], joined: set[int]
+    mover: Side, first: Step, seconds: list[Step], plays: list[_Entry], joined: set[int]
 ) -> None:
     """`first` with each step of the other die, as plays.
 
@@ -223,16 +229,17 @@ def _pair_with(
         origin, end, blot = second
         if origin == dst:
             if _once(joined, src, end):
-                plays.append((first, second))
+                plays.append(_named((first, second)))
         elif end == src:
             if _once(joined, origin, dst):
-                plays.append((second, first))
+                plays.append(_named((second, first)))
         elif origin == src and alone:
             continue
         elif end == dst and blot:  # both land on one blot: the first hits it
-            plays.append((first, (origin, end, 0)))
+            plays.append(_named((first, (origin, end, 0))))
         else:
-            plays.append((first, second))
+            name, place = name_pair(first, second)
+            plays.append((place, name, (first, second)))
 
 
 def _on_through(
@@ -240,7 +247,7 @@ def _on_through(
     opponent: Side,
     first: Step,
     die: int,
-    plays: list[tuple[Step, ...]],
+    plays: list[_Entry],
     joined: set[int],
 ) -> None:
     """The checker of `first` moving on with `die` from a point the mover did not hold.
@@ -253,7 +260,7 @@ def _on_through(
         return
     end = dst - die
     if blot or _once(joined, src, end):
-        plays.append((first, (dst, end, opponent[25 - end])))
+        plays.append(_named((first, (dst, end, opponent[25 - end]))))
 
 
 def _once(joined: set[int], start: int, end: int) -> bool:

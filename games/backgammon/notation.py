@@ -36,7 +36,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import compress, pairwise
 
 from games.core import Illegal, Unreadable
 
@@ -49,8 +49,10 @@ __all__ = [
     "Step",
     "WrittenMove",
     "join_step",
+    "name_pair",
     "name_paths",
     "name_steps",
+    "place",
     "read_play",
 ]
 
@@ -65,18 +67,41 @@ POINT_NAMES: tuple[str, ...] = ("off", *(str(p) for p in range(1, 25)), "bar")
 Step = tuple[int, int, int]
 """One die's move: (from, to, 1 if it hit a blot else 0)."""
 
-OrderKey = tuple[tuple[int, ...], int, tuple[bool, ...], tuple[tuple[int, ...], ...]]
-"""(moves read in order, minus the count of intermediate points, hit marks, intermediate
-points): the higher, the earlier a play stands in the legal list. A move is coded
-from * 26 + to, which orders moves as their (from, to) pairs do (to < 26)."""
+OrderKey = int
+"""A play's place in the legal list: the higher, the earlier. One integer (see `place`) that
+orders plays as (moves read in order, minus the count of intermediate points, hit marks,
+intermediate points) does, so the list sorts on plain integers."""
 
 
 # -- naming -------------------------------------------------------------------
 
 
 _REPEATS = ("", "", "(2)", "(3)", "(4)")
-_NO_MARKS = tuple((False,) * n for n in range(5))
 _NO_STOPS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(((),) * n for n in range(5))
+
+# A place's digits, most significant first: the moves (each its code + 1, 0 past the last
+# move: a play of fewer moves reads lower, as a shorter tuple does), 7 minus the count of
+# intermediate points, the hit marks (a bit each), each move's intermediate points (each
+# point + 1, three at most). Four moves of four steps, so every digit stays in its range.
+_MOVE_STOPS = 26**3
+_BY_MARKS = _MOVE_STOPS**4
+_BY_DEPTH = 16 * _BY_MARKS
+_BY_MOVES = 8 * _BY_DEPTH
+_PLAIN = 7 * _BY_DEPTH
+"""The place's digits past the moves for a play without intermediate points or hit marks."""
+_MOVE_PLACES = tuple(
+    tuple((code + 1) * 677 ** (3 - index) * _BY_MOVES for code in range(26 * 26))
+    for index in range(4)
+)
+"""_MOVE_PLACES[i][code]: what the i-th move written adds to its play's place."""
+_MARK_PLACES = tuple(_BY_MARKS << (3 - index) for index in range(4))
+_TAILS = tuple(
+    _PLAIN + _MARK_PLACES[0] * (marks >> 1) + _MARK_PLACES[1] * (marks & 1) for marks in range(4)
+)
+"""The place's digits past the moves for up to two moves without intermediate points, by
+the first two moves' marks (2 for the first, 1 for the second)."""
+_STOPS_PLACES = tuple(_MOVE_STOPS ** (3 - index) for index in range(4))
+
 
 _WRITTEN: tuple[tuple[str, ...], tuple[str, ...]] = (
     tuple(f"{POINT_NAMES[code // 26]}/{POINT_NAMES[code % 26]}" for code in range(26 * 26)),
@@ -86,13 +111,30 @@ _WRITTEN: tuple[tuple[str, ...], tuple[str, ...]] = (
 engine's hot path, so the strings are made once."""
 
 
+def place(codes: Sequence[int], marks: Sequence[bool], stops: Sequence[tuple[int, ...]]) -> int:
+    """The list place of moves (coded from * 26 + to) in written order, from their parts."""
+    value: int = sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
+    return value + sum(compress(_MARK_PLACES, marks)) + _stops_place(stops)
+
+
+def _stops_place(stops: Sequence[tuple[int, ...]]) -> int:
+    """What the moves' intermediate points change in a place (their count, then the points)."""
+    value = -sum(map(len, stops)) * _BY_DEPTH
+    for index, points in enumerate(stops):
+        digits = 0
+        for point in (*points, -1, -1)[:3]:
+            digits = digits * 26 + point + 1
+        value += digits * _STOPS_PLACES[index]
+    return value
+
+
 def name_steps(steps: Sequence[Step]) -> tuple[str, OrderKey]:
     """The canonical name of the play made of `steps` (in any order), and its place in the list."""
     if len(steps) > 2:  # always doubles
         return _name_equal_steps(sorted(steps, reverse=True))
     if len(steps) == 1:
         (a, b, hit) = steps[0]
-        return _WRITTEN[hit][a * 26 + b], ((a * 26 + b,), 0, (hit == 1,), _NO_STOPS[1])
+        return _WRITTEN[hit][a * 26 + b], _MOVE_PLACES[0][a * 26 + b] + _TAILS[2 * hit]
     (a, b, hit_b), (c, d, hit_d) = steps
     if c == b:  # one checker went on from where it landed
         return _one_checker(a, b, d, hit_b, hit_d)
@@ -100,16 +142,25 @@ def name_steps(steps: Sequence[Step]) -> tuple[str, OrderKey]:
         return _one_checker(c, a, b, hit_d, hit_b)
     if b == d and (hit_b or hit_d):  # both landed on a blot: the mark goes on the first written
         high, low = (a, c) if a >= c else (c, a)
-        name = f"{_WRITTEN[1][high * 26 + b]} {_WRITTEN[0][low * 26 + b]}"
-        return name, ((high * 26 + b, low * 26 + b), 0, (True, False), _NO_STOPS[2])
-    first, second = (a * 26 + b, hit_b), (c * 26 + d, hit_d)
-    if first < second:
-        first, second = second, first
-    if first == second:
-        name = _WRITTEN[first[1]][first[0]] + "(2)"
-    else:
-        name = f"{_WRITTEN[first[1]][first[0]]} {_WRITTEN[second[1]][second[0]]}"
-    return name, ((first[0], second[0]), 0, (first[1] == 1, second[1] == 1), _NO_STOPS[2])
+        return name_pair((high, b, 1), (low, b, 0))
+    if (a, b) == (c, d):  # two checkers alike: doubles of which only two steps play
+        code = a * 26 + b
+        return _WRITTEN[0][code] + "(2)", _MOVE_PLACES[0][code] + _MOVE_PLACES[1][code] + _PLAIN
+    return name_pair(steps[0], steps[1])
+
+
+def name_pair(first: Step, second: Step) -> tuple[str, OrderKey]:
+    """The name and list place of two checkers' steps, neither going on from the other's.
+
+    The caller settles two steps landing on one blot (only the first written
+    hits it); here each step is written as it is, the higher first.
+    """
+    (a, b, hit_b), (c, d, hit_d) = first, second
+    high, low = a * 26 + b, c * 26 + d
+    if high < low:
+        high, low, hit_b, hit_d = low, high, hit_d, hit_b
+    name = f"{_WRITTEN[hit_b][high]} {_WRITTEN[hit_d][low]}"
+    return name, _MOVE_PLACES[0][high] + _MOVE_PLACES[1][low] + _TAILS[hit_b * 2 + hit_d]
 
 
 def _one_checker(
@@ -118,9 +169,9 @@ def _one_checker(
     """The name and list place of one checker's two steps through `via`."""
     code = start * 26 + end
     if not via_hit:
-        return _WRITTEN[end_hit][code], ((code,), 0, (end_hit == 1,), _NO_STOPS[1])
+        return _WRITTEN[end_hit][code], _MOVE_PLACES[0][code] + _TAILS[2 * end_hit]
     name = f"{POINT_NAMES[start]}/{POINT_NAMES[via]}*/{POINT_NAMES[end]}" + "*" * end_hit
-    return name, ((code,), -1, (end_hit == 1,), ((via,),))
+    return name, place((code,), (end_hit == 1,), ((via,),))
 
 
 def _name_equal_steps(steps: Sequence[Step]) -> tuple[str, OrderKey]:
@@ -170,22 +221,22 @@ def name_paths(
             name = " ".join(map(_WRITTEN[0].__getitem__, codes))
         else:
             name = _grouped(list(map(_WRITTEN[0].__getitem__, codes)))
-        return name, (tuple(codes), 0, _NO_MARKS[count], _NO_STOPS[count])
+        return name, sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
     texts = list(map(_WRITTEN[0].__getitem__, codes))
-    marks = [False] * count
-    stops = list(_NO_STOPS[count])
+    value: int = sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
+    stops: list[tuple[int, ...]] = []
     for point in hits:
         if point in ends:  # marked on the first written path stopping there
             index = ends.index(point)
-            marks[index] = True
+            value += _MARK_PLACES[index]
             texts[index] += "*"
         else:  # else an intermediate point of the first written path through it
+            stops = stops or list(_NO_STOPS[count])
             index = _through(codes, ends, point, die)
             stops[index] = (*stops[index], point)
             texts[index] = _with_stops(codes[index], stops[index])
     name = " ".join(texts) if len(set(texts)) == count else _grouped(texts)
-    depth = -sum(map(len, stops))
-    return name, (tuple(codes), depth, tuple(marks), tuple(stops))
+    return name, value + _stops_place(stops) if stops else value
 
 
 def _through(codes: list[int], ends: list[int], point: int, die: int) -> int:
