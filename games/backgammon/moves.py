@@ -361,11 +361,13 @@ class _Double:
     and the points hit as it goes, so a play is named from them when found.
     """
 
-    __slots__ = ("codes", "die", "ends", "entries", "hits", "most", "sources")
+    __slots__ = ("codes", "die", "ends", "entries", "hits", "most", "on_board", "sources")
 
     def __init__(self, die: int, sources: tuple[int, ...]) -> None:
         self.die = die
         self.sources = sources
+        self.on_board = sum(1 for src in sources if src > die)
+        """How many sources lead to a point (the rest bear off, last since sources fall)."""
         self.most = 0
         self.entries: list[_Entry] = []
         self.codes: list[int] = []
@@ -451,7 +453,7 @@ def _walk_double(
         search.hits,
     )
     moved = False
-    for index in range(start, len(sources)):
+    for index in range(start, search.on_board if outside else len(sources)):
         src = sources[index]
         if not me[src]:
             continue
@@ -510,7 +512,7 @@ def _last_step(
     )
     played = tuple(steps)
     found: list[_Entry] = []
-    for index in range(start, len(sources)):
+    for index in range(start, search.on_board if outside else len(sources)):
         src = sources[index]
         if not me[src]:
             continue

@@ -109,6 +109,7 @@ _WRITTEN: tuple[tuple[str, ...], tuple[str, ...]] = (
 )
 """_WRITTEN[hit][from * 26 + to] is "from/to", with "*" after it if it hit: naming is the
 engine's hot path, so the strings are made once."""
+_written_plain = _WRITTEN[0].__getitem__
 
 
 def place(codes: Sequence[int], marks: Sequence[bool], stops: Sequence[tuple[int, ...]]) -> int:
@@ -218,11 +219,11 @@ def name_paths(
     count = len(codes)
     if not hits:
         if len(set(codes)) == count:
-            name = " ".join(map(_WRITTEN[0].__getitem__, codes))
+            name = " ".join(map(_written_plain, codes))
         else:
-            name = _grouped(list(map(_WRITTEN[0].__getitem__, codes)))
+            name = _grouped(list(map(_written_plain, codes)))
         return name, sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
-    texts = list(map(_WRITTEN[0].__getitem__, codes))
+    texts = list(map(_written_plain, codes))
     value: int = sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
     stops: list[tuple[int, ...]] = []
     for point in hits:

@@ -218,10 +218,14 @@ class Backgammon(Game[BackgammonState]):
     # -- rules ----------------------------------------------------------------
 
     def to_act(self, s: BackgammonState) -> tuple[int, ...]:
-        """The seat of the colour to move (the opening roll chose the first)."""
-        if self.outcome(s) is not None:
+        """The seat of the colour to move (the opening roll chose the first).
+
+        Asked several times a ply, so it tests the ends `outcome` knows directly
+        and finds the seat as `seat_of` does, from the colour's index.
+        """
+        if s.black[_OFF] == CHECKERS or s.white[_OFF] == CHECKERS or s.ply >= PLY_CAP:
             return ()
-        return (seat_of(s.game, s.colour),)
+        return (s.turn if s.game == 1 else 1 - s.turn,)
 
     def outcome(self, s: BackgammonState) -> Outcome | None:
         """A `single`, `gammon` or `backgammon` once a side is off; `no-contest` at the ply cap."""
