@@ -15,7 +15,7 @@ The form with fewer intermediate points wins, then the one whose hit marks
 stand on earlier moves, then the one whose intermediate points, read in order,
 are highest.
 
-`name_steps` gets there without trying every sequence. Joining more steps
+The namer gets there without trying every sequence. Joining more steps
 always saves a move, so at each point as many arriving checkers as there are
 steps leaving go on; the highest pairs come from letting the checkers that
 started lowest go on and the others stop, so each path stops as high as it
@@ -23,6 +23,11 @@ can; a hit is marked on a checker that stops there if any (no intermediate
 point), on the one written first. The test suite checks this against an
 exhaustive search over every step order and every assignment of steps to
 checkers.
+
+Doubles are named from their paths: `join_step` adds the steps one at a
+time, from-points never rising (the order the move search plays them in),
+and keeps the paths in written order as it goes, so `name_paths` writes them
+without sorting; `name_steps` names any one play from its steps.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import compress, pairwise
 
 from games.core import Illegal, Unreadable
 
@@ -43,7 +48,11 @@ __all__ = [
     "OrderKey",
     "Step",
     "WrittenMove",
+    "join_step",
+    "name_pair",
+    "name_paths",
     "name_steps",
+    "place",
     "read_play",
 ]
 
@@ -58,130 +67,208 @@ POINT_NAMES: tuple[str, ...] = ("off", *(str(p) for p in range(1, 25)), "bar")
 Step = tuple[int, int, int]
 """One die's move: (from, to, 1 if it hit a blot else 0)."""
 
-OrderKey = tuple[tuple[int, ...], int, tuple[bool, ...], tuple[tuple[int, ...], ...]]
-"""(pairs read in order, minus the count of intermediate points, hit marks, intermediate
-points): the higher, the earlier a play stands in the legal list."""
+OrderKey = int
+"""A play's place in the legal list: the higher, the earlier. One integer (see `place`) that
+orders plays as (moves read in order, minus the count of intermediate points, hit marks,
+intermediate points) does, so the list sorts on plain integers."""
 
 
 # -- naming -------------------------------------------------------------------
 
 
-_Move = tuple[int, int, bool, tuple[int, ...]]
-"""(from, to, hit at the end, intermediate points where it hit)."""
+_REPEATS = ("", "", "(2)", "(3)", "(4)")
+_NO_STOPS: tuple[tuple[tuple[int, ...], ...], ...] = tuple(((),) * n for n in range(5))
 
-_Arrived = tuple[int, tuple[int, ...]]
-"""A checker's path so far: (origin, intermediate points where it hit)."""
-
-
-def _join_doubles(steps: Sequence[Step]) -> list[_Move]:
-    """Join one die's steps into the fewest paths with the highest pairs (module docstring).
-
-    `steps` come sorted, from-points descending; a step from point p lands on
-    p - die, so the checkers arriving at p are exactly those that left p + die.
-    """
-    hits = {to for _, to, hit in steps if hit}
-    moves: list[_Move] = []
-    landed: dict[int, list[_Arrived]] = {}  # point -> paths that reached it, lowest origin first
-    index = 0
-    while index < len(steps):
-        point, to, _ = steps[index]
-        leaving = 1
-        while index + leaving < len(steps) and steps[index + leaving][0] == point:
-            leaving += 1
-        index += leaving
-        arriving = landed.pop(point, [])
-        going = min(len(arriving), leaving)
-        moving, staying = arriving[:going], arriving[going:]
-        if point in hits and staying:
-            origin, stops = staying.pop()
-            moves.append((origin, point, True, stops))
-        elif point in hits:
-            origin, stops = moving[-1]
-            moving[-1] = (origin, (*stops, point))
-        moves.extend((origin, point, False, stops) for origin, stops in staying)
-        # New paths start at `point`, below every arriving origin: the order holds.
-        landed.setdefault(to, []).extend([(point, ())] * (leaving - going) + moving)
-    for point, paths in landed.items():
-        last = len(paths) - 1
-        marked = point in hits
-        moves.extend((o, point, marked and i == last, s) for i, (o, s) in enumerate(paths))
-    moves.sort(reverse=True)
-    return moves
-
-
-_PLAIN: tuple[tuple[str, ...], ...] = tuple(
-    tuple(f"{POINT_NAMES[origin]}/{POINT_NAMES[end]}" for end in range(26)) for origin in range(26)
+# A place's digits, most significant first: the moves (each its code + 1, 0 past the last
+# move: a play of fewer moves reads lower, as a shorter tuple does), 7 minus the count of
+# intermediate points, the hit marks (a bit each), each move's intermediate points (each
+# point + 1, three at most). Four moves of four steps, so every digit stays in its range.
+_MOVE_STOPS = 26**3
+_BY_MARKS = _MOVE_STOPS**4
+_BY_DEPTH = 16 * _BY_MARKS
+_BY_MOVES = 8 * _BY_DEPTH
+_PLAIN = 7 * _BY_DEPTH
+"""The place's digits past the moves for a play without intermediate points or hit marks."""
+_MOVE_PLACES = tuple(
+    tuple((code + 1) * 677 ** (3 - index) * _BY_MOVES for code in range(26 * 26))
+    for index in range(4)
 )
-"""_PLAIN[from][to] is "from/to": naming is the engine's hot path, so the strings are made once."""
+"""_MOVE_PLACES[i][code]: what the i-th move written adds to its play's place."""
+_MARK_PLACES = tuple(_BY_MARKS << (3 - index) for index in range(4))
+_TAILS = tuple(
+    _PLAIN + _MARK_PLACES[0] * (marks >> 1) + _MARK_PLACES[1] * (marks & 1) for marks in range(4)
+)
+"""The place's digits past the moves for up to two moves without intermediate points, by
+the first two moves' marks (2 for the first, 1 for the second)."""
+_STOPS_PLACES = tuple(_MOVE_STOPS ** (3 - index) for index in range(4))
 
 
-def _written(move: _Move, count: int) -> str:
-    origin, end, hit_at_end, stops = move
-    if stops:
-        text = POINT_NAMES[origin] + "".join(f"/{POINT_NAMES[stop]}*" for stop in stops)
-        text += "/" + POINT_NAMES[end]
-    else:
-        text = _PLAIN[origin][end]
-    if hit_at_end:
-        text += "*"
-    return text if count == 1 else f"{text}({count})"
+_WRITTEN: tuple[tuple[str, ...], tuple[str, ...]] = (
+    tuple(f"{POINT_NAMES[code // 26]}/{POINT_NAMES[code % 26]}" for code in range(26 * 26)),
+    tuple(f"{POINT_NAMES[code // 26]}/{POINT_NAMES[code % 26]}*" for code in range(26 * 26)),
+)
+"""_WRITTEN[hit][from * 26 + to] is "from/to", with "*" after it if it hit: naming is the
+engine's hot path, so the strings are made once."""
+_written_plain = _WRITTEN[0].__getitem__
 
 
-def _two_moves(steps: Sequence[Step]) -> list[_Move]:
-    """The joined moves of one or two steps, sorted as written."""
-    if len(steps) == 1:
-        origin, end, hit = steps[0]
-        return [(origin, end, hit == 1, ())]
-    (a, b, hit_b), (c, d, hit_d) = steps
-    if c == b:  # one checker went on from where it landed
-        return [(a, d, hit_d == 1, (b,) if hit_b else ())]
-    if a == d:  # the same, found in the other order
-        return [(c, b, hit_b == 1, (a,) if hit_d else ())]
-    if b == d and (hit_b or hit_d):  # both landed on a blot: the mark goes on the first written
-        high, low = max(a, c), min(a, c)
-        return [(high, b, True, ()), (low, b, False, ())]
-    first, second = (a, b, hit_b == 1, ()), (c, d, hit_d == 1, ())
-    return [first, second] if first >= second else [second, first]
+def place(codes: Sequence[int], marks: Sequence[bool], stops: Sequence[tuple[int, ...]]) -> int:
+    """The list place of moves (coded from * 26 + to) in written order, from their parts."""
+    value: int = sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
+    return value + sum(compress(_MARK_PLACES, marks)) + _stops_place(stops)
 
 
-def _equal_moves(steps: Sequence[Step]) -> list[_Move]:
-    """The joined moves of three or four steps of one die (doubles), sorted as written."""
-    ordered = sorted(steps, reverse=True)
-    sources = {origin for origin, _, _ in ordered}
-    if any(to in sources for _, to, _ in ordered):
-        return _join_doubles(ordered)
-    # No checker went on, so each step is a move; equal steps are sorted with the hit first.
-    return [(origin, to, hit == 1, ()) for origin, to, hit in ordered]
+def _stops_place(stops: Sequence[tuple[int, ...]]) -> int:
+    """What the moves' intermediate points change in a place (their count, then the points)."""
+    value = -sum(map(len, stops)) * _BY_DEPTH
+    for index, points in enumerate(stops):
+        digits = 0
+        for point in (*points, -1, -1)[:3]:
+            digits = digits * 26 + point + 1
+        value += digits * _STOPS_PLACES[index]
+    return value
 
 
 def name_steps(steps: Sequence[Step]) -> tuple[str, OrderKey]:
-    """The canonical name of the play made of `steps`, and its place in the legal list."""
+    """The canonical name of the play made of `steps` (in any order), and its place in the list."""
     if len(steps) > 2:  # always doubles
-        return _described(_equal_moves(steps))
-    moves = _two_moves(steps)
-    if len(moves) == 1:  # the common shapes are spelled out: naming is the hot path
-        (a, b, hit, stops) = move = moves[0]
-        return _written(move, 1), ((a, b), -len(stops), (hit,), (stops,))
-    first, second = moves
-    (a, b, hit_b, stops_b), (c, d, hit_d, stops_d) = moves
-    name = _written(first, 2) if first == second else f"{_written(first, 1)} {_written(second, 1)}"
-    return name, ((a, b, c, d), -len(stops_b) - len(stops_d), (hit_b, hit_d), (stops_b, stops_d))
+        return _name_equal_steps(sorted(steps, reverse=True))
+    if len(steps) == 1:
+        (a, b, hit) = steps[0]
+        return _WRITTEN[hit][a * 26 + b], _MOVE_PLACES[0][a * 26 + b] + _TAILS[2 * hit]
+    (a, b, hit_b), (c, d, hit_d) = steps
+    if c == b:  # one checker went on from where it landed
+        return _one_checker(a, b, d, hit_b, hit_d)
+    if a == d:  # the same, found in the other order
+        return _one_checker(c, a, b, hit_d, hit_b)
+    if b == d and (hit_b or hit_d):  # both landed on a blot: the mark goes on the first written
+        high, low = (a, c) if a >= c else (c, a)
+        return name_pair((high, b, 1), (low, b, 0))
+    if (a, b) == (c, d):  # two checkers alike: doubles of which only two steps play
+        code = a * 26 + b
+        return _WRITTEN[0][code] + "(2)", _MOVE_PLACES[0][code] + _MOVE_PLACES[1][code] + _PLAIN
+    return name_pair(steps[0], steps[1])
 
 
-def _described(moves: list[_Move]) -> tuple[str, OrderKey]:
-    """The name and list order of joined moves (sorted as written), grouping repeats."""
+def name_pair(first: Step, second: Step) -> tuple[str, OrderKey]:
+    """The name and list place of two checkers' steps, neither going on from the other's.
+
+    The caller settles two steps landing on one blot (only the first written
+    hits it); here each step is written as it is, the higher first.
+    """
+    (a, b, hit_b), (c, d, hit_d) = first, second
+    high, low = a * 26 + b, c * 26 + d
+    if high < low:
+        high, low, hit_b, hit_d = low, high, hit_d, hit_b
+    name = f"{_WRITTEN[hit_b][high]} {_WRITTEN[hit_d][low]}"
+    return name, _MOVE_PLACES[0][high] + _MOVE_PLACES[1][low] + _TAILS[hit_b * 2 + hit_d]
+
+
+def _one_checker(
+    start: int, via: int, end: int, via_hit: int, end_hit: int
+) -> tuple[str, OrderKey]:
+    """The name and list place of one checker's two steps through `via`."""
+    code = start * 26 + end
+    if not via_hit:
+        return _WRITTEN[end_hit][code], _MOVE_PLACES[0][code] + _TAILS[2 * end_hit]
+    name = f"{POINT_NAMES[start]}/{POINT_NAMES[via]}*/{POINT_NAMES[end]}" + "*" * end_hit
+    return name, place((code,), (end_hit == 1,), ((via,),))
+
+
+def _name_equal_steps(steps: Sequence[Step]) -> tuple[str, OrderKey]:
+    """The name and list place of steps of one die, given with from-points never rising."""
+    codes: list[int] = []
+    ends: list[int] = []
+    hits: list[int] = []
+    for src, dst, hit in steps:
+        join_step(codes, ends, src, dst)
+        if hit:
+            hits.append(dst)
+    return name_paths(codes, ends, hits, steps[0][0] - steps[0][1])
+
+
+def join_step(codes: list[int], ends: list[int], src: int, dst: int) -> int:
+    """Join a step of doubles to the paths so far; the index of the path it moved on, or -1.
+
+    A path is kept as its move's code (from * 26 + to) and its end. Steps come
+    with from-points never rising. A step from a point where checkers arrived
+    carries on the arrived checker that started lowest: paths start in falling
+    order, so that is the last path ending there. Else it starts a path of its
+    own. Undo: `codes[index] -= dst - src` and `ends[index] = src`, or pop both.
+    """
+    if src in ends:
+        index = len(ends) - 1 - ends[::-1].index(src)
+        ends[index] = dst
+        codes[index] += dst - src
+        return index
+    codes.append(src * 26 + dst)
+    ends.append(dst)
+    return -1
+
+
+def name_paths(
+    codes: list[int], ends: list[int], hits: list[int], die: int
+) -> tuple[str, OrderKey]:
+    """The name and list place of the checkers' paths of a double, as `join_step` builds them.
+
+    `join_step` keeps the paths in written order: origins never rise, and of
+    equal origins the last path moves on first, so their ends never rise
+    either; equal moves stand side by side. `hits` are the points hit,
+    falling (no step that bears off hits, so `die` is any hitting step's).
+    """
+    count = len(codes)
+    if not hits:
+        if len(set(codes)) == count:
+            name = " ".join(map(_written_plain, codes))
+        else:
+            name = _grouped(list(map(_written_plain, codes)))
+        return name, sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
+    texts = list(map(_written_plain, codes))
+    value: int = sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
+    stops: list[tuple[int, ...]] = []
+    for point in hits:
+        if point in ends:  # marked on the first written path stopping there
+            index = ends.index(point)
+            value += _MARK_PLACES[index]
+            texts[index] += "*"
+        else:  # else an intermediate point of the first written path through it
+            stops = stops or list(_NO_STOPS[count])
+            index = _through(codes, ends, point, die)
+            stops[index] = (*stops[index], point)
+            texts[index] = _with_stops(codes[index], stops[index])
+    name = " ".join(texts) if len(set(texts)) == count else _grouped(texts)
+    return name, value + _stops_place(stops) if stops else value
+
+
+def _through(codes: list[int], ends: list[int], point: int, die: int) -> int:
+    """The first path passing through `point` (its origin above, its end below, one die apart)."""
+    for index, code in enumerate(codes):
+        origin = code // 26
+        if origin > point > ends[index] and (origin - point) % die == 0:
+            return index
+    raise ValueError(f"no path passes through point {point}")
+
+
+def _with_stops(code: int, stops: tuple[int, ...]) -> str:
+    """How a move is written with intermediate points where it hit (its end not yet marked).
+
+    Stops are added before the end's mark: hits come falling, the end last.
+    """
+    via = "".join([f"/{POINT_NAMES[stop]}*" for stop in stops])
+    return f"{POINT_NAMES[code // 26]}{via}/{POINT_NAMES[code % 26]}"
+
+
+def _grouped(texts: list[str]) -> str:
+    """Moves written in order, equal neighbours grouped as `6/3(2)`."""
     parts: list[str] = []
-    previous, count = moves[0], 0
-    for move in moves:
-        if move != previous:
-            parts.append(_written(previous, count))
-            previous, count = move, 0
+    previous, count = texts[0], 0
+    for text in texts:
+        if text != previous:
+            parts.append(previous + _REPEATS[count])
+            previous, count = text, 0
         count += 1
-    parts.append(_written(previous, count))
-    pairs = tuple([point for move in moves for point in move[:2]])
-    stops = tuple([move[3] for move in moves])
-    depth = -sum([len(via) for via in stops])
-    return " ".join(parts), (pairs, depth, tuple([move[2] for move in moves]), stops)
+    parts.append(previous + _REPEATS[count])
+    return " ".join(parts)
 
 
 # -- reading ------------------------------------------------------------------

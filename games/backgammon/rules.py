@@ -218,10 +218,14 @@ class Backgammon(Game[BackgammonState]):
     # -- rules ----------------------------------------------------------------
 
     def to_act(self, s: BackgammonState) -> tuple[int, ...]:
-        """The seat of the colour to move (the opening roll chose the first)."""
-        if self.outcome(s) is not None:
+        """The seat of the colour to move (the opening roll chose the first).
+
+        Asked several times a ply, so it tests the ends `outcome` knows directly
+        and finds the seat as `seat_of` does, from the colour's index.
+        """
+        if s.black[_OFF] == CHECKERS or s.white[_OFF] == CHECKERS or s.ply >= PLY_CAP:
             return ()
-        return (seat_of(s.game, s.colour),)
+        return (s.turn if s.game == 1 else 1 - s.turn,)
 
     def outcome(self, s: BackgammonState) -> Outcome | None:
         """A `single`, `gammon` or `backgammon` once a side is off; `no-contest` at the ply cap."""
@@ -261,7 +265,7 @@ class Backgammon(Game[BackgammonState]):
         if set(moves) != {seats[0]}:
             raise Illegal(f"expected one play, by seat {seats[0]}; got seats {sorted(moves)}")
         move = moves[seats[0]]
-        play = self._table(s).by_name.get(move) if isinstance(move, str) else None
+        play = self._table(s).play(move) if isinstance(move, str) else None
         if play is None:
             raise Illegal(
                 f"{move!r} is not a canonical legal play of seat {seats[0]} here: "

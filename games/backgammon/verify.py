@@ -118,7 +118,7 @@ def _replay_ply(
         return f"board_before says {said!r} is to move, but it is {COLOURS[turn]}'s turn"
     mover, opponent = before if turn == 0 else (before[1], before[0])
     dice = (int(record.dice[0]), int(record.dice[1]))
-    play = legal_plays(mover, opponent, dice).by_name.get(record.play)
+    play = legal_plays(mover, opponent, dice).play(record.play)
     if play is None:
         return f"{record.play!r} is not a legal play of {COLOURS[turn]} with {dice}"
     after = (play.mover, play.opponent) if turn == 0 else (play.opponent, play.mover)
