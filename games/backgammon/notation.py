@@ -109,7 +109,6 @@ _WRITTEN: tuple[tuple[str, ...], tuple[str, ...]] = (
 )
 """_WRITTEN[hit][from * 26 + to] is "from/to", with "*" after it if it hit: naming is the
 engine's hot path, so the strings are made once."""
-_written_plain = _WRITTEN[0].__getitem__
 
 
 def place(codes: Sequence[int], marks: Sequence[bool], stops: Sequence[tuple[int, ...]]) -> int:
@@ -197,7 +196,9 @@ def join_step(codes: list[int], ends: list[int], src: int, dst: int) -> int:
     own. Undo: `codes[index] -= dst - src` and `ends[index] = src`, or pop both.
     """
     if src in ends:
-        index = len(ends) - 1 - ends[::-1].index(src)
+        index = len(ends) - 1
+        while ends[index] != src:
+            index -= 1
         ends[index] = dst
         codes[index] += dst - src
         return index
@@ -216,15 +217,9 @@ def name_paths(
     either; equal moves stand side by side. `hits` are the points hit,
     falling (no step that bears off hits, so `die` is any hitting step's).
     """
-    count = len(codes)
+    texts, value, alike = _moves(codes)
     if not hits:
-        if len(set(codes)) == count:
-            name = " ".join(map(_written_plain, codes))
-        else:
-            name = _grouped(list(map(_written_plain, codes)))
-        return name, sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
-    texts = list(map(_written_plain, codes))
-    value: int = sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
+        return _grouped(texts) if alike else " ".join(texts), value
     stops: list[tuple[int, ...]] = []
     for point in hits:
         if point in ends:  # marked on the first written path stopping there
@@ -232,12 +227,37 @@ def name_paths(
             value += _MARK_PLACES[index]
             texts[index] += "*"
         else:  # else an intermediate point of the first written path through it
-            stops = stops or list(_NO_STOPS[count])
+            stops = stops or list(_NO_STOPS[len(codes)])
             index = _through(codes, ends, point, die)
             stops[index] = (*stops[index], point)
             texts[index] = _with_stops(codes[index], stops[index])
-    name = " ".join(texts) if len(set(texts)) == count else _grouped(texts)
+    name = _grouped(texts) if alike else " ".join(texts)  # a mark only tells moves apart
     return name, value + _stops_place(stops) if stops else value
+
+
+_W0 = _WRITTEN[0]
+_M0, _M1, _M2, _M3 = _MOVE_PLACES
+
+
+def _moves(codes: list[int]) -> tuple[list[str], int, bool]:
+    """Each move's text, the place of the moves without marks or intermediate points, and
+    whether two moves are alike (they would stand side by side).
+
+    Spelled out for each count of moves: a play of a double is named here,
+    the engine's hot path.
+    """
+    count = len(codes)
+    if count == 4:
+        a, b, c, d = codes
+        texts = [_W0[a], _W0[b], _W0[c], _W0[d]]
+        return texts, _M0[a] + _M1[b] + _M2[c] + _M3[d] + _PLAIN, a == b or b == c or c == d
+    if count == 3:
+        a, b, c = codes
+        return [_W0[a], _W0[b], _W0[c]], _M0[a] + _M1[b] + _M2[c] + _PLAIN, a == b or b == c
+    if count == 2:
+        a, b = codes
+        return [_W0[a], _W0[b]], _M0[a] + _M1[b] + _PLAIN, a == b
+    return [_W0[codes[0]]], _M0[codes[0]] + _PLAIN, False
 
 
 def _through(codes: list[int], ends: list[int], point: int, die: int) -> int:
