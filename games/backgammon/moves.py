@@ -39,8 +39,9 @@ out when asked for, since a ply applies one play of the list.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress
+from operator import itemgetter
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -76,14 +77,15 @@ class Play(NamedTuple):
 
 _Entry = tuple[OrderKey, str, tuple[Step, ...]]
 """A play as the search finds it: its place in the list, its name, its steps."""
+_place_of = itemgetter(0)
 
 
-@dataclass(frozen=True, slots=True)
-class PlayTable:
+class PlayTable(NamedTuple):
     """Every legal play of one position and roll, in legal order.
 
     The names are what every ply reads; a play's sides are worked out from
-    its steps when asked for (`play`, `plays`), since a ply applies one.
+    its steps when asked for (`play`, `plays`), since a ply applies one. A
+    named tuple, as `Play` is: one is made per position searched.
     """
 
     mover: Side
@@ -98,8 +100,8 @@ class PlayTable:
     @classmethod
     def of(cls, mover: Side, opponent: Side, entries: list[_Entry]) -> PlayTable:
         """The table of distinct plays, sorted here into legal order."""
-        entries.sort(reverse=True)  # by place alone: no two plays share one
-        orders, names, steps = zip(*entries, strict=True)
+        entries.sort(key=_place_of, reverse=True)  # no two plays share a place
+        orders, names, steps = zip(*entries)  # noqa: B905 (entries are triples)
         return cls(mover, opponent, names, orders, steps)
 
     def play(self, name: str) -> Play | None:
@@ -187,7 +189,7 @@ def _two_dice(mover: Side, opponent: Side, high: int, low: int) -> list[_Entry]:
     """The plays of two different dice while no checker can bear off, each play once."""
     plays: list[_Entry] = []
     joined: set[int] = set()  # start * 26 + end of the plays of one checker through no hit
-    held = [src for src in _POINTS_DOWN if mover[src]]
+    held = list(compress(_POINTS_DOWN, mover[24:0:-1]))
     highs, lows = _steps(held, opponent, high), _steps(held, opponent, low)
     if mover[BAR]:
         entries = [
