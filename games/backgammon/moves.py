@@ -49,12 +49,12 @@ from games.backgammon.notation import (
     BAR,
     NONE,
     OFF,
+    PAIR_STEPS,
     POINT_NAMES,
     OrderKey,
     Step,
     WrittenMove,
     join_step,
-    name_pair,
     name_paths,
     name_steps,
 )
@@ -223,10 +223,13 @@ def _pair_with(
 
     A second step from where `first` landed, or onto where it started, is one
     checker moving on through a point the mover held (so no hit there): that
-    play is also met from its other route, so it is kept once.
+    play is also met from its other route, so it is kept once. The pairs of two
+    checkers are named here, from `PAIR_STEPS`: one per legal play of two dice.
     """
-    src, dst, _ = first
+    src, dst, hit = first
     alone = mover[src] == 1
+    code = src * 26 + dst
+    text, as_first, as_second = PAIR_STEPS[hit][code]
     for second in seconds:
         origin, end, blot = second
         if origin == dst:
@@ -239,9 +242,13 @@ def _pair_with(
             continue
         elif end == dst and blot:  # both land on one blot: the first hits it
             plays.append(_named((first, (origin, end, 0))))
-        else:
-            name, place = name_pair(first, second)
-            plays.append((place, name, (first, second)))
+        else:  # two checkers' steps, written as `name_pair` writes them
+            other = origin * 26 + end
+            other_text, other_first, other_second = PAIR_STEPS[blot][other]
+            if code > other:
+                plays.append((as_first + other_second, f"{text} {other_text}", (first, second)))
+            else:
+                plays.append((other_first + as_second, f"{other_text} {text}", (first, second)))
 
 
 def _on_through(

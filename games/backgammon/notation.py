@@ -44,6 +44,7 @@ __all__ = [
     "BAR",
     "NONE",
     "OFF",
+    "PAIR_STEPS",
     "POINT_NAMES",
     "OrderKey",
     "Step",
@@ -109,6 +110,21 @@ _WRITTEN: tuple[tuple[str, ...], tuple[str, ...]] = (
 )
 """_WRITTEN[hit][from * 26 + to] is "from/to", with "*" after it if it hit: naming is the
 engine's hot path, so the strings are made once."""
+PAIR_STEPS: tuple[tuple[tuple[str, int, int], ...], ...] = tuple(
+    tuple(
+        (
+            _WRITTEN[hit][code],
+            _MOVE_PLACES[0][code] + _TAILS[2 * hit],
+            _MOVE_PLACES[1][code] + _MARK_PLACES[1] * hit,
+        )
+        for code in range(26 * 26)
+    )
+    for hit in (0, 1)
+)
+"""PAIR_STEPS[hit][from * 26 + to]: a step as one of two checkers' steps, made once: its
+text, and its part of the pair's place if written first or second. The pair is written
+`f"{first} {second}"`, the step of the higher code first, and its place is the sum of the
+parts (`name_pair`; the move search composes its pairs from this table the same way)."""
 
 
 def place(codes: Sequence[int], marks: Sequence[bool], stops: Sequence[tuple[int, ...]]) -> int:
@@ -159,8 +175,9 @@ def name_pair(first: Step, second: Step) -> tuple[str, OrderKey]:
     high, low = a * 26 + b, c * 26 + d
     if high < low:
         high, low, hit_b, hit_d = low, high, hit_d, hit_b
-    name = f"{_WRITTEN[hit_b][high]} {_WRITTEN[hit_d][low]}"
-    return name, _MOVE_PLACES[0][high] + _MOVE_PLACES[1][low] + _TAILS[hit_b * 2 + hit_d]
+    text, as_first, _ = PAIR_STEPS[hit_b][high]
+    other, _, as_second = PAIR_STEPS[hit_d][low]
+    return f"{text} {other}", as_first + as_second
 
 
 def _one_checker(
