@@ -155,7 +155,7 @@ def legal_plays(mover: Side, opponent: Side, dice: tuple[int, int]) -> PlayTable
     kept small on purpose: thousands of cached tables slow every garbage
     collection down more than the hits save.
     """
-    high, low = max(dice), min(dice)
+    high, low = dice if dice[0] >= dice[1] else dice[::-1]
     if high == low:
         entries = _doubles(mover, opponent, high)
     elif mover[BAR] > 1:
@@ -179,9 +179,9 @@ def _entering(opponent: Side, high: int, low: int) -> list[tuple[Step, ...]]:
 def _steps(held: list[int], opponent: Side, die: int) -> list[Step]:
     """Every step of `die` from the mover's `held` points, none bearing off."""
     return [
-        (src, src - die, opponent[25 - src + die])
+        (src, src - die, blockers)
         for src in held
-        if src > die and opponent[25 - src + die] < 2
+        if src > die and (blockers := opponent[25 - src + die]) < 2
     ]
 
 
