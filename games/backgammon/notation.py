@@ -46,6 +46,7 @@ __all__ = [
     "OFF",
     "PAIR_STEPS",
     "POINT_NAMES",
+    "Named",
     "OrderKey",
     "Step",
     "WrittenMove",
@@ -72,6 +73,10 @@ OrderKey = int
 """A play's place in the legal list: the higher, the earlier. One integer (see `place`) that
 orders plays as (moves read in order, minus the count of intermediate points, hit marks,
 intermediate points) does, so the list sorts on plain integers."""
+
+
+Named = tuple[OrderKey, str, tuple[Step, ...]]
+"""A play as the move search names it: its place in the list, its name, its steps."""
 
 
 # -- naming -------------------------------------------------------------------
