@@ -44,7 +44,9 @@ __all__ = [
     "BAR",
     "NONE",
     "OFF",
+    "PAIR_STEPS",
     "POINT_NAMES",
+    "Named",
     "OrderKey",
     "Step",
     "WrittenMove",
@@ -71,6 +73,10 @@ OrderKey = int
 """A play's place in the legal list: the higher, the earlier. One integer (see `place`) that
 orders plays as (moves read in order, minus the count of intermediate points, hit marks,
 intermediate points) does, so the list sorts on plain integers."""
+
+
+Named = tuple[OrderKey, str, tuple[Step, ...]]
+"""A play as the move search names it: its place in the list, its name, its steps."""
 
 
 # -- naming -------------------------------------------------------------------
@@ -109,7 +115,21 @@ _WRITTEN: tuple[tuple[str, ...], tuple[str, ...]] = (
 )
 """_WRITTEN[hit][from * 26 + to] is "from/to", with "*" after it if it hit: naming is the
 engine's hot path, so the strings are made once."""
-_written_plain = _WRITTEN[0].__getitem__
+PAIR_STEPS: tuple[tuple[tuple[str, int, int], ...], ...] = tuple(
+    tuple(
+        (
+            _WRITTEN[hit][code],
+            _MOVE_PLACES[0][code] + _TAILS[2 * hit],
+            _MOVE_PLACES[1][code] + _MARK_PLACES[1] * hit,
+        )
+        for code in range(26 * 26)
+    )
+    for hit in (0, 1)
+)
+"""PAIR_STEPS[hit][from * 26 + to]: a step as one of two checkers' steps, made once: its
+text, and its part of the pair's place if written first or second. The pair is written
+`f"{first} {second}"`, the step of the higher code first, and its place is the sum of the
+parts (`name_pair`; the move search composes its pairs from this table the same way)."""
 
 
 def place(codes: Sequence[int], marks: Sequence[bool], stops: Sequence[tuple[int, ...]]) -> int:
@@ -160,8 +180,9 @@ def name_pair(first: Step, second: Step) -> tuple[str, OrderKey]:
     high, low = a * 26 + b, c * 26 + d
     if high < low:
         high, low, hit_b, hit_d = low, high, hit_d, hit_b
-    name = f"{_WRITTEN[hit_b][high]} {_WRITTEN[hit_d][low]}"
-    return name, _MOVE_PLACES[0][high] + _MOVE_PLACES[1][low] + _TAILS[hit_b * 2 + hit_d]
+    text, as_first, _ = PAIR_STEPS[hit_b][high]
+    other, _, as_second = PAIR_STEPS[hit_d][low]
+    return f"{text} {other}", as_first + as_second
 
 
 def _one_checker(
@@ -197,7 +218,9 @@ def join_step(codes: list[int], ends: list[int], src: int, dst: int) -> int:
     own. Undo: `codes[index] -= dst - src` and `ends[index] = src`, or pop both.
     """
     if src in ends:
-        index = len(ends) - 1 - ends[::-1].index(src)
+        index = len(ends) - 1
+        while ends[index] != src:
+            index -= 1
         ends[index] = dst
         codes[index] += dst - src
         return index
@@ -216,15 +239,9 @@ def name_paths(
     either; equal moves stand side by side. `hits` are the points hit,
     falling (no step that bears off hits, so `die` is any hitting step's).
     """
-    count = len(codes)
+    texts, value, alike = _moves(codes)
     if not hits:
-        if len(set(codes)) == count:
-            name = " ".join(map(_written_plain, codes))
-        else:
-            name = _grouped(list(map(_written_plain, codes)))
-        return name, sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
-    texts = list(map(_written_plain, codes))
-    value: int = sum(map(tuple.__getitem__, _MOVE_PLACES, codes)) + _PLAIN
+        return _grouped(texts) if alike else " ".join(texts), value
     stops: list[tuple[int, ...]] = []
     for point in hits:
         if point in ends:  # marked on the first written path stopping there
@@ -232,12 +249,37 @@ def name_paths(
             value += _MARK_PLACES[index]
             texts[index] += "*"
         else:  # else an intermediate point of the first written path through it
-            stops = stops or list(_NO_STOPS[count])
+            stops = stops or list(_NO_STOPS[len(codes)])
             index = _through(codes, ends, point, die)
             stops[index] = (*stops[index], point)
             texts[index] = _with_stops(codes[index], stops[index])
-    name = " ".join(texts) if len(set(texts)) == count else _grouped(texts)
+    name = _grouped(texts) if alike else " ".join(texts)  # a mark only tells moves apart
     return name, value + _stops_place(stops) if stops else value
+
+
+_W0 = _WRITTEN[0]
+_M0, _M1, _M2, _M3 = _MOVE_PLACES
+
+
+def _moves(codes: list[int]) -> tuple[list[str], int, bool]:
+    """Each move's text, the place of the moves without marks or intermediate points, and
+    whether two moves are alike (they would stand side by side).
+
+    Spelled out for each count of moves: a play of a double is named here,
+    the engine's hot path.
+    """
+    count = len(codes)
+    if count == 4:
+        a, b, c, d = codes
+        texts = [_W0[a], _W0[b], _W0[c], _W0[d]]
+        return texts, _M0[a] + _M1[b] + _M2[c] + _M3[d] + _PLAIN, a == b or b == c or c == d
+    if count == 3:
+        a, b, c = codes
+        return [_W0[a], _W0[b], _W0[c]], _M0[a] + _M1[b] + _M2[c] + _PLAIN, a == b or b == c
+    if count == 2:
+        a, b = codes
+        return [_W0[a], _W0[b]], _M0[a] + _M1[b] + _PLAIN, a == b
+    return [_W0[codes[0]]], _M0[codes[0]] + _PLAIN, False
 
 
 def _through(codes: list[int], ends: list[int], point: int, die: int) -> int:

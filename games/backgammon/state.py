@@ -17,6 +17,7 @@ __all__ = [
     "CHECKERS",
     "COLOURS",
     "OPENING",
+    "POINTS_DOWN",
     "BackgammonState",
     "Side",
     "board_json",
@@ -32,6 +33,9 @@ COLOURS: tuple[str, str] = ("BLACK", "WHITE")
 """Colour names; index 0 is BLACK, whose numbering the absolute points use."""
 
 _OFF, _BAR = 0, 25
+
+POINTS_DOWN: tuple[int, ...] = tuple(range(24, 0, -1))
+"""A side's points from its 24 down to its 1, the order moves are searched and written in."""
 
 Side = bytes
 """26 checker counts in the side's own numbering: [0] off, [1..24] points, [25] bar.
