@@ -21,6 +21,7 @@ task), so a try reaches the engine with no thread between them.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
@@ -37,14 +38,14 @@ import anyio
 from arena.seats.desk import Desk, Table, TurnClosed
 from arena.viewer.boards import drawer_for
 
-__all__ = ["ASSETS", "MAX_BODY", "POLL_S", "PlayPage", "PlayServer", "play_page"]
+__all__ = ["MAX_BODY", "POLL_S", "PlayPage", "PlayServer", "play_page"]
 
 POLL_S = 10.0
 """The longest a long poll of the desk waits for a change."""
 MAX_BODY = 64 * 1024
 """The largest move a page may send (a battle's orders are far smaller)."""
-ASSETS = ("play.js", "boards.js", "viewer.css")
-"""The files of arena/viewer/static the page may load."""
+_ASSET = re.compile(r"[a-z0-9_-]+\.(js|css)")
+"""The files of arena/viewer/static the page may load: scripts and style sheets."""
 _START_S = 10.0
 _STOP_S = 2.0
 
@@ -141,7 +142,9 @@ class PlayPage:
         await _send(send, 200, html.encode(), [(b"content-type", _TYPES["html"])])
 
     async def _asset(self, send: _Send, name: str) -> None:
-        if name not in ASSETS:
+        if not _ASSET.fullmatch(name) or not resources.files("arena.viewer").joinpath(
+            "static", name
+        ).is_file():
             await _text(send, 404, f"no such file: {name}")
             return
         kind = _TYPES[name.rsplit(".", 1)[-1]]

@@ -272,3 +272,44 @@ def test_a_human_policy_checks_its_deadlines() -> None:
         parse_config(_config("bad", "hex", first_reply_s=200))
     with pytest.raises(ConfigError, match="decision_s"):
         parse_config(_config("bad", "hex", decision_s=0))
+
+
+def test_arena_run_human_toml_prints_the_url_serves_the_page_and_stops_resumably(
+    tmp_path: Path,
+) -> None:
+    """The newcomer's command: the URL (with its token) is printed, not opened; the page
+    lists the person's first game; Ctrl-C stops the run, which a second command resumes."""
+    import signal
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    command = [
+        sys.executable, "-m", "arena.cli", "run", "configs/human.toml", "--out",
+        str(tmp_path / "out"), "--no-progress", "--grace", "1",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, cwd=root, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        url = None
+        for _ in range(50):
+            line = process.stderr.readline()
+            found = re.search(r"play page: open (http://127\.0\.0\.1:\d+/play/[\w-]+/) ", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url is not None, "no play page URL printed"
+        desk = httpx.get(url + "api/tables", params={"since": 0}, timeout=30).json()
+        assert desk["run"] == "human"
+        assert [t["game"] for t in desk["tables"]] == ["connect-four"]
+        assert httpx.get(url.replace("/play/", "/play/x"), timeout=10).status_code == 403
+        events = (tmp_path / "out" / "events.jsonl").read_text()
+        assert url.split("/play/")[1].strip("/") not in events  # the token is never logged
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 130
+        rest = process.stderr.read()
+        assert "run the same command again to resume" in rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
