@@ -313,3 +313,17 @@ def test_arena_run_human_toml_prints_the_url_serves_the_page_and_stops_resumably
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+async def test_on_a_cluster_a_persons_games_stay_where_the_page_is(tmp_path: Path) -> None:
+    from tests.arena.league.test_executor import ThreadWorker
+
+    data = _config("cluster", "connect-four", decision_s=0.05)
+    data["policies"]["random"] = {"kind": "scripted", "baseline": "random"}
+    plan = plan_run(parse_config(data), tmp_path / "out")
+    worker = ThreadWorker(plan)
+    async with play_page("cluster") as page:
+        result = await execute(plan, desk=page.desk, executor=worker)
+    assert result.played == 6  # three pairs, two games each
+    assert len(worker.chances) == 2  # only tactician against random went to the worker
+    assert len(page.desk.tables) == 4  # the person's four games, all played here
