@@ -260,10 +260,11 @@ class _MoveCalls:
     def answer(self, fn: object, args: object) -> bytes:
         """The line that answers one call: its value, or why it was refused."""
         helpers = self.helpers
-        if helpers.nodes + helpers.cost(fn, args) > self.node_budget:
+        cost = helpers.cost(fn, args)
+        if helpers.nodes + cost > self.node_budget:
             self.over = True  # a batch that would pass the budget is refused whole
             return BUDGET_REFUSAL
         try:
-            return result_line(helpers.call(fn, args))
+            return result_line(helpers.call(fn, args, cost=cost))
         except HelperRefused as exc:
             return refusal_line(str(exc))
