@@ -175,7 +175,7 @@ class ChildProcess:
             with anyio.move_on_after(_GRACE_S):
                 await self._process.wait()
             if not self._wire.free.is_set():  # woken and its child dead, it ends at once
-                await anyio.to_thread.run_sync(self._wire.free.wait, _GRACE_S)
+                await anyio.to_thread.run_sync(self._wire.free.wait, _GRACE_S, limiter=self._thread)
             self._wire.close()  # at once, or by the thread as it lets go
             with anyio.move_on_after(_GRACE_S):
                 await self._process.aclose()

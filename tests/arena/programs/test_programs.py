@@ -126,6 +126,11 @@ def reaped(pid: int) -> bool:
     return False  # still there, or a zombie nobody waited for
 
 
+def open_fds() -> set[str]:
+    """This process's open file descriptors."""
+    return set(os.listdir("/proc/self/fd"))
+
+
 def wire_threads() -> list[str]:
     """The threads now inside the wire's code: a move's thread that outlived its move."""
     names = {thread.ident: thread.name for thread in threading.enumerate()}
@@ -389,6 +394,7 @@ async def test_a_timeout_ends_a_move_whose_thread_is_blocked_on_the_pipes(
 ) -> None:
     source = STUCK.replace("{body}", textwrap.indent(body, " " * 8).strip())
     info = unchecked(tmp_path, source)
+    fds = open_fds()
     start = anyio.current_time()
     async with ProgramSeat(info, seed=1, node_budget=10**6) as player:
         with pytest.raises(ProgramForfeit) as caught:
@@ -397,6 +403,7 @@ async def test_a_timeout_ends_a_move_whose_thread_is_blocked_on_the_pipes(
     assert caught.value.cause == "timeout", caught.value.detail
     assert anyio.current_time() - start < 1.0 + MARGIN_S
     assert wire_threads() == []
+    assert open_fds() == fds, "the pipes were not all closed"
     await a_good_program_still_plays()
 
 
@@ -773,6 +780,7 @@ async def test_cancelling_a_move_kills_the_child_and_closes_the_seat(tmp_path: P
 
 
 async def test_aclose_ends_an_idle_child() -> None:
+    fds = open_fds()
     player = ProgramSeat(register(PLAYERS / "random_player.py"), seed=1)
     await player.choose(C4, C4.initial(3), 0, timeout_s=5)
     pid = player.pid
@@ -780,6 +788,7 @@ async def test_aclose_ends_an_idle_child() -> None:
     assert not reaped(pid)
     await player.aclose()
     assert reaped(pid)
+    assert open_fds() == fds, "the pipes were not all closed"
 
 
 JSON = st.recursive(
