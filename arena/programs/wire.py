@@ -111,6 +111,7 @@ class Wire:
         self._writable.register(to_child, select.POLLOUT)
         self._writable.register(self._wake_r, select.POLLIN)
         self._pending = b""
+        self._at = 0
         self._lock = threading.Lock()
         self._closing = False
         self._closed = False
@@ -147,19 +148,20 @@ class Wire:
     def receive_line(self) -> bytes:
         """The next line, without its newline; raise WireClosed at end of file and
         Unreadable past MAX_LINE_BYTES without a newline."""
-        data = self._pending
-        end = data.find(b"\n")
+        data, at = self._pending, self._at
+        end = data.find(b"\n", at)
         if end < 0:
-            buffer = bytearray(data)
+            buffer = bytearray(data[at:])
             while end < 0:
                 if len(buffer) >= MAX_LINE_BYTES:
                     raise Unreadable(f"it sent a line longer than {MAX_LINE_BYTES} bytes")
                 start = len(buffer)
                 buffer += self._read()
                 end = buffer.find(b"\n", start)
-            data = bytes(buffer)
-        self._pending = data[end + 1 :]
-        return data[:end]
+            data, at = bytes(buffer), 0
+        # Read on from an offset: many lines in one chunk are not copied over and over.
+        self._pending, self._at = data, end + 1
+        return data[at:end]
 
     def _read(self) -> bytes:
         self._wait(self._readable)

@@ -3,6 +3,7 @@ that a wake or a closed end always ends."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import threading
@@ -142,6 +143,31 @@ def test_lines_are_cut_at_newlines_whatever_the_chunks(pipes: tuple[Wire, int, i
         close_end(from_w)
         with pytest.raises(WireClosed):
             wire.receive_line()
+
+
+@given(
+    st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+    st.lists(st.integers(1, 40), min_size=1, max_size=8),
+)
+def test_lines_come_out_as_they_went_in_however_cut(lines: list[bytes], cuts: list[int]) -> None:
+    to_r, to_w = os.pipe()
+    from_r, from_w = os.pipe()
+    wire = Wire(to_w, from_r)
+    stream = b"".join(line + b"\n" for line in lines)
+    sizes = itertools.cycle(cuts)
+    got: list[bytes] = []
+    written = 0
+    try:
+        with wire.held():
+            while written < len(stream):  # a piece as the child's writes may come, then
+                written += os.write(from_w, stream[written : written + next(sizes)])
+                while len(got) < stream[:written].count(b"\n"):  # every line it completes
+                    got.append(wire.receive_line())
+        assert got == lines
+    finally:
+        wire.close()
+        os.close(to_r)
+        os.close(from_w)
 
 
 def test_a_line_past_the_limit_is_unreadable(pipes: tuple[Wire, int, int]) -> None:
