@@ -80,8 +80,14 @@ class ChildProcess:
     @classmethod
     async def spawn(cls) -> ChildProcess:
         """Start a child runtime; it waits for its `hello`."""
-        stdin_r, stdin_w = os.pipe()
-        stdout_r, stdout_w = os.pipe()
+        ends = os.pipe() + os.pipe()
+        stdin_r, stdin_w, stdout_r, stdout_w = ends
+        try:
+            wire = Wire(stdin_w, stdout_r)
+        except BaseException:
+            for fd in ends:
+                os.close(fd)
+            raise
         try:
             process = await anyio.open_process(
                 child_command(),
@@ -93,13 +99,12 @@ class ChildProcess:
                 start_new_session=True,
             )
         except BaseException:
-            for fd in (stdin_w, stdout_r):
-                os.close(fd)
+            wire.close()
             raise
         finally:
             for fd in (stdin_r, stdout_w):  # the child's ends are the child's alone
                 os.close(fd)
-        return cls(process, Wire(stdin_w, stdout_r))
+        return cls(process, wire)
 
     @property
     def pid(self) -> int:
