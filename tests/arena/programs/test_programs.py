@@ -15,6 +15,7 @@ import os
 import sys
 import textwrap
 import threading
+import time
 import traceback
 from collections import Counter
 from collections.abc import Iterator
@@ -132,13 +133,19 @@ def open_fds() -> set[str]:
 
 
 def wire_threads() -> list[str]:
-    """The threads now inside the wire's code: a move's thread that outlived its move."""
+    """The threads inside the wire's code a moment from now: a move's thread that outlived
+    its move (one that has just let go of the wire gets the margin to leave its code)."""
     names = {thread.ident: thread.name for thread in threading.enumerate()}
-    return [
-        names.get(ident, str(ident))
-        for ident, frame in sys._current_frames().items()
-        if any(f.f_code.co_filename == WIRE_FILE for f, _ in traceback.walk_stack(frame))
-    ]
+    deadline = time.monotonic() + MARGIN_S
+    while True:
+        found = [
+            names.get(ident, str(ident))
+            for ident, frame in sys._current_frames().items()
+            if any(f.f_code.co_filename == WIRE_FILE for f, _ in traceback.walk_stack(frame))
+        ]
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.01)
 
 
 async def first_move(
