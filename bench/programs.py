@@ -7,6 +7,11 @@ makes `--calls` helper calls (each `ctx.standing`, one node) one at a time, then
 nodes as `ctx.standing_many` batches of 20. A move that makes no call is timed too and
 taken off, so the figures are the calls alone: microseconds per single call (target at
 most 50) and per state in a batch of 20 (target at most 10). Medians of `--runs` moves.
+
+Both figures include the engine's own work, so the table also shows `game.standing` of
+that position timed in this process, without any wire: what a batched state costs at the
+least. Every figure is wall time; on a loaded machine the two processes' waits for a CPU
+come on top, so compare figures taken in the same session.
 """
 
 from __future__ import annotations
@@ -65,6 +70,18 @@ async def _move_s(folder: Path, calls: int, batched: bool, runs: int) -> list[fl
     return times
 
 
+def _standing_us(calls: int, runs: int) -> float:
+    game = games.load("connect-four")
+    state = game.initial(1)
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        for _ in range(calls):
+            game.standing(state, 0)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) / calls * 1e6
+
+
 async def _figures(calls: int, runs: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -73,6 +90,7 @@ async def _figures(calls: int, runs: int) -> dict[str, float]:
         batched = statistics.median(await _move_s(folder, calls, True, runs))
     return {
         "empty move (ms)": empty * 1000,
+        "engine's standing alone (us)": _standing_us(calls, runs),
         "single call (us)": (single - empty) / calls * 1e6,
         f"per state, batches of {BATCH} (us)": (batched - empty) / calls * 1e6,
     }

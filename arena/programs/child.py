@@ -141,12 +141,16 @@ class _Tail(io.TextIOBase):
 _OUTPUT = _Tail()
 
 
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+_decode = json.JSONDecoder().decode
+
+
 class Channel:
     """JSON lines to and from the parent, on private copies of stdin and stdout."""
 
     def __init__(self) -> None:
         self._in: BinaryIO = os.fdopen(os.dup(0), "rb")
-        self._out: BinaryIO = os.fdopen(os.dup(1), "wb")
+        self._out = os.dup(1)
         # Stray writes to fd 1 land on stderr, and nothing can read the parent's messages.
         os.dup2(2, 1)
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -155,15 +159,20 @@ class Channel:
 
     def send(self, message: dict[str, Any]) -> None:
         """One JSON line to the arena."""
-        self._out.write(json.dumps(message).encode() + b"\n")
-        self._out.flush()
+        self.send_line(_encode(message).encode() + b"\n")
+
+    def send_line(self, line: bytes) -> None:
+        """One line, already framed, straight to the pipe (no buffer to flush)."""
+        view = memoryview(line)
+        while view:
+            view = view[os.write(self._out, view) :]
 
     def receive(self) -> dict[str, Any]:
         """The arena's next JSON line."""
         line = self._in.readline()
         if not line:
             raise SystemExit(0)  # the parent closed the pipe: the game is over
-        message = json.loads(line)
+        message = _decode(line.decode())  # the arena writes plain ASCII JSON
         if not isinstance(message, dict):
             raise SystemExit(3)
         return message
@@ -181,7 +190,11 @@ class Context:
 
     def __init__(self, channel: Channel, hello: dict[str, Any]) -> None:
         self._channel = channel
-        self._helpers = frozenset(hello["helpers"])
+        # Each helper's call line begins the same: written once, here.
+        self._heads = {
+            name: b'{"op":"call","fn":' + _encode(name).encode() + b',"args":'
+            for name in hello["helpers"]
+        }
         self._spent = False
         self.game: str = hello["game"]
         self.seat: int = hello["seat"]
@@ -233,14 +246,16 @@ class Context:
         self._spent = False
 
     def _call(self, fn: str, *args: Any) -> Any:
-        if fn not in self._helpers:
+        head = self._heads.get(fn)
+        if head is None:
             raise HelperError(f"{fn} is not a helper of {self.game}")
         if self._spent:
             raise NodeBudgetExceeded(f"the node budget of {self.node_budget} is spent")
         try:  # encoding fails before anything is written
-            self._channel.send({"op": "call", "fn": fn, "args": list(args)})
+            line = head + _encode(list(args)).encode() + b"}\n"
         except (TypeError, ValueError) as exc:
             raise HelperError(f"{fn}: arguments must be JSON values ({exc})") from None
+        self._channel.send_line(line)
         answer = self._channel.receive()
         if answer.get("op") == "result":
             return answer.get("value")

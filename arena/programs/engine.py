@@ -96,9 +96,10 @@ class EngineHelpers:
         items = args[at]
         return max(1, len(items)) if isinstance(items, list) else 1
 
-    def call(self, fn: object, args: object) -> Any:
-        """Answer one helper call (`cost` nodes); raise HelperRefused saying why not."""
-        self.nodes += self.cost(fn, args)
+    def call(self, fn: object, args: object, *, cost: int | None = None) -> Any:
+        """Answer one helper call (`cost` nodes, computed here unless the caller has);
+        raise HelperRefused saying why not."""
+        self.nodes += self.cost(fn, args) if cost is None else cost
         if not isinstance(fn, str) or fn not in self._calls:
             raise HelperRefused(f"unknown helper {fn!r} (known: {', '.join(sorted(self._calls))})")
         if not isinstance(args, list):
@@ -174,8 +175,12 @@ class EngineHelpers:
         if len(args) != 2:
             raise HelperRefused(f"expected 2 arguments, got {len(args)}")
         seat = _seat(args[1])
-        states = [self._node([h], 1).state for h in _batch(args[0], "state handles")]
-        return [int(self.game.standing(state, seat)) for state in states]
+        table, nodes = self._table, []
+        for handle in _batch(args[0], "state handles"):
+            node = table.get(handle) if type(handle) is int else None
+            nodes.append(self._node([handle], 1) if node is None else node)  # None: refused
+        standing = self.game.standing
+        return [int(standing(node.state, seat)) for node in nodes]
 
     def _outcome(self, args: list[Any]) -> dict[str, Any] | None:
         outcome = self.game.outcome(self._node(args, 1).state)

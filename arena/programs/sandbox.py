@@ -7,31 +7,33 @@ hashes, and so set orders, differ between two runs of the same program.
 `-S` keeps site-packages out of reach, `-P` keeps the script's folder off the
 path: the child sees the standard library only.
 
-Every wait here is bounded by the caller's cancel scope or by a short grace;
-`kill` always reaps the process, so no zombie is left.
+Messages travel over the child's `Wire` (`wire`), one worker thread per move;
+every wait here is bounded by the caller's cancel scope or by a short grace;
+`kill` always reaps the process and sees the move's thread end, so neither a
+zombie nor a thread is left.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.abc
-from anyio.streams.buffered import BufferedByteReceiveStream
+import anyio.to_thread
 
-from providers import valid_json
+from arena.programs.wire import Unreadable, Wire, WireClosed, decode_line, encode_line
 
-__all__ = ["CHILD_PATH", "MAX_LINE_BYTES", "ChildGone", "ChildProcess", "child_command"]
+__all__ = ["CHILD_PATH", "Answer", "ChildGone", "ChildProcess", "child_command"]
 
 CHILD_PATH = Path(__file__).with_name("child.py")
-MAX_LINE_BYTES = 8 * 1024 * 1024
-"""The longest message a child may send; longer is a protocol failure."""
+Answer = Callable[[object, object], bytes]
+"""How a move answers one helper call: (fn, args) -> the line to send back."""
 _GRACE_S = 2.0
 _STDERR_BYTES = 4000
 
@@ -65,30 +67,44 @@ def _describe_exit(code: int | None) -> str:
 
 
 class ChildProcess:
-    """One running child: JSON lines in and out, and a kill that always reaps."""
+    """One running child: JSON lines in and out over its `Wire`, a kill that always reaps."""
 
-    def __init__(self, process: anyio.abc.Process) -> None:
+    def __init__(self, process: anyio.abc.Process, wire: Wire) -> None:
         self._process = process
-        if process.stdout is None or process.stdin is None:
-            raise RuntimeError("the child's pipes did not open")
-        self._stdin = process.stdin
-        self._stdout = BufferedByteReceiveStream(process.stdout)
+        self._wire = wire
+        self._thread = anyio.CapacityLimiter(1)
+        """The child's own thread token: a move never waits for a busy shared pool."""
         self.stderr_tail = ""
         """What the interpreter itself wrote to stderr (fatal errors), read once it is dead."""
 
     @classmethod
     async def spawn(cls) -> ChildProcess:
         """Start a child runtime; it waits for its `hello`."""
-        process = await anyio.open_process(
-            child_command(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=_child_env(),
-            cwd="/",
-            start_new_session=True,
-        )
-        return cls(process)
+        ends = os.pipe() + os.pipe()
+        stdin_r, stdin_w, stdout_r, stdout_w = ends
+        try:
+            wire = Wire(stdin_w, stdout_r)
+        except BaseException:
+            for fd in ends:
+                os.close(fd)
+            raise
+        try:
+            process = await anyio.open_process(
+                child_command(),
+                stdin=stdin_r,
+                stdout=stdout_w,
+                stderr=subprocess.PIPE,
+                env=_child_env(),
+                cwd="/",
+                start_new_session=True,
+            )
+        except BaseException:
+            wire.close()
+            raise
+        finally:
+            for fd in (stdin_r, stdout_w):  # the child's ends are the child's alone
+                os.close(fd)
+        return cls(process, wire)
 
     @property
     def pid(self) -> int:
@@ -100,33 +116,33 @@ class ChildProcess:
         """None while the child runs."""
         return self._process.returncode
 
-    async def send(self, message: dict[str, Any]) -> None:
-        """Write one message; raise ChildGone if the child no longer reads."""
-        data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
-        try:
-            await self._stdin.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            raise ChildGone(await self._gone(f"it stopped reading ({type(exc).__name__})")) from exc
+    async def exchange(
+        self, message: dict[str, Any], answer: Answer | None = None
+    ) -> dict[str, Any]:
+        """Send `message` and return the child's next message; with `answer`, the helper
+        calls that come first are answered by it (`answer(fn, args)` -> the line to send).
 
-    async def receive(self) -> dict[str, Any]:
-        """Read one message; raise ChildGone on end of stream or an unreadable line."""
+        One worker thread does it all, with blocking reads and writes on the wire. A
+        cancellation returns at once; `kill` then wakes the thread and waits for it.
+        Raise ChildGone if the child stops reading or answering, or sends an unreadable
+        line."""
         try:
-            line = await self._stdout.receive_until(b"\n", MAX_LINE_BYTES)
-        except anyio.IncompleteRead:
-            raise ChildGone(await self._gone("")) from None
-        except anyio.DelimiterNotFound:
-            raise ChildGone(f"it sent a line longer than {MAX_LINE_BYTES} bytes") from None
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            raise ChildGone(await self._gone(type(exc).__name__)) from exc
-        try:
-            # Its text is made valid Unicode here, where it enters: a lone surrogate in a
-            # move or a message must not break the writing of the game's record.
-            message = valid_json(json.loads(line))
-        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-            raise ChildGone(f"it sent a line that is not JSON: {line[:200]!r}") from None
-        if not isinstance(message, dict):
-            raise ChildGone(f"it sent {type(message).__name__}, not a JSON object")
-        return message
+            return await anyio.to_thread.run_sync(
+                self._exchange, message, answer, abandon_on_cancel=True, limiter=self._thread
+            )
+        except WireClosed as exc:
+            raise ChildGone(await self._gone(str(exc))) from None
+        except Unreadable as exc:
+            raise ChildGone(str(exc)) from None
+
+    def _exchange(self, message: dict[str, Any], answer: Answer | None) -> dict[str, Any]:
+        with self._wire.held() as wire:
+            wire.send(encode_line(message))
+            while True:
+                reply = decode_line(wire.receive_line())
+                if answer is None or reply.get("op") != "call":
+                    return reply
+                wire.send(answer(reply.get("fn"), reply.get("args")))
 
     async def _gone(self, why: str) -> str:
         """Why the child is gone: wait briefly for its exit, then read its stderr."""
@@ -152,8 +168,10 @@ class ChildProcess:
         self.stderr_tail = chunks[-_STDERR_BYTES:].decode("utf-8", "replace")
 
     async def kill(self) -> None:
-        """SIGKILL the child's process group and reap it (bounded, shielded)."""
+        """SIGKILL the child's process group and reap it, and see the wire's thread end
+        (bounded, shielded)."""
         with anyio.CancelScope(shield=True):
+            self._wire.wake()
             if self._process.returncode is None:
                 try:
                     os.killpg(self._process.pid, signal.SIGKILL)
@@ -161,6 +179,9 @@ class ChildProcess:
                     self._process.kill()
             with anyio.move_on_after(_GRACE_S):
                 await self._process.wait()
+            if not self._wire.free.is_set():  # woken and its child dead, it ends at once
+                await anyio.to_thread.run_sync(self._wire.free.wait, _GRACE_S, limiter=self._thread)
+            self._wire.close()  # at once, or by the thread as it lets go
             with anyio.move_on_after(_GRACE_S):
                 await self._process.aclose()
 
@@ -168,11 +189,7 @@ class ChildProcess:
         """Say goodbye and give the child a moment to exit; kill it if it does not."""
         with anyio.CancelScope(shield=True):
             if self._process.returncode is None:
+                self._wire.hang_up(encode_line({"op": "bye"}))
                 with anyio.move_on_after(_GRACE_S / 4):
-                    try:
-                        await self.send({"op": "bye"})
-                        await self._stdin.aclose()
-                    except ChildGone:
-                        pass
                     await self._process.wait()
             await self.kill()

@@ -27,6 +27,7 @@ from arena.programs.policy import (
 )
 from arena.programs.sandbox import ChildGone, ChildProcess
 from arena.programs.static import ProgramInfo
+from arena.programs.wire import BUDGET_REFUSAL, refusal_line, result_line
 
 __all__ = ["FORFEIT_CAUSES", "OVER_BUDGET_FORFEIT", "ProgramForfeit", "ProgramMove", "ProgramSeat"]
 
@@ -144,7 +145,7 @@ class ProgramSeat:
     async def _start(self, game: games.Game[Any], seat: int) -> ChildProcess:
         child = await ChildProcess.spawn()
         self._child = child
-        await child.send(
+        message = await child.exchange(
             {
                 "op": "hello",
                 "source": self.program.source,
@@ -160,7 +161,6 @@ class ProgramSeat:
                 "parent_pid": os.getpid(),
             }
         )
-        message = await child.receive()
         if message.get("op") == "failed":
             raise self._failure(message, "starting (create)")
         if message.get("op") != "ready" or not isinstance(message.get("sandbox"), dict):
@@ -181,26 +181,14 @@ class ProgramSeat:
             "state": helpers.root,
             "node_budget_left": self.node_budget,
         }
-        await child.send({"op": "choose", "kind": kind, "view": view})
-        over = False
+        calls = _MoveCalls(helpers, self.node_budget)
         try:
-            while True:
-                message = await child.receive()
-                if message.get("op") != "call":
-                    return self._judge(game, state, seat, kind, message, helpers.nodes, over)
-                fn, args = message.get("fn"), message.get("args")
-                if helpers.nodes + helpers.cost(fn, args) > self.node_budget:
-                    over = True  # a batch that would pass the budget is refused whole
-                    await child.send({"op": "refused", "error": "budget"})
-                    continue
-                try:
-                    value = helpers.call(fn, args)
-                except HelperRefused as exc:
-                    await child.send({"op": "refused", "error": "helper", "detail": str(exc)})
-                else:
-                    await child.send({"op": "result", "value": value})
+            message = await child.exchange(
+                {"op": "choose", "kind": kind, "view": view}, calls.answer
+            )
         finally:
             self._next_handle = helpers.next_handle
+        return self._judge(game, state, seat, kind, message, helpers.nodes, calls.over)
 
     def _judge(
         self,
@@ -257,3 +245,26 @@ class ProgramSeat:
             limit = f"the memory limit of {self.limits.memory_mb} MiB"
             return self._forfeited("crash", f"{doing}: the program reached {limit} ({detail})")
         return self._forfeited("exception", f"{doing}: {detail}")
+
+
+class _MoveCalls:
+    """One move's answers to the program's helper calls, under its node budget (run in
+    the move's wire thread)."""
+
+    def __init__(self, helpers: EngineHelpers, node_budget: int) -> None:
+        self.helpers = helpers
+        self.node_budget = node_budget
+        self.over = False
+        """Whether a call was refused for the budget: the move is then over budget."""
+
+    def answer(self, fn: object, args: object) -> bytes:
+        """The line that answers one call: its value, or why it was refused."""
+        helpers = self.helpers
+        cost = helpers.cost(fn, args)
+        if helpers.nodes + cost > self.node_budget:
+            self.over = True  # a batch that would pass the budget is refused whole
+            return BUDGET_REFUSAL
+        try:
+            return result_line(helpers.call(fn, args, cost=cost))
+        except HelperRefused as exc:
+            return refusal_line(str(exc))

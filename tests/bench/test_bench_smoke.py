@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
         ("bench.memory", ["--small", "4", "--large", "8"], "ratio"),
         ("bench.efficiency", ["--tests", "50", "--check", "1"], "targets"),
         ("bench.bodies", ["--in-flight", "2", "--rounds", "1"], "peak RSS"),
+        ("bench.programs", ["--calls", "100", "--runs", "1"], "standing alone"),
     ],
 )
 def test_benchmark_prints_its_table(module: str, args: list[str], expect: str) -> None:

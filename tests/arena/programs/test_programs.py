@@ -14,6 +14,9 @@ import json
 import os
 import sys
 import textwrap
+import threading
+import time
+import traceback
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +43,7 @@ from arena.programs import (
 from arena.programs.child import __file__ as CHILD_FILE
 from arena.programs.engine import COMMON_HELPERS, EngineHelpers, HelperRefused
 from arena.programs.sandbox import ChildProcess
+from arena.programs.wire import __file__ as WIRE_FILE
 from games.stratego.worlds import sample_world
 from tests.timing import MARGIN_S
 
@@ -121,6 +125,27 @@ def reaped(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False  # still there, or a zombie nobody waited for
+
+
+def open_fds() -> set[str]:
+    """This process's open file descriptors."""
+    return set(os.listdir("/proc/self/fd"))
+
+
+def wire_threads() -> list[str]:
+    """The threads inside the wire's code a moment from now: a move's thread that outlived
+    its move (one that has just let go of the wire gets the margin to leave its code)."""
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    deadline = time.monotonic() + MARGIN_S
+    while True:
+        found = [
+            names.get(ident, str(ident))
+            for ident, frame in sys._current_frames().items()
+            if any(f.f_code.co_filename == WIRE_FILE for f, _ in traceback.walk_stack(frame))
+        ]
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.01)
 
 
 async def first_move(
@@ -337,7 +362,84 @@ async def test_an_endless_loop_times_out_and_the_child_is_reaped(tmp_path: Path)
     assert caught.value.cause == "timeout"
     # The 1 s timeout, then a kill that reaps the child: no wait for it to end by itself.
     assert anyio.current_time() - start < 1.0 + MARGIN_S
+    assert wire_threads() == [], "the move's thread, blocked reading, outlived the move"
     await a_good_program_still_plays()
+
+
+STUCK = """
+def create(ctx):
+    return Player(ctx)
+
+
+class Player:
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def choose_move(self, view):
+        state = view["state"]
+        self.ctx.standing(state)
+        channel = self.ctx._channel
+        {body}
+        while True:
+            pass
+"""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # Half a line, then nothing: the arena's thread waits for the rest of it.
+        'channel.send_line(b\'{"op":"call","fn":"standing","args":[\')',
+        # Calls without reading the answers: both pipes fill, and both sides block writing.
+        'line = b\'{"op":"call","fn":"legal_moves","args":[%d]}\\n\' % state\n'
+        "for _ in range(200000):\n    channel.send_line(line)",
+    ],
+    ids=["mid-line", "both-pipes-full"],
+)
+async def test_a_timeout_ends_a_move_whose_thread_is_blocked_on_the_pipes(
+    tmp_path: Path, body: str
+) -> None:
+    source = STUCK.replace("{body}", textwrap.indent(body, " " * 8).strip())
+    info = unchecked(tmp_path, source)
+    fds = open_fds()
+    start = anyio.current_time()
+    async with ProgramSeat(info, seed=1, node_budget=10**6) as player:
+        with pytest.raises(ProgramForfeit) as caught:
+            await player.choose(C4, C4.initial(3), 0, timeout_s=1.0)
+        assert player.pid is None
+    assert caught.value.cause == "timeout", caught.value.detail
+    assert anyio.current_time() - start < 1.0 + MARGIN_S
+    assert wire_threads() == []
+    assert open_fds() == fds, "the pipes were not all closed"
+    await a_good_program_still_plays()
+
+
+def test_moves_in_an_episode_thread_of_its_own_play_and_time_out_cleanly(
+    tmp_path: Path,
+) -> None:
+    """As a league worker plays an episode: its own event loop, in a thread not the main one."""
+    stuck = registered(tmp_path, program("while True:\n    pass"))
+    played: list[object] = []
+
+    async def episode() -> None:
+        played.append(await first_move(register(PLAYERS / "greedy.py")))
+        async with ProgramSeat(stuck, seed=1) as player:
+            with pytest.raises(ProgramForfeit) as caught:
+                await player.choose(C4, C4.initial(3), 0, timeout_s=0.5)
+        played.append(caught.value.cause)
+
+    def play() -> None:
+        try:
+            anyio.run(episode)
+        except BaseException as exc:  # reported by the assertion below
+            played.append(exc)
+
+    thread = threading.Thread(target=play, name="episode")
+    thread.start()
+    thread.join(20)
+    assert not thread.is_alive()
+    assert [type(played[0]), played[1:]] == [ProgramMove, ["timeout"]], played
+    assert wire_threads() == []
 
 
 async def test_unbounded_allocation_hits_the_memory_limit(tmp_path: Path) -> None:
@@ -677,6 +779,7 @@ async def test_cancelling_a_move_kills_the_child_and_closes_the_seat(tmp_path: P
     with anyio.move_on_after(0.5):
         await player.choose(C4, C4.initial(3), 0, timeout_s=30)
     assert player.pid is None
+    assert wire_threads() == []
     with pytest.raises(RuntimeError, match="cancelled"):
         await player.choose(C4, C4.initial(3), 0, timeout_s=30)
     await player.aclose()
@@ -684,6 +787,7 @@ async def test_cancelling_a_move_kills_the_child_and_closes_the_seat(tmp_path: P
 
 
 async def test_aclose_ends_an_idle_child() -> None:
+    fds = open_fds()
     player = ProgramSeat(register(PLAYERS / "random_player.py"), seed=1)
     await player.choose(C4, C4.initial(3), 0, timeout_s=5)
     pid = player.pid
@@ -691,6 +795,7 @@ async def test_aclose_ends_an_idle_child() -> None:
     assert not reaped(pid)
     await player.aclose()
     assert reaped(pid)
+    assert open_fds() == fds, "the pipes were not all closed"
 
 
 JSON = st.recursive(
