@@ -1,0 +1,604 @@
+/* cog-arena play page: a person's seats in the games of a run, drawn and played in the browser.
+ *
+ * The page long-polls `api/tables?since=V` for the desk (every game in which
+ * the person holds a seat), draws the picked table's position with boards.js
+ * as that seat may see it, counts its decision's deadline down, and posts a
+ * move to `api/move` as {table, turn, move}. A 422 answer is the engine's
+ * refusal (the deadline keeps running and the person may try again), a 409
+ * a decision that closed first. Input maps clicks onto the turn's legal
+ * moves where the game lists them; a text box takes any move in every game.
+ * Stable hooks for people and tests: #tables [data-table], #board
+ * [data-cell], #countdown, #refusal, #move-text, #move-submit,
+ * #move-buttons [data-move], #wall-select, #setup-submit, #orders.
+ */
+(function () {
+  "use strict";
+
+  const { h, put, s } = CogBoards;
+  const APP = document.getElementById("app");
+  const ROOT = APP.dataset.root || "./";
+  const TITLE = document.title;
+  const LOW_S = 10;
+  const RETRY_MS = 2000;
+  const SQUARE = /[a-z]\d+/gi; // a square's name inside a written move: "a4-a5", "a4xa5"
+
+  const state = {
+    version: -1,
+    run: "",
+    tables: [],
+    selected: null, // the id of the table shown
+    chosen: false, // the person picked a table themselves (else the page follows the move)
+    shown: null, // signature of what is drawn, to redraw only on change
+    deadlines: {}, // table id -> { turn, at (performance.now() ms), total }
+    sent: {}, // table id -> the turn id whose move the server accepted
+    pending: false, // a move is on its way
+    notes: {}, // "table:turn" -> the page's own refusal or hint for that decision
+    picked: null, // the from-square of a from-to move
+    pickedFor: null, // the decision ("table:turn") that `picked` belongs to
+    setups: {}, // "table:turn" -> { codes: [40], picked }
+    forms: {}, // "table:turn" -> the battle's orders form (kept across redraws)
+    stopped: false,
+  };
+
+  // -- skeleton ------------------------------------------------------------------------
+
+  const ui = {};
+
+  function build() {
+    APP.textContent = "";
+    ui.heading = h("h1", { id: "play-heading" }, "cog-arena · your games");
+    ui.connection = h("p", { class: "meta", id: "connection" }, "connecting…");
+    ui.tables = h("div", { class: "tabs table-list", id: "tables", role: "list" });
+    ui.status = h("p", { class: "turn-status", id: "turn-status" });
+    ui.countdown = h("span", { class: "countdown", id: "countdown", "aria-live": "off" });
+    ui.top = h("div", { class: "player", id: "player-opponent" });
+    ui.bottom = h("div", { class: "player", id: "player-you" });
+    ui.board = h("div", { class: "board play-board", id: "board" });
+    ui.caption = h("div", { class: "caption", id: "board-caption" });
+    ui.input = h("div", { class: "card play-input", id: "play-input" });
+    ui.refusal = h("div", { class: "refusal", id: "refusal", role: "alert" });
+    ui.result = h("p", { class: "result", id: "result" });
+    ui.extra = h("div", { id: "extra" });
+    ui.history = h("ol", { class: "moves history", id: "history" });
+    ui.board.addEventListener("click", onBoardClick);
+    APP.append(
+      ui.heading, ui.connection, ui.tables,
+      h("div", { class: "status-row" }, ui.status, ui.countdown),
+      h("div", { class: "replay" },
+        h("div", { class: "board-col" }, ui.top, h("div", { class: "stage" }, ui.board), ui.bottom, ui.caption, ui.refusal, ui.input),
+        h("div", { class: "side-col" }, ui.result, ui.extra,
+          h("div", { class: "card moves-card" }, h("h3", { class: "moves-heading" }, "Moves"), ui.history))));
+  }
+
+  // -- the desk, long-polled -------------------------------------------------------------
+
+  async function poll() {
+    while (!state.stopped) {
+      try {
+        const answer = await fetch(`${ROOT}api/tables?since=${state.version}`, { cache: "no-store" });
+        if (answer.status === 403) { stop("this page's address is not valid any more (wrong or old token)"); return; }
+        if (!answer.ok) throw new Error(`HTTP ${answer.status}`);
+        arrive(await answer.json());
+        ui.connection.textContent = `run ${state.run}`;
+        ui.connection.classList.remove("lost");
+      } catch (err) {
+        ui.connection.textContent = `connection lost (${err.message}); retrying…`;
+        ui.connection.classList.add("lost");
+        await new Promise((done) => setTimeout(done, RETRY_MS));
+      }
+    }
+  }
+
+  function stop(message) {
+    state.stopped = true;
+    ui.connection.textContent = message;
+    ui.connection.classList.add("lost");
+  }
+
+  function arrive(desk) {
+    const now = performance.now();
+    state.version = desk.version;
+    state.run = desk.run || "";
+    state.tables = desk.tables || [];
+    for (const t of state.tables) {
+      if (t.turn) state.deadlines[t.id] = { turn: t.turn.id, at: now + t.turn.remaining_s * 1000, total: t.turn.decision_s };
+      else delete state.deadlines[t.id];
+    }
+    chooseTable();
+    render();
+  }
+
+  function chooseTable() {
+    const ids = state.tables.map((t) => t.id);
+    if (!ids.includes(state.selected)) { state.selected = null; state.chosen = false; }
+    if (state.chosen && state.selected) return;
+    const current = table();
+    if (current && current.status === "your-move") return;
+    const mine = state.tables.find((t) => t.status === "your-move" && state.sent[t.id] !== t.turn.id);
+    const next = mine || current || state.tables.find((t) => t.status !== "over") || state.tables[0];
+    state.selected = next ? next.id : null;
+  }
+
+  function table() { return state.tables.find((t) => t.id === state.selected) || null; }
+
+  function turnKey(t) { return t && t.turn ? `${t.id}:${t.turn.id}` : null; }
+
+  // Waiting on the person: a decision is open and its move has not been accepted yet.
+  function open(t) { return t.status === "your-move" && t.turn && state.sent[t.id] !== t.turn.id; }
+
+  // -- drawing --------------------------------------------------------------------------
+
+  function render() {
+    renderList();
+    const t = table();
+    document.title = state.tables.some(open) ? `(your move) ${TITLE}` : TITLE;
+    const sig = t ? JSON.stringify([t.id, t.status, t.turn && t.turn.id, t.turn && t.turn.refused.length, t.history.length, t.result, open(t), state.pending]) : "none";
+    if (sig === state.shown) { tickCountdown(); return; }
+    const key = turnKey(t);
+    if (key !== state.pickedFor) { state.picked = null; state.pickedFor = key; }
+    state.shown = sig;
+    renderTable(t);
+    tickCountdown();
+  }
+
+  function renderList() {
+    ui.tables.textContent = "";
+    if (!state.tables.length) {
+      ui.tables.append(h("span", { class: "meta" }, "no game of yours is in flight yet; this page follows the run"));
+      return;
+    }
+    for (const t of state.tables) {
+      const label = t.status === "over" ? "over" : open(t) ? "your move" : "waiting";
+      ui.tables.append(h("button", {
+        class: `table-pick${t.id === state.selected ? " on" : ""}${open(t) ? " your-move" : ""}`,
+        "data-table": t.id, "data-status": t.status, role: "listitem",
+        onclick: () => { state.selected = t.id; state.chosen = true; render(); },
+      }, `${t.game} · game ${t.game_index} · ${t.alias} vs ${t.opponent} · `, h("span", { class: "state" }, label)));
+    }
+  }
+
+  function renderTable(t) {
+    for (const node of [ui.top, ui.bottom, ui.board, ui.caption, ui.extra, ui.input, ui.history, ui.result, ui.status]) node.textContent = "";
+    renderRefusal(t);
+    if (!t) { ui.status.textContent = "waiting for a game"; return; }
+    document.body.dataset.game = t.game;
+    document.body.dataset.table = t.id;
+    renderPlayers(t);
+    renderStatus(t);
+    drawBoard(t);
+    renderHistory(t);
+    renderResult(t);
+    renderInput(t);
+  }
+
+  function sideName(t, seat) {
+    const st = t.static || {};
+    if (st.colours) return st.colours[seat];
+    if (st.sides) return st.sides[String(seat)];
+    if (st.letters) return `squads ${st.letters[seat]}1-${st.letters[seat]}9`;
+    return `seat ${seat}`;
+  }
+
+  function alias(t, seat) { return seat === t.seat ? t.alias : t.opponent; }
+
+  function renderPlayers(t) {
+    const toMove = t.frame ? t.frame.to_move : null;
+    for (const [box, seat] of [[ui.bottom, t.seat], [ui.top, 1 - t.seat]]) {
+      box.dataset.seat = String(seat);
+      box.classList.toggle("to-move", toMove === seat || (toMove === undefined && open(t) && seat === t.seat));
+      put(box,
+        h("span", { class: "swatch", style: `background:${seatColour(t, seat)}` }),
+        h("span", { class: "alias" }, alias(t, seat)),
+        h("span", { class: "extra" }, `${seat === t.seat ? "you · " : ""}${sideName(t, seat)}`));
+    }
+  }
+
+  function seatColour(t, seat) {
+    const own = t.static && t.static.seat_colours;
+    return own ? own[seat] : CogBoards.SEAT_COLOURS[seat];
+  }
+
+  function renderStatus(t) {
+    let text;
+    if (t.status === "over") text = `game over: ${t.result ? t.result.text : "finished"}`;
+    else if (state.pending) text = "sending your move…";
+    else if (open(t)) text = `your move, ${t.alias}`;
+    else if (t.turn && state.sent[t.id] === t.turn.id) text = "move accepted: waiting for the next turn";
+    else text = `waiting for ${t.opponent}`;
+    ui.status.textContent = text;
+    ui.status.dataset.status = t.status === "over" ? "over" : open(t) ? "your-move" : "waiting";
+  }
+
+  // The position as the seat sees it, with the input's highlights; a table the page cannot draw
+  // says so and leaves the text box to play it.
+  function drawBoard(t) {
+    ui.board.textContent = "";
+    ui.caption.textContent = "";
+    ui.extra.textContent = "";
+    const setup = setupOf(t);
+    const frame = setup ? setupFrame(t, setup) : t.frame;
+    try {
+      if (!t.static || !frame) throw new Error("no position to draw");
+      ui.board.append(CogBoards.draw(t.game, t.static, frame, boardContext(t, frame)));
+    } catch (err) {
+      ui.board.textContent = "";
+      ui.board.append(h("p", { class: "card board-fallback", id: "board-fallback" },
+        `This board cannot be drawn here (${err.message}); the moves and the text box below still work.`));
+      return;
+    }
+    if (open(t) && !state.pending) markInputs(t, setup);
+  }
+
+  function boardContext(t, frame) {
+    const steps = frame.ticks || frame.steps;
+    return {
+      seatView: t.seat, tick: steps && steps.length ? steps.length - 1 : 0,
+      caption: ui.caption, extra: ui.extra,
+      alias: (seat) => alias(t, seat), side: (seat) => sideName(t, seat),
+      play: t.history.length ? t.history[t.history.length - 1] : null,
+    };
+  }
+
+  function mark(names, cls) {
+    for (const name of names) for (const el of ui.board.querySelectorAll(`[data-cell="${name}"]`)) el.classList.add(cls);
+  }
+
+  function renderHistory(t) {
+    t.history.forEach((move, i) => ui.history.append(h("li", { "data-ply": i + 1 },
+      h("span", { class: "no" }, `${i + 1}.`), h("span", { class: "mv" }, move))));
+    ui.history.scrollTop = ui.history.scrollHeight;
+  }
+
+  function renderResult(t) {
+    const r = t.result;
+    if (!r) { ui.result.textContent = t.status === "over" ? "game over" : ""; return; }
+    put(ui.result, h("span", { id: "result-text" }, r.text || "game over"),
+      h("span", { class: "meta" }, ` · scores ${r.scores ? r.scores.join(" : ") : "none"}${r.ending ? ` · ${r.ending}` : ""}${r.reason ? ` · ${r.reason}` : ""}`));
+  }
+
+  function renderRefusal(t) {
+    ui.refusal.textContent = "";
+    const key = turnKey(t);
+    const refused = t && t.turn ? t.turn.refused : [];
+    const note = key ? state.notes[key] : null;
+    if (!refused.length && !note) return;
+    if (refused.length) {
+      const last = refused[refused.length - 1];
+      ui.refusal.append(h("div", { class: "refused", "data-refused": last.move }, h("b", {}, `refused: ${last.move}`), ` — ${last.error}`));
+      if (refused.length > 1) ui.refusal.append(h("div", { class: "meta" }, `earlier tries: ${refused.slice(0, -1).map((r) => r.move).join(", ")}`));
+    }
+    if (note && !(refused.length && refused[refused.length - 1].error === note.text)) {
+      ui.refusal.append(h("div", { class: `note ${note.kind}`, "data-note": note.kind }, note.text));
+    }
+  }
+
+  function setNote(t, kind, text) {
+    const key = turnKey(t);
+    if (key && text) state.notes[key] = { kind, text };
+    else if (key) delete state.notes[key];
+    renderRefusal(t);
+  }
+
+  // -- the countdown ---------------------------------------------------------------------
+
+  function tickCountdown() {
+    const t = table();
+    const d = t ? state.deadlines[t.id] : null;
+    if (!t || !d || !t.turn || t.status === "over") {
+      ui.countdown.textContent = "";
+      ui.countdown.className = "countdown";
+      delete ui.countdown.dataset.remaining;
+      return;
+    }
+    const left = Math.max(0, (d.at - performance.now()) / 1000);
+    ui.countdown.dataset.remaining = left.toFixed(1);
+    ui.countdown.textContent = left > 0 ? `${left < LOW_S ? left.toFixed(1) : Math.ceil(left)} s left` : "time is up";
+    ui.countdown.className = `countdown${left < LOW_S ? " low" : ""}${open(t) ? "" : " idle"}`;
+    ui.countdown.title = `decision deadline: ${d.total} s`;
+  }
+
+  // -- sending a move ----------------------------------------------------------------------
+
+  async function send(move) {
+    const t = table();
+    if (!t || !open(t) || state.pending) return;
+    state.pending = true;
+    state.picked = null;
+    render();
+    let answer = null, body = {};
+    try {
+      answer = await fetch(`${ROOT}api/move`, {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ table: t.id, turn: t.turn.id, move }),
+      });
+      body = await answer.json().catch(() => ({}));
+    } catch (err) {
+      body = { error: `the move did not reach the arena (${err.message}); try again` };
+    }
+    state.pending = false;
+    state.shown = null;
+    if (answer && answer.ok && body.ok) {
+      state.sent[t.id] = t.turn.id;
+      delete state.notes[turnKey(t)];
+    } else if (answer && answer.status === 409) {
+      state.sent[t.id] = t.turn.id;
+      setNote(t, "closed", body.error || "this decision has closed (its deadline passed, or it was answered)");
+    } else {
+      setNote(t, "refused", `${typeof move === "string" ? move : "your orders"}: ${body.error || `HTTP ${answer ? answer.status : "?"}`}`);
+    }
+    render();
+  }
+
+  // -- input ------------------------------------------------------------------------------
+
+  const INPUTS = {
+    "connect-four": { cell: (t, name) => send(fileOf(name)) },
+    hex: { cell: (t, name) => send(name), buttons: (t) => t.turn.legal.filter((m) => !isCell(t, m)) },
+    breakthrough: { cell: fromTo, marks: markFromTo },
+    stratego: { cell: fromTo, marks: markFromTo },
+    quoridor: { cell: (t, name) => send(name), marks: (t) => mark(pawnMoves(t), "target"), panel: wallPicker },
+    backgammon: { buttons: (t) => t.turn.legal, panel: diceLine },
+    battle: { panel: ordersForm },
+  };
+
+  function fileOf(name) { return name.replace(/\d+$/, ""); }
+
+  function isCell(t, move) {
+    const files = (t.static && t.static.files) || "";
+    const m = /^([a-z])(\d+)$/.exec(move);
+    return !!m && files.includes(m[1]) && Number(m[2]) >= 1 && Number(m[2]) <= t.static.ranks;
+  }
+
+  function squares(move) { return String(move).match(SQUARE) || []; }
+
+  function movesFrom(t, from) { return t.turn.legal.filter((m) => { const sq = squares(m); return sq.length === 2 && sq[0] === from; }); }
+
+  function fromTo(t, name) {
+    if (state.picked) {
+      const move = movesFrom(t, state.picked).find((m) => squares(m)[1] === name);
+      if (move) { send(move); return; }
+      if (name === state.picked) { state.picked = null; drawBoard(t); return; }
+    }
+    if (movesFrom(t, name).length) { state.picked = name; setNote(t, "hint", ""); drawBoard(t); return; }
+    const text = state.picked ? `${name} is not a target of ${state.picked}: pick a highlighted square` : `no legal move starts on ${name}`;
+    state.picked = null;
+    drawBoard(t);
+    setNote(t, "hint", text);
+  }
+
+  function markFromTo(t) {
+    const from = new Set(t.turn.legal.map((m) => squares(m)[0]).filter(Boolean));
+    mark(from, "movable");
+    if (state.picked) {
+      mark([state.picked], "picked");
+      mark(movesFrom(t, state.picked).map((m) => squares(m)[1]), "target");
+    }
+  }
+
+  function pawnMoves(t) { return t.turn.legal.filter((m) => isCell(t, m)); }
+
+  function markInputs(t, setup) {
+    if (setup) { if (setup.picked !== null) mark([setupCells(t)[setup.picked]], "picked"); return; }
+    const input = INPUTS[t.game];
+    if (input && input.marks) input.marks(t);
+  }
+
+  function onBoardClick(e) {
+    const el = e.target.closest("[data-cell]");
+    const t = table();
+    if (!el || !t || !open(t) || state.pending) return;
+    const setup = setupOf(t);
+    if (setup) { setupClick(t, setup, el.dataset.cell); return; }
+    const input = INPUTS[t.game];
+    if (input && input.cell) input.cell(t, el.dataset.cell);
+  }
+
+  function renderInput(t) {
+    ui.input.textContent = "";
+    if (!open(t) || state.pending) {
+      ui.input.classList.add("idle");
+      ui.input.append(h("span", { class: "meta" }, t.status === "over" ? "this game is over" : "no move of yours is asked for now"));
+      return;
+    }
+    ui.input.classList.remove("idle");
+    const input = INPUTS[t.game] || {};
+    const hint = inputHint(t);
+    if (hint) ui.input.append(h("p", { class: "meta", id: "input-hint" }, hint));
+    if (setupOf(t)) ui.input.append(setupPanel(t));
+    else if (input.panel) ui.input.append(input.panel(t));
+    const buttons = input.buttons ? input.buttons(t) : [];
+    if (buttons.length) {
+      ui.input.append(h("div", { class: "move-buttons", id: "move-buttons" },
+        buttons.map((m) => h("button", { "data-move": m, onclick: () => send(m) }, m))));
+    }
+    ui.input.append(textForm(t));
+  }
+
+  function inputHint(t) {
+    if (setupOf(t)) return "Your setup: click two of your squares to swap their pieces, then send it.";
+    return {
+      "connect-four": "Click a column to drop your disc.",
+      hex: "Click an empty cell to place your stone.",
+      breakthrough: "Click one of your pieces, then a highlighted square.",
+      stratego: "Click one of your pieces, then a highlighted square.",
+      quoridor: "Click a highlighted square to move your pawn, or pick a wall and place it.",
+      backgammon: "Pick one of the legal plays.",
+      battle: "Give orders to the squads you want to re-task; the others keep theirs.",
+    }[t.game] || "Type your move.";
+  }
+
+  // Any move as text: the fallback of every game (a battle's orders as their JSON list).
+  function textForm(t) {
+    const box = h("input", { type: "text", id: "move-text", autocomplete: "off", spellcheck: "false",
+      placeholder: t.turn.legal.length ? `e.g. ${t.turn.legal[0]}` : "your move", "aria-label": "move" });
+    const form = h("form", { class: "move-form", id: "move-form", onsubmit: (e) => {
+      e.preventDefault();
+      const text = box.value.trim();
+      if (!text) return;
+      let move = text;
+      if (t.turn.key === "orders" && text.startsWith("[")) {
+        try { move = JSON.parse(text); } catch (err) { setNote(t, "hint", `not a JSON list: ${err.message}`); return; }
+      }
+      send(move);
+    } }, h("label", { for: "move-text" }, "or type it: "), box, h("button", { type: "submit", id: "move-submit" }, "send"));
+    const details = [];
+    if (t.turn.help) details.push(h("pre", { class: "move-help", id: "move-help" }, t.turn.help));
+    if (t.turn.legal.length) details.push(h("div", { class: "meta legal", id: "legal" }, `legal: ${t.turn.legal.join(" ")}`));
+    return h("div", {}, form, details.length ? h("details", { class: "help" }, h("summary", {}, "how to write a move"), details) : null);
+  }
+
+  // -- quoridor's walls ----------------------------------------------------------------------
+
+  function wallPicker(t) {
+    const walls = t.turn.legal.filter((m) => /^[a-z]\d+[hv]$/.test(m));
+    if (!walls.length) return h("p", { class: "meta" }, "no wall can be placed");
+    const select = h("select", { id: "wall-select", "aria-label": "wall", onchange: () => previewWall(t, select.value) },
+      h("option", { value: "" }, `pick a wall (${walls.length})`),
+      walls.map((w) => h("option", { value: w }, `${w.slice(0, -1)} ${w.endsWith("h") ? "horizontal" : "vertical"}`)));
+    return h("div", { class: "wall-picker" }, select,
+      h("button", { id: "wall-place", onclick: () => { if (select.value) send(select.value); } }, "place wall"),
+      h("span", { class: "meta" }, " h: along the top of the square and its right neighbour; v: along their right side"));
+  }
+
+  // The wall drawn dashed where it would stand, from the geometry of the squares it touches.
+  function previewWall(t, wall) {
+    for (const old of ui.board.querySelectorAll("[data-wall-preview]")) old.remove();
+    const svg = ui.board.querySelector("svg");
+    const cell = ui.board.querySelector(`rect[data-cell="${wall.slice(0, -1)}"]`);
+    if (!wall || !svg || !cell) return;
+    const x = Number(cell.getAttribute("x")), y = Number(cell.getAttribute("y")), cs = Number(cell.getAttribute("width"));
+    const gap = 10;
+    const attrs = wall.endsWith("h")
+      ? { x, y: y - gap, width: 2 * cs + gap, height: gap }
+      : { x: x + cs, y: y - cs - gap, width: gap, height: 2 * cs + gap };
+    svg.append(s("rect", { ...attrs, rx: 2, fill: "#ffb30088", stroke: "#8a5a00", "stroke-dasharray": "4 3", "stroke-width": 2, "data-wall-preview": wall }));
+  }
+
+  // -- backgammon's dice -------------------------------------------------------------------
+
+  function diceLine(t) {
+    const v = t.turn.view || {};
+    const dice = v.dice || [];
+    return h("p", { class: "dice", id: "dice", "data-dice": dice.join("-") },
+      `your dice: ${dice.join(" and ") || "?"}${v.four_moves ? " (doubles: four moves)" : ""}${v.colour ? ` · you play ${v.colour}, in your own numbering` : ""}`);
+  }
+
+  // -- Stratego's setup editor -------------------------------------------------------------------
+
+  function setupOf(t) {
+    if (!t || t.game !== "stratego" || !t.turn || t.turn.key !== "setup" || !open(t)) return null;
+    const key = turnKey(t);
+    if (!state.setups[key]) state.setups[key] = { codes: Array.from(t.turn.suggestion || defaultSetup(t.turn.view)), picked: null };
+    return state.setups[key];
+  }
+
+  // The pieces in the order of setup_counts, when the arena suggests none.
+  function defaultSetup(view) {
+    const counts = (view && view.setup_counts) || {};
+    return Object.entries(counts).map(([code, n]) => code.repeat(n)).join("");
+  }
+
+  // The squares a setup fills, in its order: the seat's own back rank first, each rank from a to j.
+  function setupCells(t) {
+    const ranks = [...((t.turn.view && t.turn.view.home_ranks) || (t.seat === 0 ? [1, 2, 3, 4] : [7, 8, 9, 10]))];
+    ranks.sort((a, b) => (t.seat === 0 ? a - b : b - a));
+    const files = (t.static && t.static.files) || "abcdefghij";
+    return ranks.flatMap((r) => Array.from(files, (f) => `${f}${r}`));
+  }
+
+  function setupFrame(t, setup) {
+    const cells = setupCells(t), board = (t.frame && t.frame.seen ? t.frame.seen[t.seat] : ".".repeat(100)).split("");
+    const owners = (t.frame && t.frame.owners ? t.frame.owners : ".".repeat(100)).split("");
+    cells.forEach((name, k) => {
+      const i = (Number(name.slice(1)) - 1) * 10 + "abcdefghij".indexOf(name[0]);
+      board[i] = setup.codes[k];
+      owners[i] = String(t.seat);
+    });
+    const seen = board.join("");
+    return { ...(t.frame || {}), board: seen, seen: [seen, seen], owners: owners.join(""), flags: ".".repeat(100),
+      phase: "setup", last_move: null, battle: null, captured: (t.frame && t.frame.captured) || [[], []] };
+  }
+
+  function setupClick(t, setup, name) {
+    const k = setupCells(t).indexOf(name);
+    if (k < 0) { setNote(t, "hint", `${name} is not one of your home squares`); return; }
+    if (setup.picked === null) setup.picked = k;
+    else {
+      const j = setup.picked;
+      [setup.codes[j], setup.codes[k]] = [setup.codes[k], setup.codes[j]];
+      setup.picked = null;
+    }
+    drawBoard(t);
+    ui.setupText.value = setupText(setup);
+  }
+
+  function setupText(setup) {
+    const codes = setup.codes.join("");
+    return [0, 10, 20, 30].map((i) => codes.slice(i, i + 10)).join(" / ");
+  }
+
+  function setupPanel(t) {
+    const setup = setupOf(t);
+    ui.setupText = h("input", { type: "text", id: "setup-text", readonly: true, value: setupText(setup), "aria-label": "setup, back rank first", size: 50 });
+    return h("div", { class: "setup-panel" }, ui.setupText,
+      h("button", { id: "setup-reset", onclick: () => { delete state.setups[turnKey(t)]; state.shown = null; render(); } }, "start again"),
+      h("button", { id: "setup-submit", class: "primary", onclick: () => send(setupOf(t).codes.join("")) }, "send this setup"),
+      h("p", { class: "meta" }, "Back rank first, each rank from file a to j."));
+  }
+
+  // -- the battle's orders -------------------------------------------------------------------------
+
+  const ORDERS = ["keep", "advance", "attack", "move", "hold", "retreat"];
+
+  function ordersForm(t) {
+    const key = turnKey(t);
+    if (state.forms[key]) return state.forms[key];
+    const v = t.turn.view || {};
+    const own = v.own_squads || [];
+    const enemies = (v.enemy_squads || []).filter((q) => q.alive === undefined || q.alive > 0).map((q) => q.name);
+    const size = v.map_size || (t.static && t.static.map_size) || 45;
+    const rows = own.map((q) => orderRow(q, enemies, size));
+    const form = h("form", { class: "orders", id: "orders", onsubmit: (e) => { e.preventDefault(); send(readOrders(form)); } },
+      h("table", { class: "squads" },
+        h("tr", {}, h("th", { class: "name" }, "squad"), h("th", {}, "alive"), h("th", { class: "name" }, "order in force"), h("th", { class: "name" }, "new order")),
+        rows),
+      h("button", { type: "submit", id: "orders-submit", class: "primary" }, "send orders"));
+    state.forms[key] = form;
+    return form;
+  }
+
+  function orderRow(q, enemies, size) {
+    const now = q.order ? `${q.order.do}${q.order.enemy ? " " + q.order.enemy : ""}${q.order.to ? ` (${q.order.to.join(",")})` : ""}` : "";
+    const enemy = h("select", { "data-order-enemy": q.name, "aria-label": `${q.name} target`, hidden: true }, enemies.map((n) => h("option", { value: n }, n)));
+    const centre = q.centroid || [Math.ceil(size / 2), Math.ceil(size / 2)];
+    const x = h("input", { type: "number", min: 1, max: size, value: centre[0], "data-order-x": q.name, "aria-label": `${q.name} x`, hidden: true });
+    const y = h("input", { type: "number", min: 1, max: size, value: centre[1], "data-order-y": q.name, "aria-label": `${q.name} y`, hidden: true });
+    const choice = h("select", { "data-order-do": q.name, "aria-label": `${q.name} order`, onchange: () => {
+      enemy.hidden = choice.value !== "attack";
+      x.hidden = y.hidden = choice.value !== "move";
+    } }, ORDERS.map((o) => h("option", { value: o, disabled: o === "attack" && !enemies.length }, o === "move" ? "move to (x, y)" : o === "attack" ? "attack squad" : o)));
+    return h("tr", { "data-squad": q.name },
+      h("td", { class: "name" }, q.name), h("td", {}, q.alive === undefined ? "" : q.alive), h("td", { class: "name" }, now),
+      h("td", { class: "name" }, choice, " ", enemy, x, y));
+  }
+
+  function readOrders(form) {
+    const orders = [];
+    for (const choice of form.querySelectorAll("[data-order-do]")) {
+      const squad = choice.dataset.orderDo, order = { squad, do: choice.value };
+      if (order.do === "keep") continue;
+      if (order.do === "attack") order.enemy = form.querySelector(`[data-order-enemy="${squad}"]`).value;
+      if (order.do === "move") {
+        order.to = [Number(form.querySelector(`[data-order-x="${squad}"]`).value), Number(form.querySelector(`[data-order-y="${squad}"]`).value)];
+      }
+      orders.push(order);
+    }
+    return orders;
+  }
+
+  // -- start ----------------------------------------------------------------------------------------
+
+  build();
+  setInterval(tickCountdown, 250);
+  poll();
+})();

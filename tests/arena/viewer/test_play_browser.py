@@ -1,0 +1,282 @@
+"""The play page in a real headless Chromium, against a stand-in of the arena's play server.
+
+The stand-in (play_desk.py) answers the page's HTTP contract over the real
+engines and the viewer's drawers, its other seat playing the baseline, so
+each test checks that what the person clicks reaches the engine as the move
+the person meant: a column, a cell, a from-to move, a wall, a backgammon
+play, a Stratego setup, a battle's orders. Screenshots go to
+/tmp/cog-screens/play-<game>.png.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import games
+from tests.arena.viewer.chromium import Tab
+from tests.arena.viewer.conftest import launch_chromium
+from tests.arena.viewer.play_desk import TOKEN, StandInDesk, Table
+
+pytestmark = pytest.mark.browser
+
+CARD_SEED = "ab" * 32
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    yield from launch_chromium()
+
+
+@pytest.fixture
+def desk() -> Iterator[StandInDesk]:
+    with StandInDesk() as running:
+        yield running
+
+
+def _open(tab: Tab, desk: StandInDesk) -> None:
+    tab.page.goto(desk.url)
+    tab.page.wait_for_selector("#board svg, #board-fallback")
+
+
+def _table(desk: StandInDesk, game: str, seat: int = 0, seed: int | str = 7, **kw: Any) -> Table:
+    return desk.add(Table(f"{game}-{seat}", games.load(game), seat, seed, **kw))
+
+
+def _wait_plies(tab: Tab, n: int) -> None:
+    """Until the page lists at least `n` plies and asks for a move again (or the game is over)."""
+    tab.page.wait_for_function(
+        """n => document.querySelectorAll('#history li').length >= n &&
+            ['your-move', 'over'].includes(document.querySelector('#turn-status').dataset.status)""",
+        arg=n,
+    )
+
+
+def _clean(tab: Tab, *, refused: bool = False) -> None:
+    """No console errors (but Chromium's own line for a refused move's 422 where one was sent),
+    and no request beyond the play server."""
+    errors = [e for e in tab.errors if not (refused and "status of 422" in e)]
+    assert not errors, f"console errors: {errors}"
+    foreign = [u for u in tab.requests if not u.startswith("http://127.0.0.1")]
+    assert not foreign, f"requests beyond the play server: {foreign}"
+
+
+def _click(tab: Tab, cell: str) -> None:
+    tab.page.locator(f"#board [data-cell='{cell}']").last.click()
+
+
+def test_connect_four_by_clicks_to_the_end(tab: Tab, desk: StandInDesk) -> None:
+    table = _table(desk, "connect-four")
+    _open(tab, desk)
+    assert "your move" in tab.page.inner_text("#turn-status")
+    assert float(tab.page.get_attribute("#countdown", "data-remaining") or 0) > 100
+    assert tab.page.locator("#tables [data-table].your-move").count() == 1
+    for _ in range(30):
+        if table.game.outcome(table.state):
+            break
+        plies = len(table.history)
+        column = table.game.baseline(table.state, 0)
+        _click(tab, f"{column}1")  # the bottom cell: a click anywhere in the column plays it
+        _wait_plies(tab, plies + 1)
+        assert desk.moves[-1]["move"] == column
+    tab.page.wait_for_selector("#result-text")
+    assert tab.page.get_attribute("#turn-status", "data-status") == "over"
+    assert tab.page.inner_text("#countdown") == ""
+    tab.shoot("play-connect-four")
+    _clean(tab)
+
+
+def test_a_full_column_is_refused_and_the_clock_runs_on(tab: Tab, desk: StandInDesk) -> None:
+    table = Table("c4-full", games.load("connect-four"), 0, 7, decision_s=60.0)
+    g = table.game
+    for _ in range(3):  # file a filled, three discs each
+        table.advance({0: "a"})
+        table.advance({1: "a"})
+    desk.add(table)
+    assert "a" not in g.legal_moves(table.state, 0)
+    _open(tab, desk)
+    before = float(tab.page.get_attribute("#countdown", "data-remaining") or 0)
+    _click(tab, "a3")
+    tab.page.wait_for_selector("#refusal .refused")
+    error = desk.tables[table.id].refused[-1]["error"]
+    assert error in tab.page.inner_text("#refusal")
+    assert tab.page.locator("#board svg").count() == 1
+    tab.page.wait_for_timeout(700)
+    after = float(tab.page.get_attribute("#countdown", "data-remaining") or 0)
+    assert 0 < after < before
+    assert tab.page.get_attribute("#turn-status", "data-status") == "your-move"
+    _click(tab, "b1")  # a legal move still goes through
+    tab.page.wait_for_function("() => !document.querySelector('#refusal .refused')")
+    _clean(tab, refused=True)
+
+
+def test_hex_cell_click_plays_its_name(tab: Tab, desk: StandInDesk) -> None:
+    _table(desk, "hex")
+    _open(tab, desk)
+    _click(tab, "c4")
+    tab.page.wait_for_function("() => document.querySelectorAll('#history li').length >= 2")
+    assert desk.moves[-1]["move"] == "c4"
+    assert tab.pieces()["c4"] == "R"
+    _clean(tab)
+
+
+def test_breakthrough_from_to_with_highlights(tab: Tab, desk: StandInDesk) -> None:
+    table = _table(desk, "breakthrough")
+    _open(tab, desk)
+    _click(tab, "b2")
+    targets = tab.page.eval_on_selector_all(
+        "#board .target[data-cell]", "els => [...new Set(els.map(e => e.dataset.cell))].sort()"
+    )
+    assert targets == ["a3", "b3", "c3"]
+    assert tab.page.locator("#board .picked").count() >= 1
+    _click(tab, "c3")
+    tab.page.wait_for_function("() => document.querySelectorAll('#history li').length >= 2")
+    assert desk.moves[-1]["move"] == "b2-c3"
+    assert table.history[0] == "b2-c3"
+    _clean(tab)
+
+
+def test_quoridor_pawn_step_then_a_wall_from_the_picker(tab: Tab, desk: StandInDesk) -> None:
+    table = _table(desk, "quoridor")
+    _open(tab, desk)
+    pawn = sorted(
+        tab.page.eval_on_selector_all("#board .target", "els => els.map(e => e.dataset.cell)")
+    )
+    assert pawn == sorted(m for m in table.game.legal_moves(table.state, 0) if m[-1] not in "hv")
+    _click(tab, "e2")
+    tab.page.wait_for_function("() => document.querySelectorAll('#history li').length >= 2")
+    assert desk.moves[-1]["move"] == "e2"
+    tab.page.select_option("#wall-select", "c3h")
+    assert tab.page.locator("[data-wall-preview='c3h']").count() == 1
+    tab.page.click("#wall-place")
+    tab.page.wait_for_function("() => document.querySelectorAll('#history li').length >= 4")
+    assert desk.moves[-1]["move"] == "c3h"
+    assert tab.page.locator("#board [data-wall='c3h']").count() == 1
+    _clean(tab)
+
+
+def test_backgammon_play_picked_from_the_list(tab: Tab, desk: StandInDesk) -> None:
+    table = _table(desk, "backgammon", seat=0, seed=CARD_SEED)
+    _open(tab, desk)
+    legal = list(table.game.legal_moves(table.state, 0))
+    buttons = tab.page.eval_on_selector_all(
+        "#move-buttons [data-move]", "els => els.map(e => e.dataset.move)"
+    )
+    assert buttons == legal
+    dice = table.game.view(table.state, 0)["dice"]
+    assert tab.page.get_attribute("#dice", "data-dice") == "-".join(map(str, dice))
+    tab.page.click(f"#move-buttons [data-move='{legal[-1]}']")
+    tab.page.wait_for_function(
+        "n => document.querySelectorAll('#history li').length > n", arg=len(table.history) - 1
+    )
+    assert desk.moves[-1]["move"] == legal[-1]
+    assert desk.moves[-1]["table"] == table.id
+    _clean(tab)
+
+
+def _hidden_ranks(sent: list[Any], seat: int) -> list[str]:
+    """Codes of the other seat's pieces that any JSON the page got carries (unknown is '?')."""
+    found = []
+    for desk in sent:
+        for t in desk.get("tables", []) if isinstance(desk, dict) else []:
+            if t["game"] != "stratego":
+                continue
+            frame = t["frame"]
+            for board in [frame["board"], *frame["seen"]]:
+                for code, owner, flag in zip(board, frame["owners"], frame["flags"], strict=True):
+                    if owner == str(1 - seat) and code not in ".?" and flag not in "rb":
+                        found.append(code)
+            view = (t["turn"] or {}).get("view") or {}
+            for piece in view.get("pieces", []):
+                if piece["seat"] != seat and piece["code"] != "?" and not piece["revealed"]:
+                    found.append(piece["code"])
+    return found
+
+
+def test_stratego_setup_from_the_editor_then_a_move(tab: Tab, desk: StandInDesk) -> None:
+    table = _table(desk, "stratego", seat=1)
+    seen: list[Any] = []
+    tab.page.on("response", lambda r: seen.append(r.json()) if "/api/" in r.url else None)
+    _open(tab, desk)
+    suggestion = table.game.baseline(table.state, 1)
+    assert tab.page.input_value("#setup-text").replace(" / ", "") == suggestion
+    # Blue's setup starts on its own back rank, rank 10, file a: swap a10 with b7
+    _click(tab, "a10")
+    _click(tab, "b7")
+    swapped = list(suggestion)
+    swapped[0], swapped[31] = swapped[31], swapped[0]
+    assert tab.page.input_value("#setup-text").replace(" / ", "") == "".join(swapped)
+    assert tab.pieces()["a10"] == suggestion[31]
+    tab.page.click("#setup-submit")
+    tab.page.wait_for_function("() => document.querySelector('#history li')")
+    assert desk.moves[-1]["move"] == "".join(swapped)
+    tab.page.wait_for_function("() => !document.querySelector('#setup-submit')")
+    if table.game.to_act(table.state) == (1,):
+        legal = table.game.legal_moves(table.state, 1)
+        frm, to = legal[0].split("-")
+        _click(tab, frm)
+        _click(tab, to)
+        tab.page.wait_for_function(
+            "n => document.querySelectorAll('#history li').length > n", arg=len(table.history) - 1
+        )
+        assert desk.moves[-1]["move"] == legal[0]
+    assert seen, "the page fetched its desk"
+    assert _hidden_ranks(seen, 1) == []
+    assert "?" in tab.pieces().values()  # Red's pieces, unknown to Blue
+    _clean(tab)
+
+
+def test_battle_orders_from_the_form(tab: Tab, desk: StandInDesk) -> None:
+    table = _table(desk, "battle")
+    _open(tab, desk)
+    tab.page.select_option("[data-order-do='A3']", "attack")
+    tab.page.select_option("[data-order-enemy='A3']", "B5")
+    tab.page.select_option("[data-order-do='A4']", "move")
+    tab.page.fill("[data-order-x='A4']", "30")
+    tab.page.fill("[data-order-y='A4']", "22")
+    tab.page.select_option("[data-order-do='A9']", "hold")
+    tab.page.click("#orders-submit")
+    tab.page.wait_for_function("() => document.querySelector('#history li')")
+    assert desk.moves[-1]["move"] == [
+        {"squad": "A3", "do": "attack", "enemy": "B5"},
+        {"squad": "A4", "do": "move", "to": [30, 22]},
+        {"squad": "A9", "do": "hold"},
+    ]
+    in_force = {o["squad"]: o for o in (o.to_json() for o in table.state.orders[0])}
+    assert (in_force["A3"]["do"], in_force["A3"]["enemy"]) == ("attack", "B5")
+    assert (in_force["A4"]["do"], list(in_force["A4"]["to"])) == ("move", [30, 22])
+    _clean(tab)
+
+
+def test_a_table_it_cannot_draw_keeps_the_text_box(tab: Tab, desk: StandInDesk) -> None:
+    table = _table(desk, "connect-four")
+    real = table.to_json
+
+    def undrawable() -> dict[str, Any]:
+        data = real()
+        data["game"], data["frame"] = "go", None
+        return data
+
+    table.to_json = undrawable  # type: ignore[method-assign]
+    _open(tab, desk)
+    assert tab.page.locator("#board-fallback").count() == 1
+    tab.page.fill("#move-text", "d")
+    tab.page.click("#move-submit")
+    tab.page.wait_for_function("() => document.querySelectorAll('#history li').length >= 2")
+    assert desk.moves[-1]["move"] == "d"
+    _clean(tab)
+
+
+def test_paths_without_the_token_are_refused(desk: StandInDesk) -> None:
+    base = desk.url.removesuffix(f"play/{TOKEN}/")
+    for path in ["", "play/", "play/wrong/api/tables", "play/wrong/"]:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(base + path, timeout=5)
+        assert refused.value.code == 403
+    with urllib.request.urlopen(desk.url + "api/tables?since=999", timeout=10) as answer:
+        assert json.load(answer)["run"] == "standin"
