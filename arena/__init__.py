@@ -5,10 +5,11 @@
                SQLite store, standings, ratings, the league tables and reports
     play/      a match and its episodes, the game loop, one decision (deadlines,
                the one retry, fallbacks), reading replies, prompts
-    seats/     what sits in a seat: scripted baselines, models, the mock, programs
+    seats/     what sits in a seat: scripted baselines, models, the mock, programs,
+               a person (at a table of the run's desk)
     programs/  the sandbox program seats run in, and `arena program check`
     record/    replays, the ledger, backgammon cards, the episode hooks, verify
-    viewer/    the static replay viewer and its server
+    viewer/    the static replay viewer and its server; the live play page
     mock_llm/  a local server speaking the three wire protocols, with faults
     logs       structlog, configured once
     redact     the run's secrets out of everything it writes

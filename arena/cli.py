@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from arena.config import Config
     from arena.league.plan import RunPlan
     from arena.league.run import RunResult
+    from arena.seats.desk import Desk
 
 __all__ = ["main"]
 
@@ -84,6 +85,14 @@ def _run_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         metavar="ADDRESS",
         help="the Ray cluster to play on, e.g. 10.0.0.5:6379 (implies --executor ray; default "
         "RAY_ADDRESS, else a Ray instance started on this machine for the run)",
+    )
+    run.add_argument(
+        "--play-port",
+        type=_port,
+        default=0,
+        metavar="PORT",
+        help="the port of the play page a run with a human policy serves on 127.0.0.1 "
+        "(default: a free one; the URL is printed, with its token)",
     )
     run.add_argument(
         "--mock-faults",
@@ -386,6 +395,7 @@ def _run(args: argparse.Namespace) -> int:
             result = _play_with_progress(
                 plan, console, show=show, mock=mock, grace_s=args.grace,
                 check=not args.no_preflight, ray_address=args.ray_address,
+                play_port=args.play_port,
             )  # fmt: skip
         finally:
             close_logging()
@@ -464,6 +474,7 @@ def _play_with_progress(
     grace_s: float,
     check: bool,
     ray_address: str | None,
+    play_port: int = 0,
 ) -> RunResult:
     import anyio
     from rich.progress import (
@@ -503,11 +514,11 @@ def _play_with_progress(
             if not show:
                 lines.maybe(result, episodes + result.replays)
 
-        async def play() -> RunResult:
+        async def played(desk: Desk | None) -> RunResult:
             if mock is None:
                 return await execute(
                     plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
-                    check_endpoints=check, ray_address=ray_address,
+                    check_endpoints=check, ray_address=ray_address, desk=desk,
                 )  # fmt: skip
             from arena.mock_llm import build_app, serving
 
@@ -516,8 +527,21 @@ def _play_with_progress(
                 console.print(f"mock LLM serving on {url} (faults: {faults or 'none'})")
                 return await execute(
                     plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
-                    check_endpoints=check, ray_address=ray_address,
+                    check_endpoints=check, ray_address=ray_address, desk=desk,
                 )  # fmt: skip
+
+        async def play() -> RunResult:
+            if not plan.people:
+                return await played(None)
+            from arena.viewer.play import play_page
+
+            async with play_page(plan.config.run.name, play_port) as page:
+                console.print(
+                    f"play page: open {page.url} in your browser to play "
+                    f"{', '.join(plan.people)} (its token lets only you in)",
+                    highlight=False, markup=False, soft_wrap=True,
+                )  # fmt: skip
+                return await played(page.desk)
 
         return anyio.run(play)
 

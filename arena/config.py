@@ -34,6 +34,7 @@ __all__ = [
     "ConfigError",
     "Deadlines",
     "GameTable",
+    "HumanPolicy",
     "LlmPolicy",
     "MockPolicy",
     "PolicyConfig",
@@ -294,8 +295,36 @@ class ProgramPolicy(_PolicyBase):
     30 s, backgammon 60 s)."""
 
 
+class HumanPolicy(_PolicyBase):
+    """A person, playing on the run's play page (docs/human-play.md); in a game the
+    person is only the seat's alias, as every seat is."""
+
+    kind: Literal["human"]
+    name: str | None = None
+    """Who plays, shown to spectators only (the replay's spectator block, the viewer)."""
+    first_reply_s: float | None = Field(default=None, gt=0)
+    """How long a decision waits for the person's first try (default: `decision_s`)."""
+    decision_s: float = Field(default=120.0, gt=0)
+    """A decision's whole time: refused tries may be followed by others until then."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> HumanPolicy:
+        if self.first_reply_s is not None and self.first_reply_s > self.decision_s:
+            raise ValueError(
+                f"first_reply_s = {self.first_reply_s} exceeds decision_s = {self.decision_s}: "
+                "the first try must fit inside the decision"
+            )
+        return self
+
+    def deadlines(self) -> Deadlines:
+        """The person's deadlines, where the game lets a seat have its own."""
+        first = self.first_reply_s if self.first_reply_s is not None else self.decision_s
+        return Deadlines(first_reply_s=first, retry_s=self.decision_s, decision_s=self.decision_s)
+
+
 PolicyConfig = Annotated[
-    ScriptedPolicy | MockPolicy | LlmPolicy | ProgramPolicy, Field(discriminator="kind")
+    ScriptedPolicy | MockPolicy | LlmPolicy | ProgramPolicy | HumanPolicy,
+    Field(discriminator="kind"),
 ]
 
 
@@ -389,7 +418,7 @@ def _describe(error: ValidationError) -> str:
         elif item["type"] == "missing":
             message = "is required: add it"
         elif item["type"] == "union_tag_invalid":
-            message = f"{message} (kind is one of scripted, mock, llm, program)"
+            message = f"{message} (kind is one of scripted, mock, llm, program, human)"
         lines.append(f"  {where}: {message}")
     return "\n".join(lines)
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
-from arena.config import LlmPolicy
+from arena.config import HumanPolicy, LlmPolicy
 from arena.logs import relay
 from arena.play.episode import EpisodeSetup, play_episode
 from arena.play.match import Episode
@@ -80,12 +80,15 @@ class LocalExecutor:
 class RemoteExecutor(ABC):
     """Episodes played by another process, their hooks kept here: the driver's side of a
     cluster. An episode with a model seat is played here instead, where the run's circuit
-    breakers, connection limits and response cache hold for every request."""
+    breakers, connection limits and response cache hold for every request; so is one with
+    a person's seat, whose play page this process serves."""
 
     def __init__(self, plan: RunPlan, where: str) -> None:
         self.where = where
         self._models = {
-            name for name, p in plan.config.policies.items() if isinstance(p, LlmPolicy)
+            name
+            for name, p in plan.config.policies.items()
+            if isinstance(p, LlmPolicy | HumanPolicy)
         }
 
     async def play(self, setup: EpisodeSetup, episode: Episode) -> Replay:

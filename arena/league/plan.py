@@ -22,7 +22,15 @@ from pydantic import ValidationError
 
 import games
 import providers
-from arena.config import Config, ConfigError, LlmPolicy, ProgramPolicy, draw_master_seed
+from arena.config import (
+    Config,
+    ConfigError,
+    HumanPolicy,
+    LlmPolicy,
+    PolicyConfig,
+    ProgramPolicy,
+    draw_master_seed,
+)
 from arena.league.schedule import match_seed, schedule
 from arena.league.store import DB_NAME, ConfigChanged, LeagueStore, config_changes
 from arena.play.episode import EpisodeSetup
@@ -36,6 +44,7 @@ from arena.record.replay import Replay
 from arena.redact import Redactor
 from arena.seats.breaker import Breakers
 from arena.seats.cache import ResponseCache, default_cache_dir
+from arena.seats.desk import Desk
 from arena.seats.factory import make_seat
 from arena.seats.llm import provider_specs
 
@@ -130,6 +139,11 @@ class RunPlan:
         }
         return data
 
+    @property
+    def people(self) -> list[str]:
+        """The human policies: while there are any, the run serves a play page."""
+        return [n for n, p in self.config.policies.items() if isinstance(p, HumanPolicy)]
+
     def policy_records(self) -> list[dict[str, Any]]:
         """Each policy as the league store keeps it: kind, author, template hash per family."""
         return [
@@ -152,11 +166,12 @@ class RunPlan:
         game: games.Game[Any],
         pool: providers.Providers | None = None,
         breakers: Breakers | None = None,
+        desk: Desk | None = None,
     ) -> Seat:
         """The seat a policy plays through in one game of `game`."""
         return make_seat(
             self.config, self.programs, game, policy, seed, index, seat, pool, self.redactor,
-            breakers, self.response_cache,
+            breakers, self.response_cache, desk,
         )  # fmt: skip
 
     def setup_for(
@@ -164,8 +179,10 @@ class RunPlan:
         game_name: str,
         pool: providers.Providers | None = None,
         breakers: Breakers | None = None,
+        desk: Desk | None = None,
     ) -> EpisodeSetup:
-        """Everything an episode of `game_name` needs (model seats counted on `breakers`)."""
+        """Everything an episode of `game_name` needs (model seats counted on `breakers`,
+        people's seats at their tables of the play page's `desk`)."""
         config = self.config
         params = config.params_for(game_name)
         game = games.load(game_name, **params)
@@ -177,8 +194,10 @@ class RunPlan:
             wall_s=config.wall_s_for(game_name),
             record_prompts=config.run.record_prompts,
             templates={p: self.templates[(p, game.family)] for p in self.policies},
-            seat_for=functools.partial(self.seat_for, game=game, pool=pool, breakers=breakers),
-            authors={name: spec.author for name, spec in config.policies.items()},
+            seat_for=functools.partial(
+                self.seat_for, game=game, pool=pool, breakers=breakers, desk=desk
+            ),
+            authors={name: _author(spec) for name, spec in config.policies.items()},
             hooks=self._hooks(game),
             max_infra_share=config.run.max_infra_share,
             models={
@@ -204,6 +223,13 @@ class RunPlan:
         finished = store.finished_episodes()
         for name in sorted(_games_played(self.config, self.master_seed)):
             self._hooks(games.load(name)).resume(keep, finished)
+
+
+def _author(spec: PolicyConfig) -> str | None:
+    """Who is behind a policy, for spectators: its author, or the person who plays it."""
+    if spec.author is None and isinstance(spec, HumanPolicy):
+        return spec.name
+    return spec.author
 
 
 def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse") -> RunPlan:

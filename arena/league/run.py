@@ -57,6 +57,7 @@ from arena.record.ledger import new_generation
 from arena.record.replay import Replay, write_atomic, write_atomic_lines
 from arena.record.validity import measured
 from arena.seats.breaker import Breakers, Circuit
+from arena.seats.desk import Desk
 from arena.seats.llm import provider_specs
 
 if TYPE_CHECKING:
@@ -148,21 +149,30 @@ async def execute(
     check_endpoints: bool = True,
     ray_address: str | None = None,
     executor: Executor | None = None,
+    desk: Desk | None = None,
 ) -> RunResult:
     """Play every episode of the plan the store does not hold yet, with bounded concurrency.
 
     The run folder is held for the whole session: a second run on it stops at once. Every
     model endpoint is probed first (`preflight`) unless `check_endpoints` is False. With
     `executor = "ray"` the episodes are played on the cluster at `ray_address`
-    (`arena.league.executor`); `executor` plays them instead, if given."""
+    (`arena.league.executor`); `executor` plays them instead, if given. A run with a
+    human policy needs the `desk` of its play page (`arena.viewer.play.play_page`)."""
+    if plan.people and desk is None:
+        raise ValueError(
+            f"policies {', '.join(plan.people)} are people: the run needs its play page's desk "
+            "(arena.viewer.play.play_page), which `arena run` serves"
+        )
     with hold_run_folder(plan.out):
         async with providers.Providers() as pool:
             if check_endpoints:
                 await preflight(plan, pool)
             if executor is not None:
-                return await _execute(plan, pool, executor, on_episode, grace_s, handle_signals)
+                return await _execute(
+                    plan, pool, executor, on_episode, grace_s, handle_signals, desk
+                )
             async with open_executor(plan, ray_address) as opened:
-                return await _execute(plan, pool, opened, on_episode, grace_s, handle_signals)
+                return await _execute(plan, pool, opened, on_episode, grace_s, handle_signals, desk)
 
 
 async def _execute(
@@ -172,6 +182,7 @@ async def _execute(
     on_episode: Progress | None,
     grace_s: float,
     handle_signals: bool,
+    desk: Desk | None,
 ) -> RunResult:
     if plan.resume == "new":
         start_over(plan.out)
@@ -189,7 +200,7 @@ async def _execute(
         if on_episode:
             on_episode(result)  # the session starts: a resume is said before anything plays
         with structlog.contextvars.bound_contextvars(run=name):
-            session = _Session(plan, pool, executor, store, finished, result, on_episode)
+            session = _Session(plan, pool, executor, store, finished, result, on_episode, desk)
             await session.play(grace_s, handle_signals)
         result.stopping = session.rules.to_json()
         if session.rounds is not None:
@@ -229,8 +240,10 @@ class _Session:
         finished: set[str],
         result: RunResult,
         on_episode: Progress | None,
+        desk: Desk | None = None,
     ) -> None:
         self.plan = plan
+        self.desk = desk
         self.pool = pool
         self.executor = executor
         self.store = store
@@ -335,7 +348,9 @@ class _Session:
                         continue
                     game = episode.match.game
                     if game not in self.setups:
-                        self.setups[game] = self.plan.setup_for(game, self.pool, self.breakers)
+                        self.setups[game] = self.plan.setup_for(
+                            game, self.pool, self.breakers, self.desk
+                        )
                     self.outstanding += 1
                     await jobs.send(episode)
 

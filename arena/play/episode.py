@@ -104,6 +104,8 @@ class _GameLoop:
         """Each ply's record as JSON text while the game is played: a long game then holds
         no objects the garbage collector must walk (its full passes pause the event loop
         for every game in flight); `finish` turns them back into records."""
+        for player in self.players:
+            player.observe(self.state, None)
         described = {str(seat): p.describe() for seat, p in enumerate(self.players)}
         self.record = GameRecord(
             index=index, aliases=list(self.aliases), integrity=game.integrity(self.state),
@@ -163,6 +165,8 @@ class _GameLoop:
             self.history.append(str(move_json(next(iter(decisions.values())).move)))
         else:  # simultaneous moves (setups, orders) are not repeated: one may be hidden
             self.history.append(f"turn {ply}")
+        for player in self.players:
+            player.observe(self.state, self.history[-1])
         standings = [game.standing(self.state, 0), game.standing(self.state, 1)]
         record = PlyRecord(
             ply=ply, decisions=records, standings=standings, integrity=game.integrity(self.state)
@@ -293,6 +297,8 @@ async def _play_game(
     if spoiled is not None:
         outcome = Outcome(None, COMPLETE, "no-contest", spoiled)
         record.result = GameResult(**outcome.to_json(), plies=len(record.plies))
+    for player in loop.players:
+        player.ended(outcome)
     log.info(
         "game_finished", ending=outcome.ending, reason=outcome.reason,
         game_index=index, policies=list(loop.policies), aliases=list(loop.aliases),

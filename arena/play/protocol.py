@@ -167,6 +167,14 @@ class Seat(ABC):
     async def decide(self, request: DecisionRequest) -> Decision:
         """The seat's move for `request`, within its deadlines."""
 
+    def observe(self, state: Any, moved: str | None) -> None:  # noqa: B027 - most ignore it
+        """The game is at `state`: its start (`moved` None), or after a ply, `moved` as the
+        seat's prompt lists it (a move, or `turn N` for simultaneous orders). A person's
+        page redraws on it."""
+
+    def ended(self, outcome: games.Outcome) -> None:  # noqa: B027 - most seats ignore it
+        """The game is over with `outcome` (its end, or the wall clock's adjudication)."""
+
     def endpoint_down(self) -> bool:
         """Whether the infrastructure behind the seat is known to be down (a model's endpoint
         whose circuit is open): a timeout then is not the seat's."""

@@ -15,12 +15,21 @@ from typing import Any
 
 import games
 import providers
-from arena.config import Config, LlmPolicy, MockPolicy, ProgramPolicy, ScriptedPolicy
+from arena.config import (
+    Config,
+    HumanPolicy,
+    LlmPolicy,
+    MockPolicy,
+    ProgramPolicy,
+    ScriptedPolicy,
+)
 from arena.play.protocol import Seat
 from arena.programs import ProgramInfo, ProgramSeat
 from arena.redact import Redactor
 from arena.seats.breaker import Breakers
 from arena.seats.cache import ResponseCache
+from arena.seats.desk import Desk
+from arena.seats.human import HumanSeat
 from arena.seats.llm import LlmSeat, provider_specs
 from arena.seats.mock import MockSeat
 from arena.seats.program import ProgramPlayer
@@ -41,9 +50,11 @@ def make_seat(
     redactor: Redactor | None = None,
     breakers: Breakers | None = None,
     cache: ResponseCache | None = None,
+    desk: Desk | None = None,
 ) -> Seat:
     """The seat `policy` plays through at `seat` of game `index` of a match on `seed`; a
-    model's seat asks the run's response `cache` first, if it has one."""
+    model's seat asks the run's response `cache` first, if it has one; a person's seat is
+    a table of the run's play page `desk`."""
     spec = config.policies[policy]
     rng = random.Random(f"{seed}:{index}:{seat}:{policy}")
     if isinstance(spec, ScriptedPolicy):
@@ -61,6 +72,13 @@ def make_seat(
                 f"policy {policy!r} is a program, and programs do not play {game.name}"
             )
         return ProgramPlayer(program, timeout)
+    if isinstance(spec, HumanPolicy):
+        if desk is None:
+            raise RuntimeError(
+                f"policy {policy!r} is a person: its seats need the run's play page (arena run "
+                "serves one while a run has a human policy)"
+            )
+        return HumanSeat(desk.table(game, seed, index, seat), spec.deadlines())
     if not isinstance(spec, LlmPolicy) or pool is None:
         raise RuntimeError(
             f"policy {policy!r} is a model: its seats need the run's open provider pool"

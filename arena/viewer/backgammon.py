@@ -112,6 +112,12 @@ class BackgammonDrawer:
         """The play in the mover's notation (`13/7*/5`, `NONE`)."""
         return str(move)
 
+    def seat_frame(
+        self, game: games.Game[Any], before: Any | None, after: Any, seat: int
+    ) -> dict[str, Any]:
+        """The frame itself: the board and the dice played are public."""
+        return self.frame(game, before, after)
+
     def static(self, game: games.Game[Any], initial: Any) -> dict[str, Any]:
         """The seats' colours in this game."""
         colours = [colour_of(initial.game, 0), colour_of(initial.game, 1)]

@@ -46,6 +46,12 @@ class Drawer(Protocol):
     def frame(self, game: games.Game[Any], before: Any | None, after: Any) -> dict[str, Any]:
         """The position `after` (reached from `before`, or the start when None)."""
 
+    def seat_frame(
+        self, game: games.Game[Any], before: Any | None, after: Any, seat: int
+    ) -> dict[str, Any]:
+        """The position `after` as `seat` may see it (the play page's board): only what
+        the seat's own view holds."""
+
     def move_text(self, move: Any) -> str:
         """A recorded move as people read it in the move list."""
 
@@ -89,6 +95,12 @@ class GridDrawer:
             "to_move": view["to_move"] if game.to_act(after) else None,
             "changed": _changed("".join(view["files"]), old, cells),
         }
+
+    def seat_frame(
+        self, game: games.Game[Any], before: Any | None, after: Any, seat: int
+    ) -> dict[str, Any]:
+        """The frame itself: every seat sees the whole board."""
+        return self.frame(game, before, after)
 
     def move_text(self, move: Any) -> str:
         """The move in the game's notation."""
@@ -147,6 +159,15 @@ class BattleDrawer:
             "alive": [s.survivors(0), s.survivors(1)],
         }
 
+    def seat_frame(
+        self, game: games.Game[Any], before: Any | None, after: Any, seat: int
+    ) -> dict[str, Any]:
+        """The frame with the enemy's orders left out: a seat sees where the enemy is,
+        never what it was told to do."""
+        out = self.frame(game, before, after)
+        out["orders"][1 - seat] = []
+        return out
+
     def move_text(self, move: Any) -> str:
         """Orders one per squad: `A3 attack B5; A4 move (30,22)`."""
         if not isinstance(move, list):
@@ -204,6 +225,33 @@ class StrategoDrawer:
             "last_move": views[0]["last_move"] if before is not None else None,
             "battle": battle if fought_now else None,
             "captured": [views[0]["captured"]["you"], views[1]["captured"]["you"]],
+        }
+
+    def seat_frame(
+        self, game: games.Game[Any], before: Any | None, after: Any, seat: int
+    ) -> dict[str, Any]:
+        """The board from `seat`'s own view alone: its pieces' codes, the enemy's where a
+        battle revealed them, `?` for the rest. The other seat's view is never read."""
+        view = game.view(after, seat)
+        board, owners, flags = ["."] * 100, ["."] * 100, ["."] * 100
+        for piece in view["pieces"]:
+            i = _square_index(piece["square"])
+            board[i], owners[i] = piece["code"], str(piece["seat"])
+            flags[i] = _FLAGS[(bool(piece.get("revealed")), bool(piece.get("moved")))]
+        battle = view["battles"][-1] if view["battles"] else None
+        fought_now = battle is not None and battle["ply"] == view["ply"] and before is not None
+        seen = "".join(board)
+        captured = [view["captured"]["you"], view["captured"]["enemy"]]
+        return {
+            "board": seen,
+            "owners": "".join(owners),
+            "flags": "".join(flags),
+            "seen": [seen, seen],
+            "phase": view["phase"],
+            "to_move": view["to_move"],
+            "last_move": view["last_move"] if before is not None else None,
+            "battle": battle if fought_now else None,
+            "captured": captured if seat == 0 else captured[::-1],
         }
 
 

@@ -1,0 +1,273 @@
+"""The play page: the desk over HTTP on 127.0.0.1, for the person who plays.
+
+Every path starts with `/play/<token>/`, a random token made when the page
+starts and printed with its URL only (never logged): a request without it
+is refused, so another user of the machine cannot play in your place, and
+a Host header other than the page's own address is refused too (a page of
+another site cannot reach it through a DNS name pointed at 127.0.0.1).
+
+    GET  /play/<token>/                the page (arena/viewer/static/play.html)
+    GET  /play/<token>/static/<file>   its script, style sheet and board drawing
+    GET  /play/<token>/api/tables?since=V   the desk; waits up to POLL_S for version > V
+    POST /play/<token>/api/move        {"table", "turn", "move"}: 200 accepted, 422 refused
+                                       with the engine's message, 409 closed, 404 unknown
+
+The page draws each table's board as the viewer does, from the seat's own
+view only (`Drawer.seat_frame`: Stratego's hidden ranks never leave the
+engine). The app runs in the run's own event loop (uvicorn's server as a
+task), so a try reaches the engine with no thread between them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from functools import partial
+from importlib import resources
+from string import Template
+from typing import Any
+from urllib.parse import parse_qs
+
+import anyio
+
+from arena.seats.desk import Desk, Table, TurnClosed
+from arena.viewer.boards import drawer_for
+
+__all__ = ["MAX_BODY", "POLL_S", "PlayPage", "PlayServer", "play_page"]
+
+POLL_S = 10.0
+"""The longest a long poll of the desk waits for a change."""
+MAX_BODY = 64 * 1024
+"""The largest move a page may send (a battle's orders are far smaller)."""
+_ASSET = re.compile(r"[a-z0-9_-]+\.(js|css)")
+"""The files of arena/viewer/static the page may load: scripts and style sheets."""
+_START_S = 10.0
+_STOP_S = 2.0
+
+_Scope = MutableMapping[str, Any]
+_Message = MutableMapping[str, Any]
+_Receive = Callable[[], Awaitable[_Message]]
+_Send = Callable[[_Message], Awaitable[None]]
+
+_HEADERS = [
+    (b"cache-control", b"no-store"),
+    (b"referrer-policy", b"no-referrer"),  # the token stays out of any Referer
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+]
+_TYPES = {
+    "js": b"text/javascript; charset=utf-8",
+    "css": b"text/css; charset=utf-8",
+    "html": b"text/html; charset=utf-8",
+}
+
+
+def _static(name: str) -> bytes:
+    return resources.files("arena.viewer").joinpath("static", name).read_bytes()
+
+
+class PlayPage:
+    """The ASGI app of the play page: the desk behind a token."""
+
+    def __init__(self, desk: Desk, token: str | None = None) -> None:
+        self.desk = desk
+        self.token = token or secrets.token_urlsafe(18)
+        self.hosts: set[bytes] = set()
+        """The Host headers accepted: the page's own address, once it is bound."""
+        self._drawn: dict[str, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
+        """Table id -> the position last drawn, its static and its frame."""
+
+    def tables(self) -> dict[str, Any]:
+        """The desk as the page reads it: every table with its board drawn for its seat."""
+        data = self.desk.to_json()
+        for table, out in zip(self.desk.tables.values(), data["tables"], strict=True):
+            out["static"], out["frame"] = self._board(table)
+        return data
+
+    def _board(self, table: Table) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        if table.state is None:
+            return None, None
+        drawn = self._drawn.get(table.id)
+        if drawn is None or drawn[0] is not table.state:
+            drawer = drawer_for(table.game.name)
+            static = drawer.static(table.game, table.state)
+            frame = drawer.seat_frame(table.game, table.before, table.state, table.seat)
+            drawn = self._drawn[table.id] = (table.state, static, frame)
+        return drawn[1], drawn[2]
+
+    def bound(self, port: int) -> None:
+        """The page listens on 127.0.0.1:`port`."""
+        self.hosts = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        """Serve one request."""
+        if scope["type"] != "http":  # run with lifespan="off": nothing to start or stop
+            return
+        parts = scope["path"].split("/", 3)
+        if (
+            len(parts) < 3
+            or parts[1] != "play"
+            or not secrets.compare_digest(parts[2].encode(), self.token.encode())
+        ):
+            await _text(send, 403, "forbidden: open the page at the URL `arena run` printed")
+            return
+        host = dict(scope["headers"]).get(b"host", b"")
+        if self.hosts and host not in self.hosts:
+            await _text(send, 403, "forbidden: the play page answers at 127.0.0.1 only")
+            return
+        rest = parts[3] if len(parts) == 4 else None
+        method = scope["method"]
+        if rest is None:
+            await _send(send, 308, b"", [(b"location", f"/play/{self.token}/".encode())])
+        elif rest == "" and method == "GET":
+            await self._page(send)
+        elif rest.startswith("static/") and method == "GET":
+            await self._asset(send, rest.removeprefix("static/"))
+        elif rest == "api/tables" and method == "GET":
+            await self._tables(scope, send)
+        elif rest == "api/move" and method == "POST":
+            await self._move(receive, send)
+        else:
+            await _text(send, 404, f"no such page: {method} {scope['path']}")
+
+    async def _page(self, send: _Send) -> None:
+        html = Template(_static("play.html").decode()).safe_substitute(
+            title=f"play · {self.desk.run}", root=f"/play/{self.token}/"
+        )
+        await _send(send, 200, html.encode(), [(b"content-type", _TYPES["html"])])
+
+    async def _asset(self, send: _Send, name: str) -> None:
+        if not _ASSET.fullmatch(name) or not resources.files("arena.viewer").joinpath(
+            "static", name
+        ).is_file():
+            await _text(send, 404, f"no such file: {name}")
+            return
+        kind = _TYPES[name.rsplit(".", 1)[-1]]
+        await _send(send, 200, _static(name), [(b"content-type", kind)])
+
+    async def _tables(self, scope: _Scope, send: _Send) -> None:
+        query = parse_qs(scope.get("query_string", b"").decode())
+        try:
+            since = int(query.get("since", ["-1"])[0])
+        except ValueError:
+            await _json(send, 400, {"ok": False, "error": "since must be a whole number"})
+            return
+        await self.desk.wait(since, POLL_S)
+        await _json(send, 200, self.tables())
+
+    async def _move(self, receive: _Receive, send: _Send) -> None:
+        body = await _body(receive)
+        if body is None:
+            await _json(send, 413, {"ok": False, "error": f"a move is at most {MAX_BODY} bytes"})
+            return
+        try:
+            sent = json.loads(body)
+            table, turn, move = sent["table"], int(sent["turn"]), sent["move"]
+        except (ValueError, TypeError, KeyError):
+            error = 'send one JSON object: {"table": ..., "turn": ..., "move": ...}'
+            await _json(send, 400, {"ok": False, "error": error})
+            return
+        try:
+            refusal = self.desk.offer(str(table), turn, move)
+        except KeyError:
+            await _json(send, 404, {"ok": False, "error": f"no table {table!r} in this run"})
+            return
+        except TurnClosed as closed:
+            await _json(send, 409, {"ok": False, "error": str(closed)})
+            return
+        if refusal is not None:
+            await _json(send, 422, {"ok": False, "error": refusal})
+            return
+        await _json(send, 200, {"ok": True})
+
+
+async def _body(receive: _Receive) -> bytes | None:
+    """The request body, or None past MAX_BODY."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def _send(send: _Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [
+        *_HEADERS, *headers, (b"content-length", str(len(body)).encode()),
+    ]})  # fmt: skip
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _text(send: _Send, status: int, text: str) -> None:
+    await _send(send, status, text.encode(), [(b"content-type", b"text/plain; charset=utf-8")])
+
+
+async def _json(send: _Send, status: int, data: Any) -> None:
+    body = json.dumps(data, separators=(",", ":"), allow_nan=False).encode()
+    await _send(send, status, body, [(b"content-type", b"application/json")])
+
+
+@dataclass(frozen=True)
+class PlayServer:
+    """A play page being served: its desk and the URL to open (token included)."""
+
+    desk: Desk
+    url: str
+    page: PlayPage
+
+
+def _quiet_server(uvicorn: Any, config: Any) -> Any:
+    """Uvicorn's server without its signal handlers: Ctrl-C is the run's to handle (its
+    grace period), not the page's."""
+
+    class Server(uvicorn.Server):  # type: ignore[misc]
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return Server(config)
+
+
+@asynccontextmanager
+async def play_page(run: str, port: int = 0) -> AsyncIterator[PlayServer]:
+    """Serve a new desk's play page on 127.0.0.1:`port` (0: a free one) for the block."""
+    import uvicorn  # only a run with people serves a page
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(
+            f"the play page cannot listen on 127.0.0.1:{port} ({exc}); pick another --play-port"
+        ) from exc
+    desk = Desk(run)
+    page = PlayPage(desk)
+    bound = sock.getsockname()[1]
+    page.bound(bound)
+    config = uvicorn.Config(
+        page, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1
+    )
+    server = _quiet_server(uvicorn, config)
+    with sock:
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(server.serve, sockets=[sock]))
+            try:
+                with anyio.fail_after(_START_S):
+                    while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, no event
+                        await anyio.sleep(0.005)
+                yield PlayServer(desk, f"http://127.0.0.1:{bound}/play/{page.token}/", page)
+            finally:
+                desk.close()  # the long polls answer, so the server stops gracefully
+                server.should_exit = True
+                group.cancel_scope.deadline = anyio.current_time() + _STOP_S
