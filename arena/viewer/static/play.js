@@ -76,11 +76,13 @@
     while (!state.stopped) {
       try {
         const answer = await fetch(`${ROOT}api/tables?since=${state.version}`, { cache: "no-store" });
-        if (answer.status === 403) { stop("this page's address is not valid any more (wrong or old token)"); return; }
+        if (answer.status === 403) { stop("this page's address is not valid any more (wrong or old token)", true); return; }
         if (!answer.ok) throw new Error(`HTTP ${answer.status}`);
-        arrive(await answer.json());
-        ui.connection.textContent = `run ${state.run}`;
+        const desk = await answer.json();
+        arrive(desk);
         ui.connection.classList.remove("lost");
+        if (desk.closed) { stop(`run ${state.run} is over: these are its last positions`); return; }
+        ui.connection.textContent = `run ${state.run}`;
       } catch (err) {
         ui.connection.textContent = `connection lost (${err.message}); retrying…`;
         ui.connection.classList.add("lost");
@@ -89,10 +91,12 @@
     }
   }
 
-  function stop(message) {
+  // The page stops asking: the run is over (its desk says closed) or the token is refused.
+  function stop(message, lost) {
     state.stopped = true;
     ui.connection.textContent = message;
-    ui.connection.classList.add("lost");
+    ui.connection.classList.toggle("lost", !!lost);
+    document.body.dataset.stopped = "1";
   }
 
   function arrive(desk) {
@@ -201,6 +205,7 @@
   function renderStatus(t) {
     let text;
     if (t.status === "over") text = `game over: ${t.result ? t.result.text : "finished"}`;
+    else if (t.status === "starting") text = "the game is starting";
     else if (state.pending) text = "sending your move…";
     else if (open(t)) text = `your move, ${t.alias}`;
     else if (t.turn && state.sent[t.id] === t.turn.id) text = "move accepted: waiting for the next turn";
@@ -217,6 +222,10 @@
     ui.extra.textContent = "";
     const setup = setupOf(t);
     const frame = setup ? setupFrame(t, setup) : t.frame;
+    if (t.status === "starting" && !frame) {
+      ui.board.append(h("p", { class: "meta", id: "board-starting" }, "the game is about to start"));
+      return;
+    }
     try {
       if (!t.static || !frame) throw new Error("no position to draw");
       ui.board.append(CogBoards.draw(t.game, t.static, frame, boardContext(t, frame)));
@@ -253,7 +262,7 @@
     const r = t.result;
     if (!r) { ui.result.textContent = t.status === "over" ? "game over" : ""; return; }
     put(ui.result, h("span", { id: "result-text" }, r.text || "game over"),
-      h("span", { class: "meta" }, ` · scores ${r.scores ? r.scores.join(" : ") : "none"}${r.ending ? ` · ${r.ending}` : ""}${r.reason ? ` · ${r.reason}` : ""}`));
+      h("span", { class: "meta" }, ` · scores ${r.scores ? r.scores.join(" : ") : "none"}${r.ending ? ` · ${r.ending}` : ""}${r.reason ? ` · ${r.reason}` : ""}${r.detail ? ` · ${r.detail}` : ""}`));
   }
 
   function renderRefusal(t) {
@@ -395,12 +404,14 @@
 
   function renderInput(t) {
     ui.input.textContent = "";
+    delete ui.input.dataset.turn;
     if (!open(t) || state.pending) {
       ui.input.classList.add("idle");
       ui.input.append(h("span", { class: "meta" }, t.status === "over" ? "this game is over" : "no move of yours is asked for now"));
       return;
     }
     ui.input.classList.remove("idle");
+    ui.input.dataset.turn = String(t.turn.id);
     const input = INPUTS[t.game] || {};
     const hint = inputHint(t);
     if (hint) ui.input.append(h("p", { class: "meta", id: "input-hint" }, hint));

@@ -11,21 +11,30 @@ play, a Stratego setup, a battle's orders. Screenshots go to
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import games
+from arena.cli import main as arena_main
+from arena.record.replay import load_replay
+from arena.seats.desk import Table as DeskTable
 from tests.arena.viewer.chromium import Tab
 from tests.arena.viewer.conftest import launch_chromium
 from tests.arena.viewer.play_desk import TOKEN, StandInDesk, Table
+from tests.arena.viewer.play_run import LiveRun
 
 pytestmark = pytest.mark.browser
 
 CARD_SEED = "ab" * 32
+SHOT = Path(__file__).resolve().parents[3] / "docs" / "images" / "play-page.png"
+"""The README's picture of the play page: connect-four mid-game."""
 
 
 @pytest.fixture(scope="module")
@@ -280,3 +289,300 @@ def test_paths_without_the_token_are_refused(desk: StandInDesk) -> None:
         assert refused.value.code == 403
     with urllib.request.urlopen(desk.url + "api/tables?since=999", timeout=10) as answer:
         assert json.load(answer)["run"] == "standin"
+
+
+# -- against the arena's own play page: `arena run`'s desk and server, in a thread -------------
+
+
+def _live_config(name: str, game: str, *, people: int = 1, **person: Any) -> dict[str, Any]:
+    """One match of `game`: a person (or two) against the game's baseline."""
+    policies: dict[str, Any] = {"you": {"kind": "human", "name": "A Person", **person}}
+    if people == 2:
+        policies["friend"] = {"kind": "human", **person}
+    else:
+        policies["tactician"] = {"kind": "scripted"}
+    return {
+        "run": {"name": name, "seed": 5, "games": [game], "matches": 1, "concurrency": 1},
+        "policies": policies,
+    }
+
+
+def _moves_posted(tab: Tab) -> list[tuple[int, Any]]:
+    """Every answer of api/move the page got, as (status, body), recorded from now on."""
+    answers: list[tuple[int, Any]] = []
+    tab.page.on(
+        "response",
+        lambda r: answers.append((r.status, r.json())) if r.url.endswith("/api/move") else None,
+    )
+    return answers
+
+
+def _desks_seen(tab: Tab) -> list[Any]:
+    """Every desk the page fetched (the long poll's JSON), recorded from now on."""
+    desks: list[Any] = []
+    tab.page.on(
+        "response",
+        lambda r: desks.append(r.json()) if "/api/tables" in r.url and r.ok else None,
+    )
+    return desks
+
+
+def _next_turn(tab: Tab, run: LiveRun, timeout_ms: float = 20_000) -> DeskTable | None:
+    """The table whose decision the page shows open, once it does; None once the run is over."""
+    waited = 0.0
+    while waited < timeout_ms:
+        if run.over:
+            return None
+        try:
+            tab.page.wait_for_selector("#play-input[data-turn]", timeout=500)
+        except PlaywrightTimeout:
+            waited += 500
+            continue
+        table = run.desk.tables[tab.page.evaluate("document.body.dataset.table")]
+        if table.turn is not None and str(table.turn.id) == tab.page.get_attribute(
+            "#play-input", "data-turn"
+        ):
+            return table
+        tab.page.wait_for_timeout(50)
+        waited += 50
+    raise AssertionError("no decision of the person's came up")
+
+
+def _answered(tab: Tab, table: DeskTable, turn: int) -> None:
+    """Until the page no longer shows decision `turn` of `table` open."""
+    tab.page.wait_for_function(
+        """([id, turn]) => document.body.dataset.table !== id ||
+             document.querySelector('#play-input').dataset.turn !== turn""",
+        arg=[table.id, str(turn)],
+    )
+
+
+def test_live_connect_four_played_by_clicks_finishes_and_verifies(tab: Tab, tmp_path: Path) -> None:
+    with LiveRun(tmp_path / "run", _live_config("c4-live", "connect-four")) as run:
+        posted = _moves_posted(tab)
+        tab.page.goto(run.url)
+        shot = False
+        for _ in range(60):
+            table = _next_turn(tab, run)
+            if table is None:
+                break
+            assert table.turn is not None
+            turn = table.turn
+            column = table.game.baseline(turn.request.state, table.seat)
+            if len(table.history) >= 3 and not shot:  # mid-game, for the README
+                tab.page.set_viewport_size({"width": 1200, "height": 800})
+                tab.page.wait_for_timeout(300)
+                SHOT.parent.mkdir(parents=True, exist_ok=True)
+                tab.page.screenshot(path=str(SHOT))
+                shot = True
+            _click(tab, f"{column}{1 + len(table.history) % 6}")  # any cell of the column
+            _answered(tab, table, turn.id)
+        result = run.wait()
+        tab.page.wait_for_selector("#result-text")
+        assert tab.page.get_attribute("#turn-status", "data-status") == "over"
+    assert result.played == 2
+    assert not result.failed
+    assert shot
+    assert posted
+    assert {status for status, _ in posted} == {200}
+    assert arena_main(["verify", str(tmp_path / "run")]) == 0
+    for path in run.replays:
+        replay = load_replay(path)
+        person = replay.spectator.policies[str(replay.games[0].index)].index("you")
+        alias = replay.games[0].aliases[person]
+        mine = [d for p in replay.games[0].plies for d in p.decisions if d.alias == alias]
+        assert mine
+        assert {d.source for d in mine} == {"reply"}
+    _clean(tab)
+
+
+def test_live_full_column_click_is_refused_and_the_countdown_runs_on(
+    tab: Tab, tmp_path: Path
+) -> None:
+    """Two people (both the test) fill file a, then one clicks it once more."""
+    config = _live_config("c4-full", "connect-four", people=2, decision_s=60)
+    with LiveRun(tmp_path / "run", config) as run:
+        posted = _moves_posted(tab)
+        tab.page.goto(run.url)
+        for _ in range(6):
+            table = _next_turn(tab, run)
+            assert table is not None
+            assert table.turn is not None
+            turn = table.turn.id
+            _click(tab, "a1")
+            _answered(tab, table, turn)
+        table = _next_turn(tab, run)
+        assert table is not None
+        assert table.turn is not None
+        before = float(tab.page.get_attribute("#countdown", "data-remaining") or 0)
+        _click(tab, "a6")
+        tab.page.wait_for_selector("#refusal .refused")
+        status, body = posted[-1]
+        assert status == 422
+        assert body["error"] in tab.page.inner_text("#refusal")
+        assert table.turn.refused[-1]["error"] == body["error"]  # the engine's own message
+        assert tab.page.locator("#board svg [data-piece]").count() == 6  # the board stays
+        tab.page.wait_for_timeout(600)
+        after = float(tab.page.get_attribute("#countdown", "data-remaining") or 0)
+        assert 40 < after < before  # still counting down, not started over
+        assert tab.page.get_attribute("#turn-status", "data-status") == "your-move"
+        _click(tab, "b1")
+        tab.page.wait_for_function("() => !document.querySelector('#refusal .refused')")
+        assert posted[-1][0] == 200
+    _clean(tab, refused=True)
+
+
+def test_live_unanswered_decisions_become_timeout_fallbacks(tab: Tab, tmp_path: Path) -> None:
+    config = _live_config("c4-silent", "connect-four", decision_s=0.6)
+    with LiveRun(tmp_path / "run", config) as run:
+        tab.page.goto(run.url)
+        tab.page.wait_for_selector("#countdown.low[data-remaining]")  # red, under 10 s
+        result = run.wait()
+        tab.page.wait_for_selector("#result-text")
+    assert result.played == 2
+    fallbacks = [f for path in run.replays for f in load_replay(path).games[0].fallbacks]
+    assert fallbacks
+    assert {f.cause for f in fallbacks} == {"timeout"}
+    assert arena_main(["verify", str(tmp_path / "run")]) == 0
+    _clean(tab)
+
+
+def test_live_page_refuses_requests_without_its_token(tab: Tab, tmp_path: Path) -> None:
+    with LiveRun(tmp_path / "run", _live_config("guarded", "hex")) as run:
+        base, token = run.url.split("/play/")
+        for url in [f"{base}/", f"{base}/play/", f"{base}/play/wrong/", f"{base}/play/x{token}"]:
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(url, timeout=10)
+            assert refused.value.code == 403, url
+        answer = tab.page.goto(f"{base}/play/not-{token}")
+        assert answer is not None
+        assert answer.status == 403
+        answer = tab.page.goto(run.url)
+        assert answer is not None
+        assert answer.status == 200
+        tab.page.wait_for_selector("#tables [data-table]")
+
+
+def _hidden_in(desks: list[Any]) -> tuple[int, list[str]]:
+    """(the enemy pieces seen on the person's Stratego boards, the codes of those not '?'
+    although unrevealed), over every desk the page fetched."""
+    seen, leaked = 0, []
+    for desk in desks:
+        for t in desk["tables"]:
+            frame, me = t["frame"], str(t["seat"])
+            if frame is None:
+                continue
+            for board in [frame["board"], *frame["seen"]]:
+                for code, owner, flag in zip(board, frame["owners"], frame["flags"], strict=True):
+                    if owner not in (".", me):
+                        seen += 1
+                        if code != "?" and flag not in "rb":
+                            leaked.append(code)
+            for piece in ((t["turn"] or {}).get("view") or {}).get("pieces", []):
+                if str(piece["seat"]) != me and piece["code"] != "?" and not piece["revealed"]:
+                    leaked.append(piece["code"])
+    return seen, leaked
+
+
+def test_live_stratego_setup_from_the_editor_and_no_hidden_rank_reaches_the_page(
+    tab: Tab, tmp_path: Path
+) -> None:
+    with LiveRun(tmp_path / "run", _live_config("stratego-live", "stratego")) as run:
+        posted, desks = _moves_posted(tab), _desks_seen(tab)
+        tab.page.goto(run.url)
+        table = _next_turn(tab, run)
+        assert table is not None
+        assert table.turn is not None
+        assert table.turn.request.key == "setup"
+        suggestion = table.turn.suggestion
+        assert tab.page.input_value("#setup-text").replace(" / ", "") == suggestion
+        back = 1 if table.seat == 0 else 10
+        _click(tab, f"a{back}")
+        _click(tab, f"j{back}")
+        setup = list(suggestion)
+        setup[0], setup[9] = setup[9], setup[0]
+        tab.page.click("#setup-submit")
+        _answered(tab, table, table.turn.id)
+        assert posted[-1] == (200, {"ok": True})
+        table = _next_turn(tab, run)
+        assert table is not None
+        assert table.turn is not None
+        assert table.turn.request.key == "move"
+        frm, to = re.findall(r"[a-j]\d+", table.turn.request.legal[0])
+        _click(tab, frm)
+        _click(tab, to)
+        _answered(tab, table, table.turn.id)
+        assert posted[-1] == (200, {"ok": True})
+        assert "?" in tab.pieces().values()
+    seen, leaked = _hidden_in(desks)
+    assert seen > 0  # the enemy was on the board...
+    assert leaked == []  # ...and never with its ranks
+    _clean(tab)
+
+
+def _wall(tab: Tab, table: DeskTable) -> None:
+    assert table.turn is not None
+    walls = [m for m in table.turn.request.legal if m[-1] in "hv"]
+    tab.page.select_option("#wall-select", walls[len(walls) // 2])
+    assert tab.page.locator("[data-wall-preview]").count() == 1
+    tab.page.click("#wall-place")
+
+
+def _from_to(tab: Tab, table: DeskTable) -> None:
+    assert table.turn is not None
+    frm, to = re.findall(r"[a-z]\d+", table.turn.request.legal[-1])
+    _click(tab, frm)
+    assert tab.page.locator(f"#board .target[data-cell='{to}']").count() >= 1
+    _click(tab, to)
+
+
+def _backgammon_play(tab: Tab, table: DeskTable) -> None:
+    assert table.turn is not None
+    legal = list(table.turn.request.legal)
+    shown = tab.page.eval_on_selector_all(
+        "#move-buttons [data-move]", "els => els.map(e => e.dataset.move)"
+    )
+    assert shown == legal
+    tab.page.click(f"#move-buttons [data-move='{legal[-1]}']")
+
+
+def _orders(tab: Tab, table: DeskTable) -> None:
+    assert table.turn is not None
+    view = table.turn.view
+    own, enemy = view["own_squads"][0]["name"], view["enemy_squads"][0]["name"]
+    second = view["own_squads"][1]["name"]
+    tab.page.select_option(f"[data-order-do='{own}']", "attack")
+    tab.page.select_option(f"[data-order-enemy='{own}']", enemy)
+    tab.page.select_option(f"[data-order-do='{second}']", "move")
+    tab.page.fill(f"[data-order-x='{second}']", "20")
+    tab.page.fill(f"[data-order-y='{second}']", "21")
+    tab.page.click("#orders-submit")
+
+
+@pytest.mark.parametrize(
+    ("game", "act"),
+    [
+        ("quoridor", _wall),
+        ("breakthrough", _from_to),
+        ("backgammon", _backgammon_play),
+        ("battle", _orders),
+    ],
+)
+def test_live_a_move_from_the_pages_input_is_accepted(
+    tab: Tab, tmp_path: Path, game: str, act: Any
+) -> None:
+    with LiveRun(tmp_path / "run", _live_config(f"{game}-live", game)) as run:
+        posted = _moves_posted(tab)
+        tab.page.goto(run.url)
+        table = _next_turn(tab, run)
+        assert table is not None
+        assert table.turn is not None
+        turn = table.turn
+        act(tab, table)
+        _answered(tab, table, turn.id)
+        assert posted[-1] == (200, {"ok": True})
+        assert turn.move is not None  # the engine read it
+        if game == "battle":
+            assert turn.written[0]["do"] == "attack"
+            assert turn.written[1]["to"] == [20, 21]
+    _clean(tab)
