@@ -276,7 +276,7 @@
       ui.refusal.append(h("div", { class: "refused", "data-refused": last.move }, h("b", {}, `refused: ${last.move}`), ` — ${last.error}`));
       if (refused.length > 1) ui.refusal.append(h("div", { class: "meta" }, `earlier tries: ${refused.slice(0, -1).map((r) => r.move).join(", ")}`));
     }
-    if (note && !(refused.length && refused[refused.length - 1].error === note.text)) {
+    if (note && !(refused.length && note.kind === "refused")) { // the desk's own list says it
       ui.refusal.append(h("div", { class: `note ${note.kind}`, "data-note": note.kind }, note.text));
     }
   }
@@ -312,6 +312,7 @@
     const t = table();
     if (!t || !open(t) || state.pending) return;
     state.pending = true;
+    document.body.dataset.pending = "1";
     state.picked = null;
     render();
     let answer = null, body = {};
@@ -325,6 +326,7 @@
       body = { error: `the move did not reach the arena (${err.message}); try again` };
     }
     state.pending = false;
+    delete document.body.dataset.pending;
     state.shown = null;
     if (answer && answer.ok && body.ok) {
       state.sent[t.id] = t.turn.id;
@@ -407,7 +409,8 @@
     delete ui.input.dataset.turn;
     if (!open(t) || state.pending) {
       ui.input.classList.add("idle");
-      ui.input.append(h("span", { class: "meta" }, t.status === "over" ? "this game is over" : "no move of yours is asked for now"));
+      const idle = state.pending ? "sending your move…" : t.status === "over" ? "this game is over" : "no move of yours is asked for now";
+      ui.input.append(h("span", { class: "meta" }, idle));
       return;
     }
     ui.input.classList.remove("idle");

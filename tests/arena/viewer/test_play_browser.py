@@ -14,7 +14,8 @@ import json
 import re
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -307,14 +308,11 @@ def _live_config(name: str, game: str, *, people: int = 1, **person: Any) -> dic
     }
 
 
-def _moves_posted(tab: Tab) -> list[tuple[int, Any]]:
-    """Every answer of api/move the page got, as (status, body), recorded from now on."""
-    answers: list[tuple[int, Any]] = []
-    tab.page.on(
-        "response",
-        lambda r: answers.append((r.status, r.json())) if r.url.endswith("/api/move") else None,
-    )
-    return answers
+def _send(tab: Tab, action: Callable[[], None]) -> tuple[int, Any]:
+    """The play server's answer (status, body) to the move that `action` (clicks) sends."""
+    with tab.page.expect_response(lambda r: r.url.endswith("/api/move")) as answer:
+        action()
+    return answer.value.status, answer.value.json()
 
 
 def _desks_seen(tab: Tab) -> list[Any]:
@@ -351,15 +349,15 @@ def _next_turn(tab: Tab, run: LiveRun, timeout_ms: float = 20_000) -> DeskTable 
 def _answered(tab: Tab, table: DeskTable, turn: int) -> None:
     """Until the page no longer shows decision `turn` of `table` open."""
     tab.page.wait_for_function(
-        """([id, turn]) => document.body.dataset.table !== id ||
-             document.querySelector('#play-input').dataset.turn !== turn""",
+        """([id, turn]) => !document.body.dataset.pending && (document.body.dataset.table !== id ||
+             document.querySelector('#play-input').dataset.turn !== turn)""",
         arg=[table.id, str(turn)],
     )
 
 
 def test_live_connect_four_played_by_clicks_finishes_and_verifies(tab: Tab, tmp_path: Path) -> None:
+    posted: list[tuple[int, Any]] = []
     with LiveRun(tmp_path / "run", _live_config("c4-live", "connect-four")) as run:
-        posted = _moves_posted(tab)
         tab.page.goto(run.url)
         shot = False
         for _ in range(60):
@@ -375,7 +373,8 @@ def test_live_connect_four_played_by_clicks_finishes_and_verifies(tab: Tab, tmp_
                 SHOT.parent.mkdir(parents=True, exist_ok=True)
                 tab.page.screenshot(path=str(SHOT))
                 shot = True
-            _click(tab, f"{column}{1 + len(table.history) % 6}")  # any cell of the column
+            cell = f"{column}{1 + len(table.history) % 6}"  # any cell of the column
+            posted.append(_send(tab, partial(_click, tab, cell)))
             _answered(tab, table, turn.id)
         result = run.wait()
         tab.page.wait_for_selector("#result-text")
@@ -384,7 +383,7 @@ def test_live_connect_four_played_by_clicks_finishes_and_verifies(tab: Tab, tmp_
     assert not result.failed
     assert shot
     assert posted
-    assert {status for status, _ in posted} == {200}
+    assert all(answer == (200, {"ok": True}) for answer in posted)
     assert arena_main(["verify", str(tmp_path / "run")]) == 0
     for path in run.replays:
         replay = load_replay(path)
@@ -402,22 +401,20 @@ def test_live_full_column_click_is_refused_and_the_countdown_runs_on(
     """Two people (both the test) fill file a, then one clicks it once more."""
     config = _live_config("c4-full", "connect-four", people=2, decision_s=60)
     with LiveRun(tmp_path / "run", config) as run:
-        posted = _moves_posted(tab)
         tab.page.goto(run.url)
         for _ in range(6):
             table = _next_turn(tab, run)
             assert table is not None
             assert table.turn is not None
             turn = table.turn.id
-            _click(tab, "a1")
+            assert _send(tab, lambda: _click(tab, "a1")) == (200, {"ok": True})
             _answered(tab, table, turn)
         table = _next_turn(tab, run)
         assert table is not None
         assert table.turn is not None
         before = float(tab.page.get_attribute("#countdown", "data-remaining") or 0)
-        _click(tab, "a6")
+        status, body = _send(tab, lambda: _click(tab, "a6"))
         tab.page.wait_for_selector("#refusal .refused")
-        status, body = posted[-1]
         assert status == 422
         assert body["error"] in tab.page.inner_text("#refusal")
         assert table.turn.refused[-1]["error"] == body["error"]  # the engine's own message
@@ -426,9 +423,8 @@ def test_live_full_column_click_is_refused_and_the_countdown_runs_on(
         after = float(tab.page.get_attribute("#countdown", "data-remaining") or 0)
         assert 40 < after < before  # still counting down, not started over
         assert tab.page.get_attribute("#turn-status", "data-status") == "your-move"
-        _click(tab, "b1")
+        assert _send(tab, lambda: _click(tab, "b1")) == (200, {"ok": True})
         tab.page.wait_for_function("() => !document.querySelector('#refusal .refused')")
-        assert posted[-1][0] == 200
     _clean(tab, refused=True)
 
 
@@ -488,7 +484,7 @@ def test_live_stratego_setup_from_the_editor_and_no_hidden_rank_reaches_the_page
     tab: Tab, tmp_path: Path
 ) -> None:
     with LiveRun(tmp_path / "run", _live_config("stratego-live", "stratego")) as run:
-        posted, desks = _moves_posted(tab), _desks_seen(tab)
+        desks = _desks_seen(tab)
         tab.page.goto(run.url)
         table = _next_turn(tab, run)
         assert table is not None
@@ -501,18 +497,20 @@ def test_live_stratego_setup_from_the_editor_and_no_hidden_rank_reaches_the_page
         _click(tab, f"j{back}")
         setup = list(suggestion)
         setup[0], setup[9] = setup[9], setup[0]
-        tab.page.click("#setup-submit")
-        _answered(tab, table, table.turn.id)
-        assert posted[-1] == (200, {"ok": True})
+        turn = table.turn
+        assert _send(tab, lambda: tab.page.click("#setup-submit")) == (200, {"ok": True})
+        _answered(tab, table, turn.id)
+        assert turn.written == "".join(setup)
         table = _next_turn(tab, run)
         assert table is not None
         assert table.turn is not None
         assert table.turn.request.key == "move"
         frm, to = re.findall(r"[a-j]\d+", table.turn.request.legal[0])
+        turn = table.turn
         _click(tab, frm)
-        _click(tab, to)
-        _answered(tab, table, table.turn.id)
-        assert posted[-1] == (200, {"ok": True})
+        assert _send(tab, lambda: _click(tab, to)) == (200, {"ok": True})
+        _answered(tab, table, turn.id)
+        assert turn.written == turn.request.legal[0]
         assert "?" in tab.pieces().values()
     seen, leaked = _hidden_in(desks)
     assert seen > 0  # the enemy was on the board...
@@ -572,15 +570,13 @@ def test_live_a_move_from_the_pages_input_is_accepted(
     tab: Tab, tmp_path: Path, game: str, act: Any
 ) -> None:
     with LiveRun(tmp_path / "run", _live_config(f"{game}-live", game)) as run:
-        posted = _moves_posted(tab)
         tab.page.goto(run.url)
         table = _next_turn(tab, run)
         assert table is not None
         assert table.turn is not None
         turn = table.turn
-        act(tab, table)
+        assert _send(tab, lambda: act(tab, table)) == (200, {"ok": True})
         _answered(tab, table, turn.id)
-        assert posted[-1] == (200, {"ok": True})
         assert turn.move is not None  # the engine read it
         if game == "battle":
             assert turn.written[0]["do"] == "attack"
