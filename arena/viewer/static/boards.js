@@ -14,7 +14,8 @@
  *   extra     an element for side cards such as the legend (emptied by the caller)
  *   alias(seat)  the seat's alias in the game
  *   side(seat)   the seat's side name (Red, Blue, BLACK, ...)
- *   play      backgammon: the play that led to the frame, as written, or null
+ *   play      backgammon: the play that led to the frame, as written; null for a frame of
+ *             dice still to be played (the play page's own turn)
  */
 window.CogBoards = (function () {
   "use strict";
@@ -345,6 +346,7 @@ window.CogBoards = (function () {
     const alias = (colour) => ctx.alias(st.colours.indexOf(colour));
     let caption;
     if (frame.opening) caption = `opening roll: BLACK ${frame.dice[0]}, WHITE ${frame.dice[1]}`;
+    else if (ctx.play === null) caption = `${alias(frame.mover)} to play ${frame.dice.join("-")} (${frame.mover})`;
     else {
       const play = ctx.play;
       caption = `${alias(frame.mover)} plays ${play} (${frame.mover}'s own numbering) with ${frame.dice.join("-")}`;

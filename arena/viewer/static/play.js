@@ -221,7 +221,7 @@
     ui.caption.textContent = "";
     ui.extra.textContent = "";
     const setup = setupOf(t);
-    const frame = setup ? setupFrame(t, setup) : t.frame;
+    const frame = setup ? setupFrame(t, setup) : toPlay(t) ? diceFrame(t) : t.frame;
     if (t.status === "starting" && !frame) {
       ui.board.append(h("p", { class: "meta", id: "board-starting" }, "the game is about to start"));
       return;
@@ -244,8 +244,17 @@
       seatView: t.seat, tick: steps && steps.length ? steps.length - 1 : 0,
       caption: ui.caption, extra: ui.extra,
       alias: (seat) => alias(t, seat), side: (seat) => sideName(t, seat),
-      play: t.history.length ? t.history[t.history.length - 1] : null,
+      play: toPlay(t) || !t.history.length ? null : t.history[t.history.length - 1],
     };
+  }
+
+  // Backgammon, the person to play: the board with the person's own dice, not the last play's.
+  function toPlay(t) {
+    return t.game === "backgammon" && open(t) && t.frame && !t.frame.opening && t.turn.view && Array.isArray(t.turn.view.dice);
+  }
+
+  function diceFrame(t) {
+    return { ...t.frame, dice: t.turn.view.dice, steps: [], opening: false, mover: t.turn.view.colour || sideName(t, t.seat) };
   }
 
   function mark(names, cls) {

@@ -180,6 +180,8 @@ def test_backgammon_play_picked_from_the_list(tab: Tab, desk: StandInDesk) -> No
     assert buttons == legal
     dice = table.game.view(table.state, 0)["dice"]
     assert tab.page.get_attribute("#dice", "data-dice") == "-".join(map(str, dice))
+    drawn = tab.page.eval_on_selector_all("#board .die", "els => els.map(e => +e.dataset.die)")
+    assert drawn == (dice * 2 if dice[0] == dice[1] else dice)  # the person's dice, on the board
     tab.page.click(f"#move-buttons [data-move='{legal[-1]}']")
     tab.page.wait_for_function(
         "n => document.querySelectorAll('#history li').length > n", arg=len(table.history) - 1
