@@ -27,7 +27,7 @@ import games
 from arena.viewer.boards import drawer_for
 
 TOKEN = "t0k3n-standin"
-POLL_S = 2.0
+POLL_S = 1.0
 DECISION_S = 120.0
 
 
@@ -149,6 +149,8 @@ class StandInDesk:
         self.tables: dict[str, Table] = {}
         self.version = 1
         self.changed = threading.Condition()
+        self.closed = False
+        """The run is over: the page should stop asking."""
         self.sent: list[Any] = []
         """Every JSON body the server answered with, for checks of what reached the page."""
         self.moves: list[dict[str, Any]] = []
@@ -162,6 +164,12 @@ class StandInDesk:
             self.tables[table.id] = table
             self._bump()
         return table
+
+    def close(self) -> None:
+        """The run is over: every long poll answers, and says so."""
+        with self.changed:
+            self.closed = True
+            self._bump()
 
     def _bump(self) -> None:
         self.version += 1
@@ -183,10 +191,11 @@ class StandInDesk:
 
     def desk(self, since: int) -> dict[str, Any]:
         with self.changed:
-            self.changed.wait_for(lambda: self.version > since, timeout=POLL_S)
+            self.changed.wait_for(lambda: self.version > since or self.closed, timeout=POLL_S)
             return {
                 "version": self.version,
                 "run": "standin",
+                "closed": self.closed,
                 "tables": [t.to_json() for t in self.tables.values()],
             }
 

@@ -284,13 +284,44 @@ def test_a_table_it_cannot_draw_keeps_the_text_box(tab: Tab, desk: StandInDesk) 
     _clean(tab)
 
 
+def test_the_list_marks_the_move_and_keeps_the_persons_pick(tab: Tab, desk: StandInDesk) -> None:
+    waiting = _table(desk, "connect-four")
+    real = waiting.to_json
+
+    def their_move() -> dict[str, Any]:
+        return {**real(), "status": "waiting", "turn": None}
+
+    waiting.to_json = their_move  # type: ignore[method-assign]
+    mine = _table(desk, "hex", seat=1)
+    _open(tab, desk)
+    assert tab.page.evaluate("document.body.dataset.table") == mine.id  # picked: the move is there
+    assert tab.page.locator("#tables .your-move").count() == 1
+    assert tab.page.get_attribute("#tables .your-move", "data-table") == mine.id
+    assert tab.page.title().startswith("(your move)")
+    tab.page.click(f"#tables [data-table='{waiting.id}']")
+    assert tab.page.evaluate("document.body.dataset.table") == waiting.id
+    assert tab.page.inner_text("#turn-status") == "waiting for cog-opp"
+    assert tab.page.locator("#move-text").count() == 0
+    with desk.changed:
+        desk._bump()  # a new desk: the person's pick stays
+    tab.page.wait_for_timeout(300)
+    assert tab.page.evaluate("document.body.dataset.table") == waiting.id
+    desk.close()
+    tab.page.wait_for_selector("body[data-stopped]")
+    assert "over" in tab.page.inner_text("#connection")
+    asked = len(desk.sent)
+    tab.page.wait_for_timeout(600)
+    assert len(desk.sent) == asked  # a closed desk is not asked again
+    _clean(tab)
+
+
 def test_paths_without_the_token_are_refused(desk: StandInDesk) -> None:
     base = desk.url.removesuffix(f"play/{TOKEN}/")
     for path in ["", "play/", "play/wrong/api/tables", "play/wrong/"]:
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(base + path, timeout=5)
         assert refused.value.code == 403
-    with urllib.request.urlopen(desk.url + "api/tables?since=999", timeout=10) as answer:
+    with urllib.request.urlopen(desk.url + "api/tables?since=-1", timeout=10) as answer:
         assert json.load(answer)["run"] == "standin"
 
 
