@@ -247,8 +247,21 @@ window.CogBoards = (function () {
   }
 
 
+  // The field's geometry: cell size, the left margin, the map's size in cells.
+  function battleGeometry(st) {
+    const n = st.map_size;
+    return { n, cs: n > 35 ? 13 : 18, off: 30 };
+  }
+
+  // The field's cell [x, y] (1-based, (1, 1) bottom-left) under a point of the SVG, or null.
+  function battleCellAt(st, px, py) {
+    const { n, cs, off } = battleGeometry(st);
+    const x = Math.floor((px - off) / cs) + 1, y = n - Math.floor((py - 4) / cs);
+    return x >= 1 && x <= n && y >= 1 && y <= n ? [x, y] : null;
+  }
+
   function battle(st, frame, ctx) {
-    const n = st.map_size, cs = n > 35 ? 13 : 18, off = 30;
+    const { n, cs, off } = battleGeometry(st);
     const root = svgRoot(off + n * cs + 6, n * cs + off + 6, "battle field");
     const left = (x) => off + x * cs, top = (y) => 4 + (n - 1 - y) * cs;
     root.append(s("rect", { x: off, y: 4, width: n * cs, height: n * cs, fill: "#eef0e6", stroke: "#999" }));
@@ -395,5 +408,5 @@ window.CogBoards = (function () {
     return renderer(st, frame, ctx);
   }
 
-  return { NS, SEAT_COLOURS, RENDERERS, STRATEGO_NAMES, draw, h, put, s, setAttrs, svgRoot, decodeTick, squadColour };
+  return { NS, SEAT_COLOURS, RENDERERS, STRATEGO_NAMES, draw, h, put, s, setAttrs, svgRoot, decodeTick, squadColour, battleCellAt };
 })();

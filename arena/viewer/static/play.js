@@ -404,8 +404,9 @@
   }
 
   function onBoardClick(e) {
-    const el = e.target.closest("[data-cell]");
     const t = table();
+    if (t && t.game === "battle" && open(t) && !state.pending) { aimAt(t, e); return; }
+    const el = e.target.closest("[data-cell]");
     if (!el || !t || !open(t) || state.pending) return;
     const setup = setupOf(t);
     if (setup) { setupClick(t, setup, el.dataset.cell); return; }
@@ -446,7 +447,7 @@
       stratego: "Click one of your pieces, then a highlighted square.",
       quoridor: "Click a highlighted square to move your pawn, or pick a wall and place it.",
       backgammon: "Pick one of the legal plays.",
-      battle: "Give orders to the squads you want to re-task; the others keep theirs.",
+      battle: "Give orders to the squads you want to re-task; the others keep theirs. For a move, click the field to set its target.",
     }[t.game] || "Type your move.";
   }
 
@@ -585,7 +586,8 @@
       h("table", { class: "squads" },
         h("tr", {}, h("th", { class: "name" }, "squad"), h("th", {}, "alive"), h("th", { class: "name" }, "order in force"), h("th", { class: "name" }, "new order")),
         rows),
-      h("button", { type: "submit", id: "orders-submit", class: "primary" }, "send orders"));
+      h("button", { type: "submit", id: "orders-submit", class: "primary" }, "send orders"),
+      h("span", { class: "meta aim-hint", id: "aim-hint" }));
     state.forms[key] = form;
     return form;
   }
@@ -599,10 +601,26 @@
     const choice = h("select", { "data-order-do": q.name, "aria-label": `${q.name} order`, onchange: () => {
       enemy.hidden = choice.value !== "attack";
       x.hidden = y.hidden = choice.value !== "move";
+      const form = choice.closest("form");
+      if (choice.value === "move") form.dataset.aim = q.name;
+      else if (form.dataset.aim === q.name) delete form.dataset.aim;
+      form.querySelector(".aim-hint").textContent = form.dataset.aim ? `click the field to set ${form.dataset.aim}'s target` : "";
     } }, ORDERS.map((o) => h("option", { value: o, disabled: o === "attack" && !enemies.length }, o === "move" ? "move to (x, y)" : o === "attack" ? "attack squad" : o)));
     return h("tr", { "data-squad": q.name },
       h("td", { class: "name" }, q.name), h("td", {}, q.alive === undefined ? "" : q.alive), h("td", { class: "name" }, now),
       h("td", { class: "name" }, choice, " ", enemy, x, y));
+  }
+
+  // A click on the field sets the target of the squad last told to move there.
+  function aimAt(t, e) {
+    const form = state.forms[turnKey(t)], svg = ui.board.querySelector("svg");
+    if (!form || !svg || !form.dataset.aim) return;
+    const point = new DOMPoint(e.clientX, e.clientY).matrixTransform(svg.getScreenCTM().inverse());
+    const cell = CogBoards.battleCellAt(t.static, point.x, point.y);
+    if (!cell) return;
+    const squad = form.dataset.aim;
+    form.querySelector(`[data-order-x="${squad}"]`).value = String(cell[0]);
+    form.querySelector(`[data-order-y="${squad}"]`).value = String(cell[1]);
   }
 
   function readOrders(form) {

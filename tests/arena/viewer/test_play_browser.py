@@ -243,14 +243,27 @@ def test_stratego_setup_from_the_editor_then_a_move(tab: Tab, desk: StandInDesk)
     _clean(tab)
 
 
+def _click_field(tab: Tab, x: int, y: int, size: int = 45) -> None:
+    """A click on the middle of the battle field's cell (x, y), 1-based from bottom-left (the
+    field's geometry of boards.js: 13-pixel cells past 35, a 30-pixel margin left, 4 above)."""
+    cs, off = (13 if size > 35 else 18), 30
+    svg = tab.page.locator("#board svg")
+    box = svg.bounding_box()
+    assert box is not None
+    scale = box["width"] / (off + size * cs + 6)
+    px, py = off + (x - 1) * cs + cs / 2, 4 + (size - y) * cs + cs / 2
+    svg.click(position={"x": px * scale, "y": py * scale})
+
+
 def test_battle_orders_from_the_form(tab: Tab, desk: StandInDesk) -> None:
     table = _table(desk, "battle")
     _open(tab, desk)
     tab.page.select_option("[data-order-do='A3']", "attack")
     tab.page.select_option("[data-order-enemy='A3']", "B5")
     tab.page.select_option("[data-order-do='A4']", "move")
-    tab.page.fill("[data-order-x='A4']", "30")
-    tab.page.fill("[data-order-y='A4']", "22")
+    _click_field(tab, 30, 22)  # the field's cell (30, 22) sets A4's target
+    assert tab.page.input_value("[data-order-x='A4']") == "30"
+    assert tab.page.input_value("[data-order-y='A4']") == "22"
     tab.page.select_option("[data-order-do='A9']", "hold")
     tab.page.click("#orders-submit")
     tab.page.wait_for_function("() => document.querySelector('#history li')")
