@@ -257,8 +257,14 @@
     return { ...t.frame, dice: t.turn.view.dice, steps: [], opening: false, mover: t.turn.view.colour || sideName(t, t.seat) };
   }
 
+  // Highlights the shapes drawn for cells `names`: a piece's group outlines its shape, not its label.
   function mark(names, cls) {
-    for (const name of names) for (const el of ui.board.querySelectorAll(`[data-cell="${name}"]`)) el.classList.add(cls);
+    for (const name of names) {
+      for (const el of ui.board.querySelectorAll(`[data-cell="${name}"]`)) {
+        const shape = el.tagName === "g" ? el.querySelector("rect, circle, polygon") : el;
+        if (shape) shape.classList.add(cls);
+      }
+    }
   }
 
   function renderHistory(t) {
