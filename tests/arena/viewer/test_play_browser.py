@@ -1,16 +1,21 @@
-"""The play page in a real headless Chromium, against a stand-in of the arena's play server.
+"""The play page in a real headless Chromium: against a stand-in of its server, then against
+the arena's own (a run with a person's seat, in a thread).
 
 The stand-in (play_desk.py) answers the page's HTTP contract over the real
 engines and the viewer's drawers, its other seat playing the baseline, so
 each test checks that what the person clicks reaches the engine as the move
 the person meant: a column, a cell, a from-to move, a wall, a backgammon
-play, a Stratego setup, a battle's orders. Screenshots go to
-/tmp/cog-screens/play-<game>.png.
+play, a Stratego setup, a battle's orders. The live tests (play_run.py) play
+runs through `arena.viewer.play` and the desk: a game to its end and
+`arena verify`, a refusal, timeouts, the token, Stratego's hidden ranks, a
+move of each kind of input. Screenshots go to /tmp/cog-screens/;
+COG_UPDATE_SCREENSHOTS=1 rewrites the README's docs/images/play-page.png.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import urllib.error
 import urllib.request
@@ -26,7 +31,7 @@ import games
 from arena.cli import main as arena_main
 from arena.record.replay import load_replay
 from arena.seats.desk import Table as DeskTable
-from tests.arena.viewer.chromium import Tab
+from tests.arena.viewer.chromium import SCREENS, Tab
 from tests.arena.viewer.conftest import launch_chromium
 from tests.arena.viewer.play_desk import TOKEN, StandInDesk, Table
 from tests.arena.viewer.play_run import LiveRun
@@ -34,8 +39,14 @@ from tests.arena.viewer.play_run import LiveRun
 pytestmark = pytest.mark.browser
 
 CARD_SEED = "ab" * 32
-SHOT = Path(__file__).resolve().parents[3] / "docs" / "images" / "play-page.png"
-"""The README's picture of the play page: connect-four mid-game."""
+SHOT = (
+    Path(__file__).resolve().parents[3] / "docs" / "images" / "play-page.png"
+    if os.environ.get("COG_UPDATE_SCREENSHOTS") == "1"
+    else SCREENS / "play-page.png"
+)
+"""The picture of the play page mid-game: the README's (docs/images/) with
+COG_UPDATE_SCREENSHOTS=1, else one beside the other screenshots, so a test run leaves the
+tree as it found it."""
 
 
 @pytest.fixture(scope="module")
