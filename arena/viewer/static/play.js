@@ -6,7 +6,8 @@
  * move to `api/move` as {table, turn, move}. A 422 answer is the engine's
  * refusal (the deadline keeps running and the person may try again), a 409
  * a decision that closed first. Input maps clicks onto the turn's legal
- * moves where the game lists them; a text box takes any move in every game.
+ * moves where the game lists them (play-moves.js, CogMoves); a text box takes
+ * any move in every game.
  * Stable hooks for people and tests: #tables [data-table], #board
  * [data-cell], #countdown, #refusal, #move-text, #move-submit,
  * #move-buttons [data-move], #wall-select, #setup-submit, #orders.
@@ -20,7 +21,6 @@
   const TITLE = document.title;
   const LOW_S = 10;
   const RETRY_MS = 2000;
-  const SQUARE = /[a-z]\d+/gi; // a square's name inside a written move: "a4-a5", "a4xa5"
 
   const state = {
     version: -1,
@@ -33,10 +33,6 @@
     sent: {}, // table id -> the turn id whose move the server accepted
     pending: false, // a move is on its way
     notes: {}, // "table:turn" -> the page's own refusal or hint for that decision
-    picked: null, // the from-square of a from-to move
-    pickedFor: null, // the decision ("table:turn") that `picked` belongs to
-    setups: {}, // "table:turn" -> { codes: [40], picked }
-    forms: {}, // "table:turn" -> the battle's orders form (kept across redraws)
     stopped: false,
   };
 
@@ -138,8 +134,6 @@
     document.title = state.tables.some(open) ? `(your move) ${TITLE}` : TITLE;
     const sig = t ? JSON.stringify([t.id, t.status, t.turn && t.turn.id, t.turn && t.turn.refused.length, t.history.length, t.result, open(t), state.pending]) : "none";
     if (sig === state.shown) { tickCountdown(); return; }
-    const key = turnKey(t);
-    if (key !== state.pickedFor) { state.picked = null; state.pickedFor = key; }
     state.shown = sig;
     renderTable(t);
     tickCountdown();
@@ -220,41 +214,32 @@
     ui.board.textContent = "";
     ui.caption.textContent = "";
     ui.extra.textContent = "";
-    const setup = setupOf(t);
-    const frame = setup ? setupFrame(t, setup) : toPlay(t) ? diceFrame(t) : t.frame;
+    const own = t.turn && open(t) ? moves.frame(t) : null;
+    const frame = own ? own.frame : t.frame;
     if (t.status === "starting" && !frame) {
       ui.board.append(h("p", { class: "meta", id: "board-starting" }, "the game is about to start"));
       return;
     }
     try {
       if (!t.static || !frame) throw new Error("no position to draw");
-      ui.board.append(CogBoards.draw(t.game, t.static, frame, boardContext(t, frame)));
+      ui.board.append(CogBoards.draw(t.game, t.static, frame, boardContext(t, frame, own)));
     } catch (err) {
       ui.board.textContent = "";
       ui.board.append(h("p", { class: "card board-fallback", id: "board-fallback" },
         `This board cannot be drawn here (${err.message}); the moves and the text box below still work.`));
       return;
     }
-    if (open(t) && !state.pending) markInputs(t, setup);
+    if (open(t) && !state.pending) moves.marks(t);
   }
 
-  function boardContext(t, frame) {
+  function boardContext(t, frame, own) {
     const steps = frame.ticks || frame.steps;
     return {
       seatView: t.seat, tick: steps && steps.length ? steps.length - 1 : 0,
       caption: ui.caption, extra: ui.extra,
       alias: (seat) => alias(t, seat), side: (seat) => sideName(t, seat),
-      play: toPlay(t) || !t.history.length ? null : t.history[t.history.length - 1],
+      play: own || !t.history.length ? null : t.history[t.history.length - 1],
     };
-  }
-
-  // Backgammon, the person to play: the board with the person's own dice, not the last play's.
-  function toPlay(t) {
-    return t.game === "backgammon" && open(t) && t.frame && !t.frame.opening && t.turn.view && Array.isArray(t.turn.view.dice);
-  }
-
-  function diceFrame(t) {
-    return { ...t.frame, dice: t.turn.view.dice, steps: [], opening: false, mover: t.turn.view.colour || sideName(t, t.seat) };
   }
 
   // Highlights the shapes drawn for cells `names`: a piece's group outlines its shape, not its label.
@@ -328,7 +313,7 @@
     if (!t || !open(t) || state.pending) return;
     state.pending = true;
     document.body.dataset.pending = "1";
-    state.picked = null;
+    moves.reset();
     render();
     let answer = null, body = {};
     try {
@@ -357,67 +342,9 @@
 
   // -- input ------------------------------------------------------------------------------
 
-  const INPUTS = {
-    "connect-four": { cell: (t, name) => send(fileOf(name)) },
-    hex: { cell: (t, name) => send(name), buttons: (t) => t.turn.legal.filter((m) => !isCell(t, m)) },
-    breakthrough: { cell: fromTo, marks: markFromTo },
-    stratego: { cell: fromTo, marks: markFromTo },
-    quoridor: { cell: (t, name) => send(name), marks: (t) => mark(pawnMoves(t), "target"), panel: wallPicker },
-    backgammon: { buttons: (t) => t.turn.legal, panel: diceLine },
-    battle: { panel: ordersForm },
-  };
-
-  function fileOf(name) { return name.replace(/\d+$/, ""); }
-
-  function isCell(t, move) {
-    const files = (t.static && t.static.files) || "";
-    const m = /^([a-z])(\d+)$/.exec(move);
-    return !!m && files.includes(m[1]) && Number(m[2]) >= 1 && Number(m[2]) <= t.static.ranks;
-  }
-
-  function squares(move) { return String(move).match(SQUARE) || []; }
-
-  function movesFrom(t, from) { return t.turn.legal.filter((m) => { const sq = squares(m); return sq.length === 2 && sq[0] === from; }); }
-
-  function fromTo(t, name) {
-    if (state.picked) {
-      const move = movesFrom(t, state.picked).find((m) => squares(m)[1] === name);
-      if (move) { send(move); return; }
-      if (name === state.picked) { state.picked = null; drawBoard(t); return; }
-    }
-    if (movesFrom(t, name).length) { state.picked = name; setNote(t, "hint", ""); drawBoard(t); return; }
-    const text = state.picked ? `${name} is not a target of ${state.picked}: pick a highlighted square` : `no legal move starts on ${name}`;
-    state.picked = null;
-    drawBoard(t);
-    setNote(t, "hint", text);
-  }
-
-  function markFromTo(t) {
-    const from = new Set(t.turn.legal.map((m) => squares(m)[0]).filter(Boolean));
-    mark(from, "movable");
-    if (state.picked) {
-      mark([state.picked], "picked");
-      mark(movesFrom(t, state.picked).map((m) => squares(m)[1]), "target");
-    }
-  }
-
-  function pawnMoves(t) { return t.turn.legal.filter((m) => isCell(t, m)); }
-
-  function markInputs(t, setup) {
-    if (setup) { if (setup.picked !== null) mark([setupCells(t)[setup.picked]], "picked"); return; }
-    const input = INPUTS[t.game];
-    if (input && input.marks) input.marks(t);
-  }
-
   function onBoardClick(e) {
     const t = table();
-    if (t && t.game === "battle" && open(t) && !state.pending) { aimAt(t, e); return; }
-    const el = e.target.closest("[data-cell]");
-    if (!el || !t || !open(t) || state.pending) return;
-    const setup = setupOf(t);
-    if (setup) { setupClick(t, setup, el.dataset.cell); return; }
-    const input = INPUTS[t.game];
-    if (input && input.cell) input.cell(t, el.dataset.cell);
+    if (t && open(t) && !state.pending) moves.click(t, e);
   }
 
   function renderInput(t) {
@@ -431,30 +358,16 @@
     }
     ui.input.classList.remove("idle");
     ui.input.dataset.turn = String(t.turn.id);
-    const input = INPUTS[t.game] || {};
-    const hint = inputHint(t);
+    const hint = moves.hint(t);
     if (hint) ui.input.append(h("p", { class: "meta", id: "input-hint" }, hint));
-    if (setupOf(t)) ui.input.append(setupPanel(t));
-    else if (input.panel) ui.input.append(input.panel(t));
-    const buttons = input.buttons ? input.buttons(t) : [];
+    const panel = moves.panel(t);
+    if (panel) ui.input.append(panel);
+    const buttons = moves.buttons(t);
     if (buttons.length) {
       ui.input.append(h("div", { class: "move-buttons", id: "move-buttons" },
         buttons.map((m) => h("button", { "data-move": m, onclick: () => send(m) }, m))));
     }
     ui.input.append(textForm(t));
-  }
-
-  function inputHint(t) {
-    if (setupOf(t)) return "Your setup: click two of your squares to swap their pieces, then send it.";
-    return {
-      "connect-four": "Click a column to drop your disc.",
-      hex: "Click an empty cell to place your stone.",
-      breakthrough: "Click one of your pieces, then a highlighted square.",
-      stratego: "Click one of your pieces, then a highlighted square.",
-      quoridor: "Click a highlighted square to move your pawn, or pick a wall and place it.",
-      backgammon: "Pick one of the legal plays.",
-      battle: "Give orders to the squads you want to re-task; the others keep theirs. For a move, click the field to set its target.",
-    }[t.game] || "Type your move.";
   }
 
   // Any move as text: the fallback of every game (a battle's orders as their JSON list).
@@ -477,175 +390,13 @@
     return h("div", {}, form, details.length ? h("details", { class: "help" }, h("summary", {}, "how to write a move"), details) : null);
   }
 
-  // -- quoridor's walls ----------------------------------------------------------------------
-
-  function wallPicker(t) {
-    const walls = t.turn.legal.filter((m) => /^[a-z]\d+[hv]$/.test(m));
-    if (!walls.length) return h("p", { class: "meta" }, "no wall can be placed");
-    const select = h("select", { id: "wall-select", "aria-label": "wall", onchange: () => previewWall(t, select.value) },
-      h("option", { value: "" }, `pick a wall (${walls.length})`),
-      walls.map((w) => h("option", { value: w }, `${w.slice(0, -1)} ${w.endsWith("h") ? "horizontal" : "vertical"}`)));
-    return h("div", { class: "wall-picker" }, select,
-      h("button", { id: "wall-place", onclick: () => { if (select.value) send(select.value); } }, "place wall"),
-      h("span", { class: "meta" }, " h: along the top of the square and its right neighbour; v: along their right side"));
-  }
-
-  // The wall drawn dashed where it would stand, from the geometry of the squares it touches.
-  function previewWall(t, wall) {
-    for (const old of ui.board.querySelectorAll("[data-wall-preview]")) old.remove();
-    const svg = ui.board.querySelector("svg");
-    const cell = ui.board.querySelector(`rect[data-cell="${wall.slice(0, -1)}"]`);
-    if (!wall || !svg || !cell) return;
-    const x = Number(cell.getAttribute("x")), y = Number(cell.getAttribute("y")), cs = Number(cell.getAttribute("width"));
-    const gap = 10;
-    const attrs = wall.endsWith("h")
-      ? { x, y: y - gap, width: 2 * cs + gap, height: gap }
-      : { x: x + cs, y: y - cs - gap, width: gap, height: 2 * cs + gap };
-    svg.append(s("rect", { ...attrs, rx: 2, fill: "#ffb30088", stroke: "#8a5a00", "stroke-dasharray": "4 3", "stroke-width": 2, "data-wall-preview": wall }));
-  }
-
-  // -- backgammon's dice -------------------------------------------------------------------
-
-  function diceLine(t) {
-    const v = t.turn.view || {};
-    const dice = v.dice || [];
-    return h("p", { class: "dice", id: "dice", "data-dice": dice.join("-") },
-      `your dice: ${dice.join(" and ") || "?"}${v.four_moves ? " (doubles: four moves)" : ""}${v.colour ? ` · you play ${v.colour}, in your own numbering` : ""}`);
-  }
-
-  // -- Stratego's setup editor -------------------------------------------------------------------
-
-  function setupOf(t) {
-    if (!t || t.game !== "stratego" || !t.turn || t.turn.key !== "setup" || !open(t)) return null;
-    const key = turnKey(t);
-    if (!state.setups[key]) state.setups[key] = { codes: Array.from(t.turn.suggestion || defaultSetup(t.turn.view)), picked: null };
-    return state.setups[key];
-  }
-
-  // The pieces in the order of setup_counts, when the arena suggests none.
-  function defaultSetup(view) {
-    const counts = (view && view.setup_counts) || {};
-    return Object.entries(counts).map(([code, n]) => code.repeat(n)).join("");
-  }
-
-  // The squares a setup fills, in its order: the seat's own back rank first, each rank from a to j.
-  function setupCells(t) {
-    const ranks = [...((t.turn.view && t.turn.view.home_ranks) || (t.seat === 0 ? [1, 2, 3, 4] : [7, 8, 9, 10]))];
-    ranks.sort((a, b) => (t.seat === 0 ? a - b : b - a));
-    const files = (t.static && t.static.files) || "abcdefghij";
-    return ranks.flatMap((r) => Array.from(files, (f) => `${f}${r}`));
-  }
-
-  function setupFrame(t, setup) {
-    const cells = setupCells(t), board = (t.frame && t.frame.seen ? t.frame.seen[t.seat] : ".".repeat(100)).split("");
-    const owners = (t.frame && t.frame.owners ? t.frame.owners : ".".repeat(100)).split("");
-    cells.forEach((name, k) => {
-      const i = (Number(name.slice(1)) - 1) * 10 + "abcdefghij".indexOf(name[0]);
-      board[i] = setup.codes[k];
-      owners[i] = String(t.seat);
-    });
-    const seen = board.join("");
-    return { ...(t.frame || {}), board: seen, seen: [seen, seen], owners: owners.join(""), flags: ".".repeat(100),
-      phase: "setup", last_move: null, battle: null, captured: (t.frame && t.frame.captured) || [[], []] };
-  }
-
-  function setupClick(t, setup, name) {
-    const k = setupCells(t).indexOf(name);
-    if (k < 0) { setNote(t, "hint", `${name} is not one of your home squares`); return; }
-    if (setup.picked === null) setup.picked = k;
-    else {
-      const j = setup.picked;
-      [setup.codes[j], setup.codes[k]] = [setup.codes[k], setup.codes[j]];
-      setup.picked = null;
-    }
-    drawBoard(t);
-    ui.setupText.value = setupText(setup);
-  }
-
-  function setupText(setup) {
-    const codes = setup.codes.join("");
-    return [0, 10, 20, 30].map((i) => codes.slice(i, i + 10)).join(" / ");
-  }
-
-  function setupPanel(t) {
-    const setup = setupOf(t);
-    ui.setupText = h("input", { type: "text", id: "setup-text", readonly: true, value: setupText(setup), "aria-label": "setup, back rank first", size: 50 });
-    return h("div", { class: "setup-panel" }, ui.setupText,
-      h("button", { id: "setup-reset", onclick: () => { delete state.setups[turnKey(t)]; state.shown = null; render(); } }, "start again"),
-      h("button", { id: "setup-submit", class: "primary", onclick: () => send(setupOf(t).codes.join("")) }, "send this setup"),
-      h("p", { class: "meta" }, "Back rank first, each rank from file a to j."));
-  }
-
-  // -- the battle's orders -------------------------------------------------------------------------
-
-  const ORDERS = ["keep", "advance", "attack", "move", "hold", "retreat"];
-
-  function ordersForm(t) {
-    const key = turnKey(t);
-    if (state.forms[key]) return state.forms[key];
-    const v = t.turn.view || {};
-    const own = v.own_squads || [];
-    const enemies = (v.enemy_squads || []).filter((q) => q.alive === undefined || q.alive > 0).map((q) => q.name);
-    const size = v.map_size || (t.static && t.static.map_size) || 45;
-    const rows = own.map((q) => orderRow(q, enemies, size));
-    const form = h("form", { class: "orders", id: "orders", onsubmit: (e) => { e.preventDefault(); send(readOrders(form)); } },
-      h("table", { class: "squads" },
-        h("tr", {}, h("th", { class: "name" }, "squad"), h("th", {}, "alive"), h("th", { class: "name" }, "order in force"), h("th", { class: "name" }, "new order")),
-        rows),
-      h("button", { type: "submit", id: "orders-submit", class: "primary" }, "send orders"),
-      h("span", { class: "meta aim-hint", id: "aim-hint" }));
-    state.forms[key] = form;
-    return form;
-  }
-
-  function orderRow(q, enemies, size) {
-    const now = q.order ? `${q.order.do}${q.order.enemy ? " " + q.order.enemy : ""}${q.order.to ? ` (${q.order.to.join(",")})` : ""}` : "";
-    const enemy = h("select", { "data-order-enemy": q.name, "aria-label": `${q.name} target`, hidden: true }, enemies.map((n) => h("option", { value: n }, n)));
-    const centre = q.centroid || [Math.ceil(size / 2), Math.ceil(size / 2)];
-    const x = h("input", { type: "number", min: 1, max: size, value: centre[0], "data-order-x": q.name, "aria-label": `${q.name} x`, hidden: true });
-    const y = h("input", { type: "number", min: 1, max: size, value: centre[1], "data-order-y": q.name, "aria-label": `${q.name} y`, hidden: true });
-    const choice = h("select", { "data-order-do": q.name, "aria-label": `${q.name} order`, onchange: () => {
-      enemy.hidden = choice.value !== "attack";
-      x.hidden = y.hidden = choice.value !== "move";
-      const form = choice.closest("form");
-      if (choice.value === "move") form.dataset.aim = q.name;
-      else if (form.dataset.aim === q.name) delete form.dataset.aim;
-      form.querySelector(".aim-hint").textContent = form.dataset.aim ? `click the field to set ${form.dataset.aim}'s target` : "";
-    } }, ORDERS.map((o) => h("option", { value: o, disabled: o === "attack" && !enemies.length }, o === "move" ? "move to (x, y)" : o === "attack" ? "attack squad" : o)));
-    return h("tr", { "data-squad": q.name },
-      h("td", { class: "name" }, q.name), h("td", {}, q.alive === undefined ? "" : q.alive), h("td", { class: "name" }, now),
-      h("td", { class: "name" }, choice, " ", enemy, x, y));
-  }
-
-  // A click on the field sets the target of the squad last told to move there.
-  function aimAt(t, e) {
-    const form = state.forms[turnKey(t)], svg = ui.board.querySelector("svg");
-    if (!form || !svg || !form.dataset.aim) return;
-    const point = new DOMPoint(e.clientX, e.clientY).matrixTransform(svg.getScreenCTM().inverse());
-    const cell = CogBoards.battleCellAt(t.static, point.x, point.y);
-    if (!cell) return;
-    const squad = form.dataset.aim;
-    form.querySelector(`[data-order-x="${squad}"]`).value = String(cell[0]);
-    form.querySelector(`[data-order-y="${squad}"]`).value = String(cell[1]);
-  }
-
-  function readOrders(form) {
-    const orders = [];
-    for (const choice of form.querySelectorAll("[data-order-do]")) {
-      const squad = choice.dataset.orderDo, order = { squad, do: choice.value };
-      if (order.do === "keep") continue;
-      if (order.do === "attack") order.enemy = form.querySelector(`[data-order-enemy="${squad}"]`).value;
-      if (order.do === "move") {
-        order.to = [Number(form.querySelector(`[data-order-x="${squad}"]`).value), Number(form.querySelector(`[data-order-y="${squad}"]`).value)];
-      }
-      orders.push(order);
-    }
-    return orders;
-  }
-
   // -- start ----------------------------------------------------------------------------------------
 
   build();
+  const moves = CogMoves.create({
+    send, mark, redraw: drawBoard, note: setNote, board: ui.board, turnKey, open, side: sideName,
+    refresh: () => { state.shown = null; render(); },
+  });
   setInterval(tickCountdown, 250);
   poll();
 })();
