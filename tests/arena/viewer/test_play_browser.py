@@ -193,10 +193,9 @@ def test_backgammon_play_picked_from_the_list(tab: Tab, desk: StandInDesk) -> No
     assert tab.page.get_attribute("#dice", "data-dice") == "-".join(map(str, dice))
     drawn = tab.page.eval_on_selector_all("#board .die", "els => els.map(e => +e.dataset.die)")
     assert drawn == (dice * 2 if dice[0] == dice[1] else dice)  # the person's dice, on the board
+    plies = len(table.history)
     tab.page.click(f"#move-buttons [data-move='{legal[-1]}']")
-    tab.page.wait_for_function(
-        "n => document.querySelectorAll('#history li').length > n", arg=len(table.history) - 1
-    )
+    _wait_plies(tab, plies + 1)
     assert desk.moves[-1]["move"] == legal[-1]
     assert desk.moves[-1]["table"] == table.id
     _clean(tab)
@@ -242,11 +241,10 @@ def test_stratego_setup_from_the_editor_then_a_move(tab: Tab, desk: StandInDesk)
     if table.game.to_act(table.state) == (1,):
         legal = table.game.legal_moves(table.state, 1)
         frm, to = legal[0].split("-")
+        plies = len(table.history)
         _click(tab, frm)
         _click(tab, to)
-        tab.page.wait_for_function(
-            "n => document.querySelectorAll('#history li').length > n", arg=len(table.history) - 1
-        )
+        _wait_plies(tab, plies + 1)
         assert desk.moves[-1]["move"] == legal[0]
     assert seen, "the page fetched its desk"
     assert _hidden_ranks(seen, 1) == []
