@@ -142,7 +142,7 @@ class Table:
         game, state, seat = request.game, request.state, request.seat
         self._turns += 1
         turn = Turn(
-            self._turns, request, now, now + first_s, now + decision_s, decision_s,
+            self._turns, request, now, now + min(first_s, decision_s), now + decision_s, decision_s,
             view=game.view(state, seat), last=now,
         )  # fmt: skip
         if not request.legal and request.move_help is not None:
