@@ -101,10 +101,19 @@ window.CogMoves = (function () {
       if (!walls.length) return h("p", { class: "meta" }, "no wall can be placed");
       const select = h("select", { id: "wall-select", "aria-label": "wall", onchange: () => previewWall(t, select.value) },
         h("option", { value: "" }, `pick a wall (${walls.length})`),
-        walls.map((w) => h("option", { value: w }, `${w.slice(0, -1)} ${w.endsWith("h") ? "horizontal" : "vertical"}`)));
+        walls.map((w) => h("option", { value: w }, wallLabel(w))));
       return h("div", { class: "wall-picker" }, select,
         h("button", { id: "wall-place", onclick: () => { if (select.value) page.send(select.value); } }, "place wall"),
-        h("span", { class: "meta" }, " h: along the top of the square and its right neighbour; v: along their right side"));
+        h("span", { class: "meta" }, " h: along the top of the square and the one right of it; v: along the right side of the square and the one above it"));
+    }
+
+    // "e3h" -> "e3h horizontal: blocks e3-e4, f3-f4" (docs/rules.md, quoridor's notation).
+    function wallLabel(wall) {
+      const f = wall[0], r = Number(wall.slice(1, -1));
+      const g = String.fromCharCode(f.charCodeAt(0) + 1);
+      return wall.endsWith("h")
+        ? `${wall} horizontal: blocks ${f}${r}-${f}${r + 1}, ${g}${r}-${g}${r + 1}`
+        : `${wall} vertical: blocks ${f}${r}-${g}${r}, ${f}${r + 1}-${g}${r + 1}`;
     }
 
     // The wall drawn dashed where it would stand, from the geometry of the squares it touches.

@@ -172,6 +172,8 @@ def test_quoridor_pawn_step_then_a_wall_from_the_picker(tab: Tab, desk: StandInD
     _click(tab, "e2")
     tab.page.wait_for_function("() => document.querySelectorAll('#history li').length >= 2")
     assert desk.moves[-1]["move"] == "e2"
+    label = tab.page.inner_text("#wall-select option[value='c3h']")
+    assert label == "c3h horizontal: blocks c3-c4, d3-d4"
     tab.page.select_option("#wall-select", "c3h")
     assert tab.page.locator("[data-wall-preview='c3h']").count() == 1
     tab.page.click("#wall-place")
