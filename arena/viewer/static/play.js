@@ -10,12 +10,13 @@
  * any move in every game.
  * Stable hooks for people and tests: #tables [data-table], #board
  * [data-cell], #countdown, #refusal, #move-text, #move-submit,
- * #move-buttons [data-move], #wall-select, #setup-submit, #orders.
+ * #move-buttons [data-move], #wall-select, #wall-place, #setup-text, #setup-submit,
+ * #orders [data-order-do/-enemy/-x/-y], #orders-submit; body[data-table], [data-pending].
  */
 (function () {
   "use strict";
 
-  const { h, put, s } = CogBoards;
+  const { h, put } = CogBoards;
   const APP = document.getElementById("app");
   const ROOT = APP.dataset.root || "./";
   const TITLE = document.title;
