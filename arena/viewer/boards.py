@@ -9,8 +9,9 @@ what the ply changed.
 
 Adding a game to the viewer: write a drawer here, register it in
 `DRAWERS` under the game's name, and add a renderer of the same name to
-`static/replay.js` (`RENDERERS`). Backgammon's drawer lives in its own
-module, `backgammon`, with the search for the single-die steps of a play.
+`static/boards.js` (`RENDERERS`, shared by the replay and play pages).
+Backgammon's drawer lives in its own module, `backgammon`, with the search
+for the single-die steps of a play.
 """
 
 from __future__ import annotations

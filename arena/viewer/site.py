@@ -30,7 +30,7 @@ from arena.viewer.league import Drawn, league_data
 
 __all__ = ["ASSETS", "Site", "build_site", "embed_json"]
 
-ASSETS = ("viewer.css", "league.js", "replay.js")
+ASSETS = ("viewer.css", "boards.js", "league.js", "replay.js")
 """Files copied from the package's `static/` folder into `view/static/`."""
 
 log = structlog.get_logger("arena.viewer")

@@ -25,8 +25,8 @@ def sites() -> Sites:
     return built
 
 
-@pytest.fixture(scope="module")
-def browser(sites: Sites) -> Iterator[Any]:
+def launch_chromium() -> Iterator[Any]:
+    """A Chromium for the module's tests; skips (or fails, COG_REQUIRE_BROWSER=1) without one."""
     path = chromium_path()
     if path is None:
         message = "no Chromium (set COG_CHROMIUM or install /usr/bin/chromium)"
@@ -39,6 +39,11 @@ def browser(sites: Sites) -> Iterator[Any]:
         chromium = playwright.chromium.launch(executable_path=path, args=ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="module")
+def browser(sites: Sites) -> Iterator[Any]:
+    yield from launch_chromium()
 
 
 @pytest.fixture

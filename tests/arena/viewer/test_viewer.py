@@ -28,7 +28,7 @@ from arena.viewer import build_site, main_view, replay_data
 from arena.viewer.battle import turn_frames
 from arena.viewer.league import h2h_from_games
 from arena.viewer.server import Server
-from arena.viewer.site import embed_json
+from arena.viewer.site import ASSETS, embed_json
 from games.battle import BattleState
 
 BOARD_GAMES = ["connect-four", "hex", "breakthrough", "quoridor"]
@@ -425,7 +425,7 @@ def test_build_site_writes_a_league_page_and_a_page_per_replay(
     for page in [out / "index.html", *sorted((out / "games").glob("*.html"))[:2]]:
         text = page.read_text(encoding="utf-8")
         assert not re.search(r'(src|href)="(https?:)?//', text), "no page loads from the network"
-    for asset in ("viewer.css", "league.js", "replay.js"):
+    for asset in ASSETS:
         text = (out / "static" / asset).read_text(encoding="utf-8")
         assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", text)
 
