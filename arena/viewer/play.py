@@ -142,9 +142,10 @@ class PlayPage:
         await _send(send, 200, html.encode(), [(b"content-type", _TYPES["html"])])
 
     async def _asset(self, send: _Send, name: str) -> None:
-        if not _ASSET.fullmatch(name) or not resources.files("arena.viewer").joinpath(
-            "static", name
-        ).is_file():
+        if (
+            not _ASSET.fullmatch(name)
+            or not resources.files("arena.viewer").joinpath("static", name).is_file()
+        ):
             await _text(send, 404, f"no such file: {name}")
             return
         kind = _TYPES[name.rsplit(".", 1)[-1]]
