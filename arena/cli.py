@@ -349,10 +349,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import arena.logs  # first of all: it imports structlog without rich (see arena.logs)
     from arena.config import ConfigError, load_config
     from arena.league.lock import hold_run_folder
     from arena.league.plan import plan_run
-    from arena.logs import close_logging, configure_logging
     from arena.play.prompts import PromptError
 
     if args.mock_faults and not args.mock_llm:
@@ -383,7 +383,7 @@ def _run(args: argparse.Namespace) -> int:
     console = _Stderr()
     # The folder is held before anything in it is written: a second run stops here.
     with hold_run_folder(plan.out):
-        configure_logging(
+        arena.logs.configure_logging(
             plan.out / "events.jsonl", console=True, verbose=args.verbose,
             fresh=resume == "new", redactor=plan.redactor,
         )  # fmt: skip
@@ -395,7 +395,7 @@ def _run(args: argparse.Namespace) -> int:
                 check=not args.no_preflight, ray_address=args.ray_address,
             )  # fmt: skip
         finally:
-            close_logging()
+            arena.logs.close_logging()
     from arena.league.report import sprt_lines, standings_tables
 
     out = _stdout()
