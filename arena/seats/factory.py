@@ -11,20 +11,19 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import games
-import providers
 from arena.config import Config, LlmPolicy, MockPolicy, ProgramPolicy, ScriptedPolicy
 from arena.play.protocol import Seat
-from arena.programs import ProgramInfo, ProgramSeat
 from arena.redact import Redactor
-from arena.seats.breaker import Breakers
-from arena.seats.cache import ResponseCache
-from arena.seats.llm import LlmSeat, provider_specs
-from arena.seats.mock import MockSeat
-from arena.seats.program import ProgramPlayer
 from arena.seats.scripted import ScriptedSeat
+
+if TYPE_CHECKING:  # each kind of seat is imported when a run first seats one
+    import providers
+    from arena.programs import ProgramInfo
+    from arena.seats.breaker import Breakers
+    from arena.seats.cache import ResponseCache
 
 __all__ = ["make_seat"]
 
@@ -49,8 +48,13 @@ def make_seat(
     if isinstance(spec, ScriptedPolicy):
         return ScriptedSeat(spec.baseline, rng)
     if isinstance(spec, MockPolicy):
+        from arena.seats.mock import MockSeat
+
         return MockSeat(rng, spec.faults, spec.latency_ms / 1000)
     if isinstance(spec, ProgramPolicy):
+        from arena.programs import ProgramSeat
+        from arena.seats.program import ProgramPlayer
+
         digest = hashlib.sha256(f"{seed}:{index}:{seat}:program".encode()).hexdigest()
         program = ProgramSeat(
             programs[policy], seed=int(digest[:8], 16), node_budget=config.run.node_budget
@@ -65,6 +69,8 @@ def make_seat(
         raise RuntimeError(
             f"policy {policy!r} is a model: its seats need the run's open provider pool"
         )
+    from arena.seats.llm import LlmSeat, provider_specs
+
     replicas = [
         (pool.client(p), breakers.circuit(p) if breakers is not None else None)
         for p in provider_specs(spec)
