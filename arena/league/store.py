@@ -178,7 +178,8 @@ class LeagueStore:
         try:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=FULL")
-            connection.executescript(_SCHEMA)
+            # One transaction: in autocommit every CREATE would be a commit and an fsync.
+            connection.executescript(f"BEGIN;\n{_SCHEMA}COMMIT;")
             _add_column(connection, "episodes", "digest")  # a store from before digests
             _add_column(connection, "fallbacks", "side")  # a store from before sides
             _probe(connection)
