@@ -8,12 +8,14 @@ does); every other module is imported by the handler that needs it, so that
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arena.league.formats import FORMATS, WHATS
 
@@ -30,8 +32,7 @@ __all__ = ["main"]
 _Handler = Callable[[argparse.Namespace], int]
 
 
-def _run_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    run = sub.add_parser("run", help="play every match of a config and print the standings")
+def _run_command(run: argparse.ArgumentParser) -> None:
     run.add_argument("config", type=Path, help="a TOML run config, e.g. configs/quickstart.toml")
     run.add_argument("--out", type=Path, help="output folder (default runs/<run.name>)")
     run.add_argument("--verbose", action="store_true", help="show every event on the console")
@@ -104,10 +105,7 @@ def _run_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     run.set_defaults(handler=_run)
 
 
-def _mock_llm_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    mock = sub.add_parser(
-        "mock-llm", help="a local server speaking the OpenAI, Anthropic and Gemini protocols"
-    )
+def _mock_llm_command(mock: argparse.ArgumentParser) -> None:
     mock.add_argument(
         "--host", default="127.0.0.1", help="the address to listen on (default %(default)s)"
     )
@@ -145,11 +143,7 @@ def _mock_llm_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     mock.set_defaults(handler=_mock_llm)
 
 
-def _verify_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    verify = sub.add_parser(
-        "verify",
-        help="re-derive replays and check everything a run folder claims (store, ledger, digests)",
-    )
+def _verify_command(verify: argparse.ArgumentParser) -> None:
     verify.add_argument("paths", type=Path, nargs="+", help="replay files or run folders")
     verify.add_argument(
         "--expect",
@@ -159,16 +153,11 @@ def _verify_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     verify.set_defaults(handler=_verify)
 
 
-def _games_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    sub.add_parser(
-        "games", help="list the games: what each is, its baseline and rules version"
-    ).set_defaults(handler=_games)
+def _games_command(listing: argparse.ArgumentParser) -> None:
+    listing.set_defaults(handler=_games)
 
 
-def _report_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    report = sub.add_parser(
-        "report", help="standings, head to head, fallback records or games of a run"
-    )
+def _report_command(report: argparse.ArgumentParser) -> None:
     report.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
     report.add_argument(
         "--format",
@@ -188,8 +177,7 @@ def _report_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     report.set_defaults(handler=_report)
 
 
-def _program_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    program = sub.add_parser("program", help="program seats: check a player program")
+def _program_command(program: argparse.ArgumentParser) -> None:
     program_sub = program.add_subparsers(dest="program_command", metavar="COMMAND", required=True)
     check = program_sub.add_parser(
         "check", help="static check, then two games against the baseline"
@@ -208,16 +196,12 @@ def _program_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     check.set_defaults(handler=_program)
 
 
-def _rebuild_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    rebuild = sub.add_parser(
-        "rebuild", help="re-create a run's league.db from its replays (the replays are the truth)"
-    )
+def _rebuild_command(rebuild: argparse.ArgumentParser) -> None:
     rebuild.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
     rebuild.set_defaults(handler=_rebuild)
 
 
-def _view_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    view = sub.add_parser("view", help="write (and optionally serve) the league and replay pages")
+def _view_command(view: argparse.ArgumentParser) -> None:
     view.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
     view.add_argument(
         "--serve", action="store_true", help="serve on 127.0.0.1 and refresh as games finish"
@@ -228,8 +212,7 @@ def _view_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     view.set_defaults(handler=_view)
 
 
-def _prompt_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    prompt = sub.add_parser("prompt", help="print the exact prompt a seat would get")
+def _prompt_command(prompt: argparse.ArgumentParser) -> None:
     prompt.add_argument("--game", required=True, help="a game name (`arena games`), or rotate")
     prompt.add_argument(
         "--seed",
@@ -256,12 +239,7 @@ def _prompt_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     prompt.set_defaults(handler=_prompt)
 
 
-def _rescore_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    rescore = sub.add_parser(
-        "rescore",
-        help="re-read a run's recorded replies with the current readers and show which "
-        "decisions would change (asks no model, writes nothing)",
-    )
+def _rescore_command(rescore: argparse.ArgumentParser) -> None:
     rescore.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
     rescore.add_argument(
         "--format",
@@ -305,26 +283,57 @@ def _card_seed(text: str) -> str:
     return text
 
 
-_SUBCOMMANDS = (
-    _run_command, _mock_llm_command, _verify_command, _games_command, _report_command,
-    _program_command, _view_command, _prompt_command, _rebuild_command, _rescore_command,
-)  # fmt: skip
+_Builder = Callable[[argparse.ArgumentParser], None]
+
+_SUBCOMMANDS: dict[str, tuple[str, _Builder]] = {
+    "run": ("play every match of a config and print the standings", _run_command),
+    "mock-llm": (
+        "a local server speaking the OpenAI, Anthropic and Gemini protocols",
+        _mock_llm_command,
+    ),
+    "verify": (
+        "re-derive replays and check everything a run folder claims (store, ledger, digests)",
+        _verify_command,
+    ),
+    "games": ("list the games: what each is, its baseline and rules version", _games_command),
+    "report": ("standings, head to head, fallback records or games of a run", _report_command),
+    "program": ("program seats: check a player program", _program_command),
+    "view": ("write (and optionally serve) the league and replay pages", _view_command),
+    "prompt": ("print the exact prompt a seat would get", _prompt_command),
+    "rebuild": (
+        "re-create a run's league.db from its replays (the replays are the truth)",
+        _rebuild_command,
+    ),
+    "rescore": (
+        "re-read a run's recorded replies with the current readers and show which "
+        "decisions would change (asks no model, writes nothing)",
+        _rescore_command,
+    ),
+}
+"""Each subcommand: its help line, and the builder of its arguments."""
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The `arena` parser. Every subcommand is listed, but only the one `argv` names gets
+    its arguments (the top level takes no option with a value, so its first word that is
+    not an option is the subcommand): building all of them is most of a run's parsing."""
     parser = argparse.ArgumentParser(
         prog="arena",
         description="Play language models, scripted baselines and programs against each other.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for build in _SUBCOMMANDS:
-        build(sub)
+    words = sys.argv[1:] if argv is None else argv
+    named = next((word for word in words if not word.startswith("-")), None)
+    for name, (help_line, build) in _SUBCOMMANDS.items():
+        command = sub.add_parser(name, help=help_line)
+        if name == named:
+            build(command)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `arena` command; returns the exit status."""
-    parser = _parser()
+    parser = _parser(argv)
     args = parser.parse_args(argv)
     handler: _Handler | None = getattr(args, "handler", None)
     if handler is None:
@@ -349,12 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    import arena.logs  # first of all: it imports structlog without rich (see arena.logs)
     from arena.config import ConfigError, load_config
     from arena.league.lock import hold_run_folder
     from arena.league.plan import plan_run
-    from arena.logs import close_logging, configure_logging
     from arena.play.prompts import PromptError
 
     if args.mock_faults and not args.mock_llm:
@@ -382,23 +389,23 @@ def _run(args: argparse.Namespace) -> int:
         plan = plan_run(config, args.out, resume=resume)
     except PromptError as exc:
         raise ConfigError(str(exc)) from exc
-    console = Console(stderr=True)
+    console = _Stderr()
     # The folder is held before anything in it is written: a second run stops here.
     with hold_run_folder(plan.out):
-        configure_logging(
+        arena.logs.configure_logging(
             plan.out / "events.jsonl", console=True, verbose=args.verbose,
             fresh=resume == "new", redactor=plan.redactor,
         )  # fmt: skip
         try:
             mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
-            show = not args.no_progress and console.is_terminal
+            show = not args.no_progress and console.rich.is_terminal
             result = _play_with_progress(
                 plan, console, show=show, mock=mock, grace_s=args.grace,
                 check=not args.no_preflight, ray_address=args.ray_address,
                 play_port=args.play_port,
             )  # fmt: skip
         finally:
-            close_logging()
+            arena.logs.close_logging()
     from arena.league.report import sprt_lines, standings_tables
 
     out = _stdout()
@@ -465,9 +472,57 @@ def _served_by_mock(config: Config, mock_url: str) -> Config:
     return config.model_copy(update={"policies": policies})
 
 
+class _Stderr:
+    """The run's console on stderr, made when first used: a run without a live display
+    says nothing before its first game, and does not wait for rich to start it."""
+
+    def __init__(self) -> None:
+        self._console: Console | None = None
+
+    @property
+    def rich(self) -> Console:
+        """The rich console itself."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True)
+        return self._console
+
+    def print(self, *objects: object, **options: Any) -> None:
+        """`Console.print` on stderr."""
+        self.rich.print(*objects, **options)
+
+
+@contextmanager
+def _progress_bar(
+    console: _Stderr, show: bool, name: str, total: int
+) -> Iterator[Callable[..., object]]:
+    """A live progress bar on the console, moved by the function it yields (its keywords:
+    completed, total, in_flight, fallbacks); without `show`, a function that does nothing."""
+    if not show:
+        yield lambda **fields: None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )  # fmt: skip
+
+    columns = (
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("in flight {task.fields[in_flight]} | fallbacks {task.fields[fallbacks]}"),
+        TimeRemainingColumn(),
+    )  # fmt: skip
+    with Progress(*columns, console=console.rich) as progress:
+        task = progress.add_task(name, total=total, in_flight=0, fallbacks=0)
+        yield functools.partial(progress.update, task)
+
+
 def _play_with_progress(
     plan: RunPlan,
-    console: Console,
+    console: _Stderr,
     *,
     show: bool,
     mock: tuple[int, str] | None,
@@ -477,24 +532,11 @@ def _play_with_progress(
     play_port: int = 0,
 ) -> RunResult:
     import anyio
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )  # fmt: skip
 
     from arena.league.run import execute
 
-    columns = (
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("in flight {task.fields[in_flight]} | fallbacks {task.fields[fallbacks]}"),
-        TimeRemainingColumn(),
-    )  # fmt: skip
-    with Progress(*columns, console=console, disable=not show) as progress:
-        episodes = plan.episode_count()
-        task = progress.add_task(plan.config.run.name, total=episodes, in_flight=0, fallbacks=0)
+    episodes = plan.episode_count()
+    with _progress_bar(console, show, plan.config.run.name, episodes) as move:
         lines = _ProgressLines(console, plan.config.run.name)
 
         def on_episode(result: RunResult) -> None:
@@ -506,8 +548,8 @@ def _play_with_progress(
                     highlight=False, markup=False, soft_wrap=True,
                 )  # fmt: skip
             lines.starting = False
-            progress.update(
-                task, completed=result.played + result.skipped + len(result.failed),
+            move(
+                completed=result.played + result.skipped + len(result.failed),
                 total=episodes + result.replays, in_flight=result.in_flight,
                 fallbacks=result.fallbacks,
             )  # fmt: skip
@@ -552,7 +594,7 @@ class _ProgressLines:
 
     EVERY_S = 30.0
 
-    def __init__(self, console: Console, name: str) -> None:
+    def __init__(self, console: _Stderr, name: str) -> None:
         self.console = console
         self.name = name
         self.starting = True

@@ -9,7 +9,6 @@ run stores next to its results.
 from __future__ import annotations
 
 import os
-import secrets
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -205,7 +204,10 @@ class MockPolicy(_PolicyBase):
     """An in-process seat that answers through the LLM text path, with seeded faults."""
 
     kind: Literal["mock"]
-    faults: dict[str, float] = Field(default_factory=dict)
+    # An empty dict as the default (pydantic copies it for each model), not
+    # `default_factory=dict`: pydantic reads a factory's signature, and a builtin's is
+    # parsed from its text by the tokenizer, whose patterns take a while to compile.
+    faults: dict[str, float] = Field(default={})
     latency_ms: float = Field(default=0.0, ge=0)
 
     @field_validator("faults")
@@ -239,7 +241,7 @@ class LlmPolicy(_PolicyBase):
     """A sampling seed, sent where the protocol has one (OpenAI-compatible, Gemini)."""
     json_mode: bool = False
     """Ask the provider to enforce a JSON object reply, where its protocol can."""
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default={})  # a copy for each model, as `faults`
     """Fields merged into the protocol's request body (e.g. reasoning_effort, thinking,
     generationConfig.thinkingConfig, top_p, provider); not the arena's own fields."""
     layout: Literal["single", "chat"] = "single"
@@ -333,7 +335,7 @@ class Config(_Strict):
 
     run: RunTable
     deadlines: Deadlines = Deadlines()
-    game: dict[str, GameTable] = Field(default_factory=dict)
+    game: dict[str, GameTable] = Field(default={})  # a copy for each, as `faults`
     policies: dict[str, PolicyConfig]
     _folder: Path = PrivateAttr(default_factory=Path)
     """Where the config's relative paths start: its file's folder (`load_config`)."""
@@ -608,4 +610,6 @@ def load_config(path: str | Path, *, keys: bool = True) -> Config:
 
 def draw_master_seed() -> int:
     """A concrete master seed in [1, 2**31) for a run configured with seed 0."""
+    import secrets
+
     return secrets.randbelow(2**31 - 1) + 1

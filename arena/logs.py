@@ -15,13 +15,36 @@ import json
 import logging
 import sys
 import textwrap
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-import structlog
 
-from arena.redact import Redactor
+@contextmanager
+def _rich_hidden() -> Iterator[None]:
+    """While structlog is first imported, rich cannot be: structlog loads rich's traceback
+    and pretty-printer (and with them pygments and attrs) to offer rich tracebacks, and the
+    arena never shows one (the console shows plain tracebacks: a traceback's locals can hold
+    a request's headers, and with them a key). Rich itself is left as it was."""
+    if "structlog" in sys.modules:
+        yield
+        return
+    before = sys.modules.get("rich")
+    sys.modules["rich"] = None  # type: ignore[assignment]  # an import of rich now fails
+    try:
+        yield
+    finally:
+        if before is None:
+            del sys.modules["rich"]
+        else:
+            sys.modules["rich"] = before
+
+
+with _rich_hidden():
+    import structlog
+
+from arena.redact import Redactor  # noqa: E402
 
 __all__ = ["close_logging", "configure_logging", "relay", "stamp", "verbose_logging"]
 

@@ -13,8 +13,6 @@ key, model), the unit a provider rate-limits. Everything is closed when the
 from __future__ import annotations
 
 import functools
-import ssl
-import urllib.request
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 from urllib.parse import urlsplit
@@ -26,6 +24,8 @@ from providers.spec import ProviderSpec, WireProtocolName
 from providers.wire import WireProtocol
 
 if TYPE_CHECKING:  # the HTTP stack is imported when the first client is made
+    import ssl
+
     import httpx
 
     from providers.client import HTTPProvider, Lanes
@@ -158,6 +158,8 @@ def _verified_context() -> ssl.SSLContext:
 def _proxied(base_url: str) -> bool:
     """Whether the proxy environment variables send requests to `base_url` through a proxy
     (then httpx's own transport carries them, as it would without us)."""
+    import urllib.request  # with http.client and email: only once a model is asked
+
     parts = urlsplit(base_url)
     proxies = urllib.request.getproxies()
     if not (proxies.get(parts.scheme) or proxies.get("all")):

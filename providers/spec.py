@@ -38,7 +38,7 @@ _REDACTED = "[redacted]"
 class Price(BaseModel):
     """USD per million tokens; cache prices default to the input price when unknown."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     input_per_mtok: float = Field(ge=0)
     """Uncached input."""
@@ -75,7 +75,7 @@ class ProviderSpec(BaseModel):
     and `redact` scrubs it from any text a server sends back.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     protocol: WireProtocolName
     """The wire protocol the endpoint speaks."""

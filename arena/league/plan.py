@@ -16,12 +16,11 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 import games
-import providers
 from arena.config import (
     Config,
     ConfigError,
@@ -36,17 +35,19 @@ from arena.league.store import DB_NAME, ConfigChanged, LeagueStore, config_chang
 from arena.play.episode import EpisodeSetup
 from arena.play.match import Match
 from arena.play.prompts import PromptError, PromptTemplate, load_template
-from arena.play.protocol import Seat
-from arena.programs import ProgramInfo, ProgramRefused, register
 from arena.record.hooks import EpisodeHooks, episode_hooks
 from arena.record.ledger import register_programs
-from arena.record.replay import Replay
 from arena.redact import Redactor
-from arena.seats.breaker import Breakers
-from arena.seats.cache import ResponseCache, default_cache_dir
-from arena.seats.desk import Desk
 from arena.seats.factory import make_seat
-from arena.seats.llm import provider_specs
+
+if TYPE_CHECKING:  # programs, models and the response cache: imported when a run has them
+    import providers
+    from arena.play.protocol import Seat
+    from arena.programs import ProgramInfo, ProgramRefused
+    from arena.record.replay import Replay
+    from arena.seats.breaker import Breakers
+    from arena.seats.cache import ResponseCache
+    from arena.seats.desk import Desk
 
 __all__ = ["RESUME_ACCEPTS", "RESUME_MODES", "RunPlan", "matches_per_pair", "plan_run"]
 
@@ -101,6 +102,8 @@ class RunPlan:
         run = self.config.run
         if not run.response_cache:
             return None
+        from arena.seats.cache import ResponseCache, default_cache_dir
+
         folder = self.config.located(run.cache_dir) if run.cache_dir else default_cache_dir()
         return ResponseCache(folder, self.redactor)
 
@@ -250,6 +253,8 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
     templates: dict[tuple[str, str], PromptTemplate] = {}
     for name, spec in config.policies.items():
         if isinstance(spec, LlmPolicy):
+            from arena.seats.llm import provider_specs
+
             try:
                 provider_specs(spec)
             except ValueError as exc:
@@ -262,6 +267,8 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
     programs = {}
     for name, spec in config.policies.items():
         if isinstance(spec, ProgramPolicy):
+            from arena.programs import ProgramRefused, register
+
             try:
                 programs[name] = register(config.located(spec.path))
             except ProgramRefused as exc:

@@ -45,23 +45,20 @@ from arena.config import LlmPolicy
 from arena.league.executor import EpisodeLost, Executor, WorkerRefused, open_executor
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
-from arena.league.preflight import PROBE_S, preflight
-from arena.league.standings import GameSummary
 from arena.league.stopping import StopRules
 from arena.league.store import DB_NAME, LeagueStore
 from arena.play.episode import EpisodeSetup
 from arena.play.match import Episode, Match
-from arena.record.cards import PARTIAL
 from arena.record.crash import crash_point
 from arena.record.ledger import new_generation
 from arena.record.replay import Replay, write_atomic, write_atomic_lines
 from arena.record.validity import measured
 from arena.seats.breaker import Breakers, Circuit
-from arena.seats.desk import Desk
-from arena.seats.llm import provider_specs
 
 if TYPE_CHECKING:
     from arena.league.rounds import AdaptiveRounds
+    from arena.league.standings import GameSummary
+    from arena.seats.desk import Desk
 
 __all__ = [
     "LOST_TRIES",
@@ -133,6 +130,8 @@ run's counts so far."""
 def start_over(out: Path) -> None:
     """--force-new: remove the old results, replays, the viewer's pages and the cut cards'
     kept games; the ledger is append-only and stays, with a new generation begun."""
+    from arena.record.cards import PARTIAL
+
     for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", "summary.json"):
         (out / name).unlink(missing_ok=True)
     for folder in ("replays", "view", PARTIAL):
@@ -165,7 +164,9 @@ async def execute(
         )
     with hold_run_folder(plan.out):
         async with providers.Providers() as pool:
-            if check_endpoints:
+            if check_endpoints and _models(plan):
+                from arena.league.preflight import preflight
+
                 await preflight(plan, pool)
             if executor is not None:
                 return await _execute(
@@ -219,6 +220,11 @@ async def _execute(
     return result
 
 
+def _models(plan: RunPlan) -> dict[str, LlmPolicy]:
+    """The plan's model policies: a run without them never imports their seats' modules."""
+    return {n: p for n, p in plan.config.policies.items() if isinstance(p, LlmPolicy)}
+
+
 def _store(plan: RunPlan, store: LeagueStore, replay: Replay) -> list[GameSummary]:
     """The replay file first (atomic), then the store (one transaction)."""
     path = plan.out / "replays" / f"{replay.episode}.json"
@@ -261,11 +267,7 @@ class _Session:
         self.rules = StopRules(plan.config, store.game_summaries(), self.spoiled)
         """Budgets and the SPRT: asked before each new match."""
         self.breakers = Breakers(run.breaker_failures, self._opened)
-        self.circuits = {
-            name: [self.breakers.circuit(p) for p in provider_specs(spec)]
-            for name, spec in plan.config.policies.items()
-            if isinstance(spec, LlmPolicy)
-        }
+        self.circuits = self._model_circuits()
         """Each model policy's circuits, one per replica."""
         self.again: deque[Episode] = deque()
         """Episodes to play again (a game of theirs did not measure a seat)."""
@@ -284,6 +286,17 @@ class _Session:
         """The adaptive schedule's rounds, if the run has one."""
         self._changed = anyio.Event()
         self._probes: TaskGroup | None = None
+
+    def _model_circuits(self) -> dict[str, list[Circuit]]:
+        models = _models(self.plan)
+        if not models:
+            return {}
+        from arena.seats.llm import provider_specs
+
+        return {
+            name: [self.breakers.circuit(p) for p in provider_specs(spec)]
+            for name, spec in models.items()
+        }
 
     async def play(self, grace_s: float, handle_signals: bool) -> None:
         """Producer and workers inside the work scope; the writer outside it, so what
@@ -452,6 +465,8 @@ class _Session:
         unless each of its policies has another replica up (then it is probed on)."""
         # The task that opened the circuit was playing an episode; its probe is the run's.
         structlog.contextvars.unbind_contextvars("episode", "game", "game_index")
+        from arena.league.preflight import PROBE_S
+
         limit = self.plan.config.run.endpoint_down_s
         client = self.pool.client(circuit.spec)
         for n in itertools.count():

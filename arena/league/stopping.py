@@ -20,12 +20,10 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from arena.config import Config
-from arena.league.standings import GameSummary
-from arena.league.tables import counted_games, match_outcomes, play_rank
-from arena.record.cards import CANCELLED_MARK
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the tables are imported by a run with a rule to feed
     from arena.league.sprt import SequentialTest
+    from arena.league.standings import GameSummary
 
 __all__ = ["StopRules"]
 
@@ -111,6 +109,8 @@ class StopRules:
         """Give the test match `index` once it is settled."""
         if self.sprt is None or index in self._fed or index in pending:
             return
+        from arena.league.tables import counted_games, match_outcomes
+
         counted = counted_games(self._games[index])
         if len(counted) != 2 or any(self._to_replay(g) for g in counted):
             return
@@ -126,6 +126,9 @@ class StopRules:
     def _to_replay(self, g: GameSummary) -> bool:
         """A game that another play replaces: spoiled under the replay cap, or of a cut card
         (its replacement card follows)."""
+        from arena.league.tables import play_rank
+        from arena.record.cards import CANCELLED_MARK
+
         if CANCELLED_MARK in g.episode:
             return True
         return g.episode in self.spoiled and play_rank(g.episode)[0] < self.replay_cap

@@ -15,12 +15,14 @@ import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.config import Config, ConfigError
-from arena.league.standings import GameSummary, summarise
-from arena.record.replay import Replay
 from arena.record.validity import INFRASTRUCTURE_NC
+
+if TYPE_CHECKING:  # the standings are imported when the first result is stored or read
+    from arena.league.standings import GameSummary
+    from arena.record.replay import Replay
 
 __all__ = [
     "DB_NAME",
@@ -176,7 +178,8 @@ class LeagueStore:
         try:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=FULL")
-            connection.executescript(_SCHEMA)
+            # One transaction: in autocommit every CREATE would be a commit and an fsync.
+            connection.executescript(f"BEGIN;\n{_SCHEMA}COMMIT;")
             _add_column(connection, "episodes", "digest")  # a store from before digests
             _add_column(connection, "fallbacks", "side")  # a store from before sides
             _probe(connection)
@@ -255,6 +258,8 @@ class LeagueStore:
     def record(self, replay: Replay, replay_path: Path, digest: str) -> list[GameSummary]:
         """Store a finished episode in one transaction, with the SHA-256 of its replay file
         (`digest`, which `arena verify` checks the file against); its game summaries."""
+        from arena.league.standings import summarise
+
         summaries = summarise(replay)
         match = replay.match
         seats = replay.spectator.policies
@@ -312,6 +317,8 @@ class LeagueStore:
 
     def game_summaries(self) -> Iterator[GameSummary]:
         """Every stored game, in schedule order, read as it is iterated."""
+        from arena.league.standings import GameSummary
+
         rows = self._db.execute(
             "SELECT summary FROM games ORDER BY match_index, episode, game_index"
         )

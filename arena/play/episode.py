@@ -107,10 +107,12 @@ class _GameLoop:
         for player in self.players:
             player.observe(self.state, None)
         described = {str(seat): p.describe() for seat, p in enumerate(self.players)}
-        self.record = GameRecord(
-            index=index, aliases=list(self.aliases), integrity=game.integrity(self.state),
-            programs={seat: d for seat, d in described.items() if d is not None},
-        )  # fmt: skip
+        self.programs = {seat: d for seat, d in described.items() if d is not None}
+        self.integrity = game.integrity(self.state)
+        """The initial state's integrity data."""
+        self.fallbacks: list[FallbackRecord] = []
+        # The game's record is made when it ends: the replay's models are built when a
+        # process first uses them, and a game's first decision need not wait for that.
 
     async def close(self) -> None:
         """End what the seats hold (program seats' processes), bounded even when cancelled."""
@@ -160,7 +162,7 @@ class _GameLoop:
             if d.notes is not None:
                 self.notes[d.seat] = d.notes
             if d.source == "fallback":
-                self.record.fallbacks.append(self._fallback_record(d, ply))
+                self.fallbacks.append(self._fallback_record(d, ply))
         if len(decisions) == 1:
             self.history.append(str(move_json(next(iter(decisions.values())).move)))
         else:  # simultaneous moves (setups, orders) are not repeated: one may be hidden
@@ -175,10 +177,12 @@ class _GameLoop:
 
     def finish(self, outcome: Outcome, wall_s: float) -> GameRecord:
         """The game's record, whole: its plies, its result and its wall time."""
-        self.record.plies = [PlyRecord.model_validate_json(ply) for ply in self.plies]
-        self.record.result = GameResult(**outcome.to_json(), plies=len(self.plies))
-        self.record.wall_s = wall_s
-        return self.record
+        return GameRecord(
+            index=self.index, aliases=list(self.aliases), integrity=self.integrity,
+            programs=self.programs, fallbacks=self.fallbacks,
+            plies=[PlyRecord.model_validate_json(ply) for ply in self.plies],
+            result=GameResult(**outcome.to_json(), plies=len(self.plies)), wall_s=wall_s,
+        )  # fmt: skip
 
     def _decision_record(self, d: Decision) -> DecisionRecord:
         if d.source == "forfeit":

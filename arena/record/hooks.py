@@ -19,10 +19,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from arena.record.cards import CardEpisodes
-from arena.record.replay import Replay
+if TYPE_CHECKING:
+    from arena.record.replay import Replay
 
 __all__ = ["EpisodeHooks", "EpisodeScope", "PlainEpisodes", "episode_hooks"]
 
@@ -118,6 +118,8 @@ def episode_hooks(
 ) -> EpisodeHooks:
     """The hooks for a game whose match format has `chance`, in run folder `out` (None: a
     replay checked on its own); `dice` and `master` say where card seeds come from."""
-    if chance == "card":
+    if chance == "card":  # the cards (and backgammon's engine) only for a game with them
+        from arena.record.cards import CardEpisodes
+
         return CardEpisodes(out, dice, master)
     return PlainEpisodes()

@@ -64,7 +64,8 @@ def prompt_sha256(prompt: str, system_chars: int | None = None) -> str:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built when first used (a game's first record), not when a run imports them.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 Side = Literal["seat", "infrastructure"]

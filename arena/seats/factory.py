@@ -11,10 +11,9 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import games
-import providers
 from arena.config import (
     Config,
     HumanPolicy,
@@ -24,16 +23,15 @@ from arena.config import (
     ScriptedPolicy,
 )
 from arena.play.protocol import Seat
-from arena.programs import ProgramInfo, ProgramSeat
 from arena.redact import Redactor
-from arena.seats.breaker import Breakers
-from arena.seats.cache import ResponseCache
-from arena.seats.desk import Desk
-from arena.seats.human import HumanSeat
-from arena.seats.llm import LlmSeat, provider_specs
-from arena.seats.mock import MockSeat
-from arena.seats.program import ProgramPlayer
 from arena.seats.scripted import ScriptedSeat
+
+if TYPE_CHECKING:  # each kind of seat is imported when a run first seats one
+    import providers
+    from arena.programs import ProgramInfo
+    from arena.seats.breaker import Breakers
+    from arena.seats.cache import ResponseCache
+    from arena.seats.desk import Desk
 
 __all__ = ["make_seat"]
 
@@ -60,8 +58,13 @@ def make_seat(
     if isinstance(spec, ScriptedPolicy):
         return ScriptedSeat(spec.baseline, rng)
     if isinstance(spec, MockPolicy):
+        from arena.seats.mock import MockSeat
+
         return MockSeat(rng, spec.faults, spec.latency_ms / 1000)
     if isinstance(spec, ProgramPolicy):
+        from arena.programs import ProgramSeat
+        from arena.seats.program import ProgramPlayer
+
         digest = hashlib.sha256(f"{seed}:{index}:{seat}:program".encode()).hexdigest()
         program = ProgramSeat(
             programs[policy], seed=int(digest[:8], 16), node_budget=config.run.node_budget
@@ -78,11 +81,15 @@ def make_seat(
                 f"policy {policy!r} is a person: its seats need the run's play page (arena run "
                 "serves one while a run has a human policy)"
             )
+        from arena.seats.human import HumanSeat
+
         return HumanSeat(desk.table(game, seed, index, seat), spec.deadlines())
     if not isinstance(spec, LlmPolicy) or pool is None:
         raise RuntimeError(
             f"policy {policy!r} is a model: its seats need the run's open provider pool"
         )
+    from arena.seats.llm import LlmSeat, provider_specs
+
     replicas = [
         (pool.client(p), breakers.circuit(p) if breakers is not None else None)
         for p in provider_specs(spec)
