@@ -14,20 +14,10 @@ from pathlib import Path
 
 import pytest
 
-_SCRIPTED = """
-[run]
-name = "startup"
-seed = 1
-games = ["connect-four"]
-matches = 1
-concurrency = 1
-[policies.tactician]
-kind = "scripted"
-baseline = "default"
-[policies.random]
-kind = "scripted"
-baseline = "random"
-"""
+from bench.startup import CONFIG
+
+_SCRIPTED = CONFIG
+"""The benchmark's one-game config: tactician against random, connect-four."""
 
 _AT_FIRST_DECISION = """
 import importlib.abc, importlib.util, json, sys
