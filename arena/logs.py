@@ -15,6 +15,7 @@ import json
 import logging
 import sys
 import textwrap
+import time
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,6 +50,8 @@ from arena.redact import Redactor  # noqa: E402
 __all__ = ["close_logging", "configure_logging", "relay", "stamp", "verbose_logging"]
 
 _CONSOLE_EVENTS = frozenset({"run_started", "run_finished", "episode_failed", "endpoint_up"})
+_JSON_LINE = json.JSONEncoder(default=str, separators=(",", ":"))
+"""One encoder for every event line (made once: `json.dumps` with options makes one per call)."""
 
 
 class _EventSink:
@@ -69,14 +72,13 @@ class _EventSink:
 
     def __call__(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> str:
         if self.events is not None:
-            line = json.dumps(event, default=str, separators=(",", ":"))
+            line = _JSON_LINE.encode(event)
             self.events.write(self.redactor.text(line) + "\n")
-        wanted = (
+        if self.console and (
             self.verbose
             or method in ("warning", "error", "critical")
             or event.get("event") in _CONSOLE_EVENTS
-        )
-        if self.console and wanted:
+        ):
             # sys.stderr is looked up now: a live progress display swaps it for its own.
             shown = {k: v for k, v in event.items() if k != "timestamp"}
             blocks = {k: v for k, v in shown.items() if isinstance(v, str) and "\n" in v}
@@ -98,13 +100,45 @@ def verbose_logging() -> bool:
     return _verbose[0]
 
 
-_stamper = structlog.processors.TimeStamper(fmt="iso", utc=True)
+_second = [-1, ""]
+"""The last whole second stamped, and its text up to the seconds."""
+
+
+def _utc_now() -> str:
+    """Now as ISO 8601 in UTC, as structlog's `TimeStamper(fmt="iso", utc=True)` writes it
+    (`2026-01-31T12:00:00.123456Z`, no fraction on a whole second), the date and time of
+    day formatted once a second."""
+    now = time.time()
+    second = int(now)
+    micro = round((now - second) * 1_000_000)
+    if micro == 1_000_000:
+        second, micro = second + 1, 0
+    if second != _second[0]:
+        _second[:] = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+    return f"{_second[1]}.{micro:06d}Z" if micro else f"{_second[1]}Z"
 
 
 def stamp(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
     """The event's time, unless it has one: an event relayed from a cluster's worker keeps
     the time it happened there."""
-    return event if "timestamp" in event else _stamper(logger, method, event)
+    if "timestamp" not in event:
+        event["timestamp"] = _utc_now()
+    return event
+
+
+class _Dropped:
+    """The logger under every bound logger: the sink drops each event before it would be
+    written, so one instance serves all (structlog otherwise makes one per event)."""
+
+    def msg(self, message: str) -> None:
+        """Never called: the sink raises `DropEvent`."""
+
+
+_DROPPED = _Dropped()
+
+
+def _dropped_logger(*args: Any) -> _Dropped:
+    return _DROPPED
 
 
 _relay_log = structlog.get_logger("arena.relay")
@@ -147,6 +181,7 @@ def configure_logging(
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.DEBUG if verbose else logging.INFO
         ),
+        logger_factory=_dropped_logger,
         cache_logger_on_first_use=False,
     )
 

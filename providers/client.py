@@ -9,9 +9,11 @@ per spec, sharing the HTTP client and slot limit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import json
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import anyio
 import httpx
@@ -30,6 +32,7 @@ from providers.errors import (
 )
 from providers.retry import RetryPolicy, retry_after_from_headers
 from providers.spec import ProviderSpec
+from providers.transport import LeanTransport, Target
 from providers.wire import WireProtocol, decode_object, excerpt
 
 __all__ = ["HTTPProvider", "Lanes", "ProbeAnswer", "status_error", "translate_httpx_errors"]
@@ -68,12 +71,11 @@ def translate_httpx_errors(spec: ProviderSpec) -> Iterator[None]:
 
 
 def status_error(
-    spec: ProviderSpec, wire: WireProtocol, response: httpx.Response, body: bytes
+    spec: ProviderSpec, wire: WireProtocol, status: int, headers: Mapping[str, str], body: bytes
 ) -> HTTPStatusError:
-    """The typed error for a non-2xx `response` (whose body is `body`), with the provider's
-    retry hint if any."""
-    status = response.status_code
-    retry_after = retry_after_from_headers(response.headers)
+    """The typed error for a non-2xx answer (`status`, `headers` and `body`), with the
+    provider's retry hint if any."""
+    retry_after = retry_after_from_headers(headers)
     if retry_after is None:
         retry_after = wire.retry_after_from_body(body)
     kind: type[HTTPStatusError] = HTTPStatusError
@@ -114,8 +116,15 @@ class Lanes:
     connections are still reused (each lane keeps its keep-alive connections).
     """
 
-    def __init__(self, new_client: Callable[[], httpx.AsyncClient], per_lane: int = 8) -> None:
+    def __init__(
+        self,
+        new_client: Callable[[], httpx.AsyncClient],
+        per_lane: int = 8,
+        lean: LeanTransport | None = None,
+    ) -> None:
         self._new_client = new_client
+        self.lean = lean
+        """The lean transport under the clients, if that is what carries their requests."""
         self._per_lane = per_lane
         self._clients: list[httpx.AsyncClient] = []
         self._busy: list[int] = []
@@ -140,6 +149,13 @@ class Lanes:
             await client.aclose()
 
 
+def _over_cap(spec: ProviderSpec) -> InvalidResponse:
+    return InvalidResponse(
+        f"{spec.label} sent a response body over {spec.max_response_bytes:,} bytes "
+        "(max_response_bytes); the connection was closed"
+    )
+
+
 async def _read_capped(spec: ProviderSpec, response: httpx.Response) -> bytes:
     """The whole body, up to `spec.max_response_bytes`; past it the stream is left (its
     connection closed, not reused) and the attempt fails."""
@@ -149,12 +165,44 @@ async def _read_capped(spec: ProviderSpec, response: httpx.Response) -> bytes:
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > cap:
-            raise InvalidResponse(
-                f"{spec.label} sent a response body over {cap:,} bytes "
-                "(max_response_bytes); the connection was closed"
-            )
+            raise _over_cap(spec)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _json_body(value: dict[str, Any]) -> bytes:
+    """A request body exactly as httpx writes `json=`."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _text(value: bytes) -> str:
+    try:
+        return value.decode("ascii")
+    except UnicodeDecodeError:
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value.decode("iso-8859-1")
+
+
+def _header_map(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Lowercase header names -> values (repeated headers joined by commas, as httpx does)."""
+    found: dict[str, str] = {}
+    for name, value in headers:
+        key, text = name.decode("ascii"), _text(value)
+        found[key] = f"{found[key]}, {text}" if key in found else text
+    return found
+
+
+class _ExchangeStream(httpx.AsyncByteStream):
+    """An exchange's body for an `httpx.Response` that must decode it (gzip and the like)."""
+
+    def __init__(self, chunks: AsyncIterator[bytes]) -> None:
+        self._chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._chunks:
+            yield chunk
 
 
 @dataclass(frozen=True)
@@ -185,6 +233,7 @@ class HTTPProvider:
         self._http = http
         self._limiter = limiter
         self._retry = retry
+        self._targets: dict[tuple[str, tuple[tuple[str, str], ...]], Target | None] = {}
 
     def __repr__(self) -> str:
         return f"HTTPProvider({self.spec.label})"
@@ -198,10 +247,13 @@ class HTTPProvider:
                 # not get another caller's request while this one backs off.
                 async with self._limiter:
                     call.queued_s = anyio.current_time() - call.began
-                    retrying = self._retry.retrying(
-                        deadline, _BeforeSleep(self.spec, call), retry_refused=not request.fail_over
-                    )
-                    completion: Completion = await retrying(self._attempt, request, deadline, call)
+                    first: ProviderError | None = None
+                    try:
+                        completion = await self._attempt(request, deadline, call)
+                    except ProviderError as error:
+                        first = error
+                    if first is not None:
+                        completion = await self._retried(first, request, deadline, call)
             except ProviderError as exc:
                 exc.attempts = tuple(call.attempts)
                 raise
@@ -213,31 +265,102 @@ class HTTPProvider:
             )
         raise self._deadline_passed(call)
 
+    async def _retried(
+        self, first: ProviderError, request: CompletionRequest, deadline: float, call: _Call
+    ) -> Completion:
+        """The retry loop, entered once the first attempt failed with `first`: it decides on
+        that failure as on any other (retry, wait, or raise), then makes the next attempts.
+        A call answered at the first attempt never builds the loop."""
+        pending = [first]
+
+        async def attempt() -> Completion:
+            if pending:
+                raise pending.pop()
+            return await self._attempt(request, deadline, call)
+
+        retrying = self._retry.retrying(
+            deadline, _BeforeSleep(self.spec, call), retry_refused=not request.fail_over
+        )
+        completion: Completion = await retrying(attempt)
+        return completion
+
     async def _attempt(
         self, request: CompletionRequest, deadline: float, call: _Call
     ) -> Completion:
         url, headers, body = self._wire.build_request(self.spec, request)
         call.attempt_began = began = anyio.current_time()
-        timeout = max(deadline - began, _MIN_ATTEMPT_S)
         try:
-            with translate_httpx_errors(self.spec), self._http.lane() as http:
-                async with http.stream(
-                    "POST", url, headers=headers, json=body, timeout=timeout
-                ) as response:
-                    content = await _read_capped(self.spec, response)
-            if not response.is_success:
-                raise status_error(self.spec, self._wire, response, content)
-            completion = self._wire.parse_response(
-                self.spec, response.status_code, response.headers, content
-            )
+            with translate_httpx_errors(self.spec):
+                lean = self._http.lean
+                target = None if lean is None or lean.mocked else self._target(url, headers)
+                if lean is not None and target is not None:
+                    status, answer_headers, content = await self._post(lean, target, body)
+                else:
+                    status, answer_headers, content = await self._send(
+                        url, headers, body, deadline, began
+                    )
+            if not 200 <= status < 300:
+                raise status_error(self.spec, self._wire, status, answer_headers, content)
+            completion = self._wire.parse_response(self.spec, status, answer_headers, content)
         except ProviderError as exc:
-            status = exc.status if isinstance(exc, HTTPStatusError) else None
-            call.attempts.append(Attempt(status, str(exc), anyio.current_time() - began))
+            seen = exc.status if isinstance(exc, HTTPStatusError) else None
+            call.attempts.append(Attempt(seen, str(exc), anyio.current_time() - began))
             call.attempt_began = None
             raise
-        call.attempts.append(Attempt(response.status_code, None, anyio.current_time() - began))
+        call.attempts.append(Attempt(status, None, anyio.current_time() - began))
         call.attempt_began = None
         return completion
+
+    async def _send(
+        self,
+        url: str,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        deadline: float,
+        began: float,
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        """The answer through httpx (a test's transport, a proxy, or a mock in place); each
+        step is bounded by the time left at `began`, as `complete`'s scope bounds the whole."""
+        timeout = max(deadline - began, _MIN_ATTEMPT_S)
+        with self._http.lane() as http:
+            async with http.stream(
+                "POST", url, headers=headers, json=body, timeout=timeout
+            ) as response:
+                content = await _read_capped(self.spec, response)
+        return response.status_code, response.headers, content
+
+    async def _post(
+        self, lean: LeanTransport, target: Target, body: dict[str, Any]
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        """The answer through the lean transport's `post`, with no httpx objects around it
+        (bounded by `complete`'s cancel scope)."""
+        exchange = await lean.post(target, _json_body(body))
+        try:
+            head = exchange.head
+            if any(n == b"content-encoding" and v.lower() != b"identity" for n, v in head.headers):
+                # Compressed: httpx decodes it, and the cap counts the decoded bytes.
+                response = httpx.Response(
+                    head.status, headers=head.headers, stream=_ExchangeStream(exchange.chunks())
+                )
+                return head.status, response.headers, await _read_capped(self.spec, response)
+            content = await exchange.read(self.spec.max_response_bytes)
+        finally:
+            await exchange.aclose()
+        if content is None:
+            raise _over_cap(self.spec)
+        return head.status, _header_map(head.headers), content
+
+    def _target(self, url: str, headers: dict[str, str]) -> Target | None:
+        """The request head for `url` and `headers` as httpx would write it, built once; None
+        where httpx must send the request itself (credentials in the URL)."""
+        key = (url, tuple(headers.items()))
+        if key in self._targets:
+            return self._targets[key]
+        with self._http.lane() as http:
+            template = http.build_request("POST", url, headers=headers, json={})
+        target = None if template.url.userinfo else Target(template.url, template.headers.raw)
+        self._targets[key] = target
+        return target
 
     async def probe(self, *, deadline: float) -> ProbeAnswer:
         """Ask the endpoint its free models call (no retry: the caller decides what an answer

@@ -1,7 +1,7 @@
 """The HTTP clients and connection slots of one run.
 
 One `httpx.AsyncClient` per endpoint (protocol, base_url) over the lean
-transport (`providers.transport`: h11 on anyio streams; no SSL context for
+transport (`providers.transport`: HTTP/1.1 on anyio streams; no SSL context for
 `http://`), shared by every model and key behind it so keep-alive connections
 are reused; an endpoint the proxy environment variables route through a proxy,
 or a test's transport, gets httpx's own (in lanes of a few requests each); one
@@ -122,7 +122,7 @@ class Providers:
             else:  # one client: the lean transport has no pool to scan
                 lean = LeanTransport(ssl_context=_verified_context() if tls else None)
                 client = functools.partial(httpx.AsyncClient, transport=lean)
-                self._http[key] = Lanes(client, per_lane=_LEAN_LANE)
+                self._http[key] = Lanes(client, per_lane=_LEAN_LANE, lean=lean)
         return self._http[key]
 
     def _httpx_client(self, tls: bool) -> httpx.AsyncClient:

@@ -1,10 +1,11 @@
-"""A lean HTTP/1.1 transport under httpx: anyio streams, h11, keep-alive per endpoint.
+"""A lean HTTP/1.1 transport under httpx: anyio streams, keep-alive per endpoint.
 
 httpx stays the client interface (requests, responses, errors; respx and
 `httpx.MockTransport` keep working above it), but what carries a request is
 this transport instead of httpcore's pool: a request takes an idle connection
-of its (scheme, host, port) or opens one, writes its head and body through
-h11, and hands httpx a response whose body is read from the same connection.
+of its (scheme, host, port) or opens one, writes its head and body in one
+write (`providers.http11` speaks the protocol), and hands httpx a response
+whose body is read from the same connection.
 A body read to its end gives the connection back for the next request; one
 left unread, cut short or close-delimited (HTTP/1.0) closes it.
 
@@ -24,6 +25,11 @@ Proxies are not spoken here: `providers.pool` gives an endpoint that the proxy
 environment variables route through a proxy httpx's own transport. While a
 mocking library has replaced httpcore's pool (respx does), requests go through
 httpx's own transport too, so that the mock sees them.
+
+`post` is the same exchange without httpx's request and response objects
+around it, for a client that builds its request head once (`Target`) and
+bounds the call with its own cancel scope: `providers.client` sends its
+completions that way whenever no mock is in place.
 """
 
 from __future__ import annotations
@@ -31,105 +37,114 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncIterator
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 import anyio
 import anyio.abc
-import h11
 import httpcore
 import httpx
 
-__all__ = ["LeanTransport"]
+from providers.http11 import Connection, Head, valid_header
 
-_READ_BYTES = 64 * 1024
-_Key = tuple[bytes, bytes, int]
+__all__ = ["Exchange", "LeanTransport", "Target"]
+
+Origin = tuple[bytes, bytes, int]
 """(scheme, host, port)."""
 
 
-class _Connection:
-    """One socket and its h11 state machine."""
+class Target:
+    """A POST to one URL with one set of headers, its head written once: each request only
+    adds its Content-Length and body.
 
-    def __init__(self, stream: anyio.abc.ByteStream) -> None:
-        self.stream = stream
-        self.h11 = h11.Connection(our_role=h11.CLIENT)
-        self.reused = False
-        """It carried a request before: the server may have closed it while it was idle."""
-        self.answered = False
-        """A byte of an answer came on it for the request in progress."""
+    `headers` are the request's headers as httpx would send them (its own defaults
+    merged in, `Content-Length` among them, whose value is replaced per request).
+    """
 
-    async def send(self, event: h11.Event, limit_s: float | None) -> None:
-        data = self.h11.send(event)
-        if data:
-            try:
-                with anyio.fail_after(limit_s):
-                    await self.stream.send(data)
-            except TimeoutError as exc:
-                raise httpx.WriteTimeout("timed out writing the request") from exc
-            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                raise httpx.WriteError(str(exc) or type(exc).__name__) from exc
+    __slots__ = ("_after", "_before", "origin")
 
-    async def next_event(self, limit_s: float | None) -> Any:
-        """The next h11 event, reading from the socket as needed."""
-        while True:
-            try:
-                event = self.h11.next_event()
-            except h11.RemoteProtocolError as exc:
-                raise httpx.RemoteProtocolError(str(exc)) from exc
-            if event is not h11.NEED_DATA:
-                return event
-            try:
-                with anyio.fail_after(limit_s):
-                    data = await self.stream.receive(_READ_BYTES)
-            except anyio.EndOfStream:
-                data = b""
-            except TimeoutError as exc:
-                raise httpx.ReadTimeout("timed out reading the response") from exc
-            except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
-            self.answered = self.answered or bool(data)
-            self.h11.receive_data(data)
+    def __init__(self, url: httpx.URL, headers: list[tuple[bytes, bytes]]) -> None:
+        self.origin: Origin = _origin(url)
+        lines = [b"POST " + url.raw_path + b" HTTP/1.1"]
+        cut = -1
+        for name, value in headers:
+            if not valid_header(name, value):
+                raise httpx.LocalProtocolError(f"illegal request header {name!r}")
+            if name.lower() == b"content-length":
+                cut = len(lines)
+            elif name.lower() != b"transfer-encoding":
+                lines.append(name + b": " + value)
+        if cut < 0:
+            cut = len(lines)
+        self._before = b"\r\n".join(lines[:cut]) + b"\r\nContent-Length: "
+        self._after = b"".join(b"\r\n" + line for line in lines[cut:]) + b"\r\n\r\n"
 
-    @property
-    def reusable(self) -> bool:
-        return self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE
-
-    async def aclose(self) -> None:
-        with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
-            await self.stream.aclose()
+    def request(self, body: bytes) -> bytes:
+        """The whole request: head and `body`."""
+        return b"%b%d%b%b" % (self._before, len(body), self._after, body)
 
 
-class _Body(httpx.AsyncByteStream):
-    """A response body read from its connection; the connection goes back when it is done."""
+class Exchange:
+    """A response whose head was read; its body is still on the connection."""
+
+    __slots__ = ("_connection", "_length", "_transport", "head", "origin")
 
     def __init__(
-        self, transport: LeanTransport, key: _Key, connection: _Connection, timeout: float | None
+        self,
+        transport: LeanTransport,
+        origin: Origin,
+        connection: Connection,
+        head: Head,
+        length: int | None,
     ) -> None:
         self._transport = transport
-        self._key = key
-        self._connection: _Connection | None = connection
-        self._timeout = timeout
+        self.origin = origin
+        self._connection: Connection | None = connection
+        self.head = head
+        """The status line and headers."""
+        self._length = length
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    async def chunks(self, limit_s: float | None = None) -> AsyncIterator[bytes]:
+        """The body's chunks; the connection goes back to the pool after the last one."""
         connection = self._connection
         if connection is None:
             return
-        while True:
-            event = await connection.next_event(self._timeout)
-            if isinstance(event, h11.Data):
-                yield bytes(event.data)
-            elif isinstance(event, h11.EndOfMessage):
-                self._connection = None
-                await self._transport._release(self._key, connection)
-                return
-            elif isinstance(event, h11.ConnectionClosed):
-                raise httpx.RemoteProtocolError(
-                    "peer closed connection without sending complete message body"
-                )
+        async for chunk in connection.body(self._length, limit_s):
+            yield chunk
+        self._connection = None
+        await self._transport._release(self.origin, connection)
+
+    async def read(self, most: int) -> bytes | None:
+        """The whole body, or None when it runs over `most` bytes (then the connection is
+        closed, not reused)."""
+        connection = self._connection
+        if connection is None:
+            return b""
+        body = await connection.read(self._length, most)
+        if body is not None:
+            self._connection = None
+            await self._transport._release(self.origin, connection)
+        return body
 
     async def aclose(self) -> None:
+        """End the exchange; a body not read to its end closes its connection."""
         connection, self._connection = self._connection, None
-        if connection is not None:  # not read to its end: the connection cannot be reused
+        if connection is not None:
             await connection.aclose()
+
+
+class _Body(httpx.AsyncByteStream):
+    """A response body for httpx, read from its exchange."""
+
+    def __init__(self, exchange: Exchange, timeout: float | None) -> None:
+        self._exchange = exchange
+        self._timeout = timeout
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._exchange.chunks(self._timeout):
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._exchange.aclose()
 
 
 _POOL_METHOD = httpcore.AsyncConnectionPool.handle_async_request
@@ -140,6 +155,10 @@ def _pool_replaced() -> bool:
     return httpcore.AsyncConnectionPool.handle_async_request is not _POOL_METHOD
 
 
+def _origin(url: httpx.URL) -> Origin:
+    return (url.raw_scheme, url.raw_host, url.port or (443 if url.scheme == "https" else 80))
+
+
 class LeanTransport(httpx.AsyncBaseTransport):
     """HTTP/1.1 with keep-alive connections per (scheme, host, port), at most `keepalive`
     idle ones each; `ssl_context` for `https://` (None: https is refused)."""
@@ -147,7 +166,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
     def __init__(self, *, ssl_context: ssl.SSLContext | None, keepalive: int = 64) -> None:
         self._ssl = ssl_context
         self._keepalive = keepalive
-        self._idle: dict[_Key, list[_Connection]] = {}
+        self._idle: dict[Origin, list[Connection]] = {}
         self._closed = False
         self._httpx: httpx.AsyncHTTPTransport | None = None
         """httpx's own transport, for requests a mock must see."""
@@ -162,6 +181,12 @@ class LeanTransport(httpx.AsyncBaseTransport):
         tb: TracebackType | None = None,
     ) -> None:
         await self.aclose()
+
+    @property
+    def mocked(self) -> bool:
+        """Whether a mocking library has replaced httpcore's pool: then every request must
+        go through httpx (`handle_async_request`), never `post`."""
+        return _pool_replaced()
 
     async def aclose(self) -> None:
         """Close every idle connection; later requests are refused."""
@@ -181,14 +206,36 @@ class LeanTransport(httpx.AsyncBaseTransport):
             if self._httpx is None:
                 self._httpx = httpx.AsyncHTTPTransport(verify=self._ssl or False)
             return await self._httpx.handle_async_request(request)
-        url = request.url
-        key = (url.raw_scheme, url.raw_host, url.port or (443 if url.scheme == "https" else 80))
-        timeouts = request.extensions.get("timeout", {})
+        timeouts: dict[str, float | None] = request.extensions.get("timeout", {})
         body = await request.aread()
+        method = request.method.encode()
+        exchange = await self._exchange(
+            _origin(request.url), method, _request_bytes(request, method, body), timeouts
+        )
+        head = exchange.head
+        return httpx.Response(
+            status_code=head.status,
+            headers=head.headers,
+            stream=_Body(exchange, timeouts.get("read")),
+            extensions={"http_version": b"HTTP/" + head.http_version, "reason_phrase": head.reason},
+        )
+
+    async def post(self, target: Target, body: bytes) -> Exchange:
+        """POST `body` to `target`; the exchange once its response head is read. Nothing here
+        times out: the caller's cancel scope bounds the call."""
+        if self._closed:
+            raise RuntimeError("the transport is closed")
+        return await self._exchange(target.origin, b"POST", target.request(body), {})
+
+    async def _exchange(
+        self, origin: Origin, method: bytes, data: bytes, timeouts: dict[str, float | None]
+    ) -> Exchange:
         while True:
-            connection = await self._connection(key, timeouts.get("connect"))
+            connection = await self._connection(origin, timeouts.get("connect"))
             try:
-                return await self._exchange(request, key, connection, body, timeouts)
+                await connection.send(data, timeouts.get("write"))
+                head, length = await connection.read_head(method, timeouts.get("read"))
+                return Exchange(self, origin, connection, head, length)
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
                 await connection.aclose()
                 if not connection.reused or connection.answered:
@@ -199,48 +246,14 @@ class LeanTransport(httpx.AsyncBaseTransport):
                 await connection.aclose()
                 raise
 
-    async def _exchange(
-        self,
-        request: httpx.Request,
-        key: _Key,
-        connection: _Connection,
-        body: bytes,
-        timeouts: dict[str, float | None],
-    ) -> httpx.Response:
-        headers = [(k, v) for k, v in request.headers.raw if k.lower() != b"transfer-encoding"]
-        if body and not any(k.lower() == b"content-length" for k, _ in headers):
-            headers.append((b"Content-Length", str(len(body)).encode()))
-        target = request.url.raw_path
-        write = timeouts.get("write")
-        await connection.send(
-            h11.Request(method=request.method.encode(), target=target, headers=headers), write
-        )
-        if body:
-            await connection.send(h11.Data(data=body), write)
-        await connection.send(h11.EndOfMessage(), write)
-        read = timeouts.get("read")
-        while True:
-            event = await connection.next_event(read)
-            if isinstance(event, h11.Response):
-                break
-            if isinstance(event, h11.ConnectionClosed):
-                raise httpx.RemoteProtocolError("server disconnected without sending a response")
-            # An informational response (100 Continue) is passed over.
-        version = b"HTTP/" + event.http_version
-        return httpx.Response(
-            status_code=event.status_code,
-            headers=list(event.headers),
-            stream=_Body(self, key, connection, read),
-            extensions={"http_version": version, "reason_phrase": bytes(event.reason)},
-        )
-
-    async def _connection(self, key: _Key, limit_s: float | None) -> _Connection:
-        idle = self._idle.get(key)
+    async def _connection(self, origin: Origin, limit_s: float | None) -> Connection:
+        idle = self._idle.get(origin)
         if idle:
             connection = idle.pop()
-            connection.reused, connection.answered = True, False
+            connection.reused = True
+            connection.begin()
             return connection
-        scheme, host, port = key
+        scheme, host, port = origin
         tls = scheme == b"https"
         if tls and self._ssl is None:
             raise httpx.ConnectError("https is not enabled on this transport")
@@ -259,17 +272,33 @@ class LeanTransport(httpx.AsyncBaseTransport):
             raise httpx.ConnectTimeout(f"timed out connecting to {name}:{port}") from exc
         except (OSError, ssl.SSLError) as exc:
             raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
-        return _Connection(stream)
+        return Connection(stream)
 
-    async def _release(self, key: _Key, connection: _Connection) -> None:
+    async def _release(self, origin: Origin, connection: Connection) -> None:
         """A response read to its end: keep its connection for the next request if it can
         carry one, else close it."""
         if self._closed or not connection.reusable:
             await connection.aclose()
             return
-        connection.h11.start_next_cycle()
-        idle = self._idle.setdefault(key, [])
+        idle = self._idle.setdefault(origin, [])
         if len(idle) >= self._keepalive:
             await connection.aclose()
             return
         idle.append(connection)
+
+
+def _request_bytes(request: httpx.Request, method: bytes, body: bytes) -> bytes:
+    """`request`'s head and body as they go on the wire."""
+    lines = [method + b" " + request.url.raw_path + b" HTTP/1.1"]
+    sized = False
+    for name, value in request.headers.raw:
+        lower = name.lower()
+        if lower == b"transfer-encoding":
+            continue  # the body is read whole: it goes with a Content-Length
+        if not valid_header(name, value):
+            raise httpx.LocalProtocolError(f"illegal request header {name!r}")
+        sized = sized or lower == b"content-length"
+        lines.append(name + b": " + value)
+    if body and not sized:
+        lines.append(b"Content-Length: %d" % len(body))
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body

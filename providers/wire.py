@@ -9,6 +9,7 @@ pools or clocks. The module itself satisfies `WireProtocol`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, Protocol
 
@@ -98,11 +99,23 @@ def valid_json(value: Any) -> Any:
     return value
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""What a lone surrogate in decoded JSON can only come from: a `\\ud800`-`\\udfff` escape."""
+_FEW_BRACKETS = 64
+"""A body with fewer opening brackets than this cannot nest deep enough to trouble a walk."""
+
+
 def decode_json(body: bytes) -> Any:
     """`body` as JSON, undecodable bytes replaced and the strings made valid; ValueError
     when it is not JSON at all, or nests too deep to read."""
     try:
-        return valid_json(json.loads(body.decode("utf-8", errors="replace")))
+        value = json.loads(body.decode("utf-8", errors="replace"))
+        # Undecodable bytes became U+FFFD above, so only an escape can make a surrogate. The
+        # walk also refuses what nests too deep for the recursion that later reads the value,
+        # so it is skipped only for a body that has no such escape and few brackets.
+        if _SURROGATE_ESCAPE.search(body) or body.count(b"{") + body.count(b"[") >= _FEW_BRACKETS:
+            return valid_json(value)
+        return value
     except RecursionError:
         raise ValueError("the JSON nests too deep to read") from None
 

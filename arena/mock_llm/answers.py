@@ -36,6 +36,11 @@ _SAYINGS = ("Onward.", "A quiet move.", "Let us see.", "Pressure builds.", "Pati
 _PROSE = "I have weighed the position with care and will keep my options open for now."
 _VERBS = ("advance", "attack", "move", "hold", "retreat")
 _BATTLE_MAP = 45
+_LINE = re.compile(
+    r"^[ \t]*(REPLY KEY|LEGAL MOVES|MAP SIZE|YOUR SQUADS|ENEMY SQUADS):[ \t]*(.*?)[ \t]*$",
+    re.MULTILINE,
+)
+"""A machine-readable prompt line: its label and its value."""
 
 
 def parse_faults(spec: str) -> dict[str, float]:
@@ -78,10 +83,8 @@ class PromptLines:
     @classmethod
     def read(cls, text: str) -> PromptLines:
         """The lines found in prompt `text`; defaults for the missing ones."""
-
-        def last(label: str) -> str | None:
-            found = re.findall(rf"^[ \t]*{label}:[ \t]*(.*?)[ \t]*$", text, re.MULTILINE)
-            return found[-1] if found else None
+        found = {m.group(1): m.group(2) for m in _LINE.finditer(text)}  # the last one wins
+        last = found.get
 
         key, size = (last("REPLY KEY") or "move").split(), last("MAP SIZE")
         return cls(

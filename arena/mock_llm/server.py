@@ -121,8 +121,21 @@ class MockLLM:
     async def _delay(self, fault: str | None, receive: _Receive) -> bool:
         if fault == "hang":
             return await self._pause(receive, None)
-        delay = self.latency_s + (self.slow_s if fault == "slow" else 0)
-        return delay <= 0 or await self._pause(receive, delay)
+        if fault == "slow":
+            return await self._pause(receive, self.latency_s + self.slow_s)
+        return self.latency_s <= 0 or await self._wait(self.latency_s)
+
+    async def _wait(self, seconds: float) -> bool:
+        """The plain latency: False if `release` ended it. A client that leaves meanwhile is
+        not watched for (no task per request): the answer then goes nowhere, as uvicorn
+        drops what is sent after a disconnect, and the wait is short anyway."""
+        with anyio.CancelScope() as pause:
+            self._pauses.add(pause)
+            try:
+                await anyio.sleep(seconds)
+            finally:
+                self._pauses.discard(pause)
+        return not pause.cancelled_caught
 
     def _draw_fault(self, rng: random.Random) -> str | None:
         draw = rng.random()

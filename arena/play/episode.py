@@ -11,6 +11,8 @@ loop itself is the same for every game. The result is a `Replay`.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -19,6 +21,7 @@ from typing import Any
 
 import anyio
 import structlog
+from pydantic import TypeAdapter
 
 import games
 from arena.config import Deadlines
@@ -28,8 +31,6 @@ from arena.play.prompts import Prompt, PromptTemplate, SeatContext, render_promp
 from arena.play.protocol import Decision, DecisionRequest, Seat
 from arena.record.hooks import EpisodeHooks
 from arena.record.replay import (
-    AttemptRecord,
-    DecisionRecord,
     FallbackAttempt,
     FallbackRecord,
     GameRecord,
@@ -99,6 +100,8 @@ class _GameLoop:
         self.labels = {seat: self._label(seat) for seat in (0, 1)}
         """Seat -> its alias, policy and model: the events log's names, never a prompt's."""
         self.notes = ["", ""]
+        self.standings: tuple[int, int] | None = None
+        """The standings after the last ply (None before the first: the prompt asks the game)."""
         self.history: list[str] = []
         self.plies: list[str] = []
         """Each ply's record as JSON text while the game is played: a long game then holds
@@ -132,12 +135,14 @@ class _GameLoop:
         legal = game.legal_moves(state, seat) if player.prompted else ()
         template = self.setup.templates[self.policies[seat]]
         context: list[SeatContext] = []
+        standings = self.standings
 
         def prompt(feedback: str | None) -> Prompt:
             if not context:
                 context.append(SeatContext.of(
                     game, state, seat, game_index=self.index, aliases=self.aliases,
                     history=tuple(self.history), notes=self.notes[seat], legal=legal,
+                    standings=standings,
                 ))  # fmt: skip
             return render_prompt(template, context[0], feedback)
 
@@ -157,7 +162,7 @@ class _GameLoop:
         game = self.setup.game
         self.state = game.apply(self.state, {seat: d.move for seat, d in decisions.items()})
         ply = len(self.plies) + 1
-        records = [self._decision_record(d) for d in decisions.values()]
+        records = [self._decision_json(d) for d in decisions.values()]
         for d in decisions.values():
             if d.notes is not None:
                 self.notes[d.seat] = d.notes
@@ -169,48 +174,54 @@ class _GameLoop:
             self.history.append(f"turn {ply}")
         for player in self.players:
             player.observe(self.state, self.history[-1])
-        standings = [game.standing(self.state, 0), game.standing(self.state, 1)]
-        record = PlyRecord(
-            ply=ply, decisions=records, standings=standings, integrity=game.integrity(self.state)
-        )
-        self.plies.append(record.model_dump_json())
+        standings = (game.standing(self.state, 0), game.standing(self.state, 1))
+        self.standings = standings
+        record = {
+            "ply": ply, "decisions": records, "standings": list(standings),
+            "integrity": game.integrity(self.state),
+        }  # fmt: skip
+        try:  # the record is checked whole when the game finishes (`PlyRecord`)
+            self.plies.append(json.dumps(record, allow_nan=False))
+        except (TypeError, ValueError):  # a value plain JSON cannot hold: pydantic's own way
+            self.plies.append(PlyRecord.model_validate(record).model_dump_json())
 
     def finish(self, outcome: Outcome, wall_s: float) -> GameRecord:
         """The game's record, whole: its plies, its result and its wall time."""
         return GameRecord(
             index=self.index, aliases=list(self.aliases), integrity=self.integrity,
             programs=self.programs, fallbacks=self.fallbacks,
-            plies=[PlyRecord.model_validate_json(ply) for ply in self.plies],
+            plies=_plies().validate_json(f"[{','.join(self.plies)}]"),
             result=GameResult(**outcome.to_json(), plies=len(self.plies)), wall_s=wall_s,
         )  # fmt: skip
 
-    def _decision_record(self, d: Decision) -> DecisionRecord:
+    def _decision_json(self, d: Decision) -> dict[str, Any]:
+        """The decision as its `DecisionRecord`'s fields (checked when the game finishes)."""
         if d.source == "forfeit":
             raise ValueError("a forfeit ends the game: it is no ply to record")
         attempts = [
-            AttemptRecord(
-                n=a.n,
-                prompt_sha256=prompt_sha256(a.prompt, a.system_chars),
-                prompt=a.prompt if self.setup.record_prompts else None,
-                system_chars=a.system_chars,
-                reply=a.reply,
-                latency_s=round(a.latency_s, 6),
-                cause=a.cause,
-                error=a.error,
+            {
+                "n": a.n,
+                "prompt_sha256": prompt_sha256(a.prompt, a.system_chars),
+                "prompt": a.prompt if self.setup.record_prompts else None,
+                "system_chars": a.system_chars,
+                "reply": a.reply,
+                "latency_s": round(a.latency_s, 6),
+                "cause": a.cause,
+                "error": a.error,
                 **_report_fields(a.report),
-            )
+            }
             for a in d.attempts
         ]
-        return DecisionRecord(
-            seat=d.seat,
-            alias=self.aliases[d.seat],
-            move=move_json(d.move),
-            source=d.source,
-            say=d.say,
-            latency_s=round(d.latency_s, 6),
-            attempts=attempts,
-            nodes=d.nodes,
-        )
+        return {
+            "seat": d.seat,
+            "alias": self.aliases[d.seat],
+            "move": move_json(d.move),
+            "source": d.source,
+            "say": d.say,
+            "latency_s": round(d.latency_s, 6),
+            "attempts": attempts,
+            "nodes": d.nodes,
+        }
 
     def _fallback_record(self, d: Decision, ply: int) -> FallbackRecord:
         record = FallbackRecord(
@@ -247,6 +258,13 @@ class _GameLoop:
             error=record.last_error,
         )
         return record
+
+
+@functools.cache
+def _plies() -> TypeAdapter[list[PlyRecord]]:
+    """The reader of a game's plies, built when the first game ends (the replay models are
+    built on first use: a run's first decision does not wait for them)."""
+    return TypeAdapter(list[PlyRecord])
 
 
 def _report_fields(report: ReplyReport | None) -> dict[str, Any]:

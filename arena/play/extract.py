@@ -36,6 +36,7 @@ import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, NamedTuple
 
 __all__ = ["NOTES_MAX", "SAY_MAX", "Extracted", "extract"]
@@ -87,13 +88,18 @@ def _json_objects(text: str) -> list[_Found]:
     return objects
 
 
+@cache
+def _key_pattern(key: str) -> re.Pattern[str]:
+    """`"key":` with JSON's whitespace around the colon."""
+    return re.compile(f'"{re.escape(key)}"{_JSON_SPACE}:{_JSON_SPACE}')
+
+
 def _loose(
     text: str, key: str, objects: list[_Found], *, after: int = 0, last: bool = False
 ) -> _Found | None:
     """The first (or `last`) loose `"key": <JSON value>` from `after` on: outside every
     one of `objects`, with a value that decodes."""
-    pattern = re.compile(f'"{re.escape(key)}"{_JSON_SPACE}:{_JSON_SPACE}')
-    matches = list(pattern.finditer(text, after))
+    matches = list(_key_pattern(key).finditer(text, after))
     starts = [obj.start for obj in objects]
     for match in reversed(matches) if last else matches:
         enclosing = bisect_right(starts, match.start()) - 1

@@ -16,6 +16,7 @@ and the rest as the user message, so a provider's prompt cache can keep it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -178,12 +179,16 @@ class SeatContext:
         history: tuple[str, ...],
         notes: str,
         legal: tuple[str, ...] | None = None,
+        standings: tuple[int, int] | None = None,
     ) -> SeatContext:
-        """What `seat` is told about `state`: its view, the legal moves, the standings."""
+        """What `seat` is told about `state`: its view, the legal moves, the standings (the
+        caller's `standings` of `state` when it has them, else the game's)."""
+        if standings is None:
+            standings = (game.standing(state, 0), game.standing(state, 1))
         return cls(
             game.name, game_index, seat, aliases[seat], aliases[1 - seat], game.view(state, seat),
-            history, game.legal_moves(state, seat) if legal is None else legal,
-            (game.standing(state, 0), game.standing(state, 1)), notes, game.reply_key(state),
+            history, game.legal_moves(state, seat) if legal is None else legal, standings, notes,
+            game.reply_key(state),
         )  # fmt: skip
 
 
@@ -218,6 +223,7 @@ def _history(ctx: SeatContext) -> str:
     return " ".join(numbered)
 
 
+@cache
 def _reply_format(key: str) -> str:
     # The example's value has the shape the reader takes: the battle's orders are a JSON list
     # (its move help lists the entries), every other move is a JSON string.
@@ -235,39 +241,80 @@ def render(template: PromptTemplate, ctx: SeatContext, feedback: str | None = No
     return render_prompt(template, ctx, feedback).text
 
 
+def _standing(ctx: SeatContext) -> str:
+    if ctx.standing is None:
+        return "n/a"
+    own, other = ctx.standing[ctx.seat], ctx.standing[1 - ctx.seat]
+    return f"{own} for you, {other} for {ctx.opponent} (HEURISTIC)"
+
+
+_VALUES: dict[str, Callable[[SeatContext], str]] = {
+    "game": lambda ctx: ctx.game,
+    "game_index": lambda ctx: str(ctx.game_index),
+    "rules": lambda ctx: rules_summary(ctx.game),
+    "alias": lambda ctx: ctx.alias,
+    "opponent": lambda ctx: ctx.opponent,
+    "side": _side,
+    "board": lambda ctx: games.board_text(ctx.game, ctx.view),
+    "history": _history,
+    "legal_moves": lambda ctx: ", ".join(ctx.legal) if ctx.legal else "(see the rules)",
+    "standing": _standing,
+    "notes": lambda ctx: ctx.notes or "(none)",
+    "reply_format": lambda ctx: _reply_format(ctx.reply_key),
+    "reply_key": lambda ctx: ctx.reply_key,
+    "move_help": lambda ctx: games.move_help(ctx.game, ctx.view),
+    "ply": lambda ctx: str(len(ctx.history) + 1),
+}
+"""How each placeholder's text is made; only the names a template uses are computed."""
+
+
+@cache
+def _pieces(template: Template) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A template cut once into (texts, names): texts[i] comes before names[i], the last
+    text after the last name; `$$` is already a `$` in the texts."""
+    texts: list[str] = []
+    names: list[str] = []
+    source = template.template
+    start, text = 0, ""
+    for found in template.pattern.finditer(source):
+        text += source[start : found.start()]
+        start = found.end()
+        name = found.group("named") or found.group("braced")
+        if name is None:  # `$$`: a literal `$` (a template is checked to hold no other)
+            text += template.delimiter
+            continue
+        texts.append(text)
+        names.append(name)
+        text = ""
+    texts.append(text + source[start:])
+    return tuple(texts), tuple(names)
+
+
+def _substitute(template: Template, values: dict[str, str]) -> str:
+    """`template.substitute(values)`, from the template's cached pieces."""
+    texts, names = _pieces(template)
+    out = [texts[0]]
+    for name, text in zip(names, texts[1:], strict=True):
+        out.append(values[name])
+        out.append(text)
+    return "".join(out)
+
+
 def render_prompt(
     template: PromptTemplate, ctx: SeatContext, feedback: str | None = None
 ) -> Prompt:
     """The exact prompt a seat receives, with its stable part (the arena's first line, and
     the template up to its `STABLE_END` line when it has one)."""
-    standing = (
-        f"{ctx.standing[ctx.seat]} for you, {ctx.standing[1 - ctx.seat]} for {ctx.opponent} (HEURISTIC)"
-        if ctx.standing is not None
-        else "n/a"
-    )
-    values = {
-        "game": ctx.game,
-        "game_index": str(ctx.game_index),
-        "rules": rules_summary(ctx.game),
-        "alias": ctx.alias,
-        "opponent": ctx.opponent,
-        "side": _side(ctx),
-        "board": games.board_text(ctx.game, ctx.view),
-        "history": _history(ctx),
-        "legal_moves": ", ".join(ctx.legal) if ctx.legal else "(see the rules)",
-        "standing": standing,
-        "notes": ctx.notes or "(none)",
-        "reply_format": _reply_format(ctx.reply_key),
-        "reply_key": ctx.reply_key,
-        "move_help": games.move_help(ctx.game, ctx.view),
-        "ply": str(len(ctx.history) + 1),
-    }
+    names = set(_pieces(template.template)[1])
+    if template.rest is not None:
+        names.update(_pieces(template.rest)[1])
+    values = {name: _VALUES[name](ctx) for name in names}
     stable = f"{first_line(ctx)}\n"
     if template.rest is not None:
-        stable += template.template.substitute(values)
-        text = stable + template.rest.substitute(values)
+        stable += _substitute(template.template, values)
+        text = stable + _substitute(template.rest, values)
     else:
-        text = stable + template.template.substitute(values)
+        text = stable + _substitute(template.template, values)
     if feedback:
         text = f"{text.rstrip()}\n\n{feedback}\n"
     return Prompt(text, min(len(stable), len(text)))

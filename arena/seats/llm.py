@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, replace
+from dataclasses import fields, replace
 from functools import partial
 from typing import Any
 
@@ -76,6 +76,8 @@ _DOWN = (
 )
 _CUT = "cut: the model's endpoint went down while this request was in flight"
 
+
+_USAGE_FIELDS = tuple(f.name for f in fields(providers.Usage))
 
 Replica = tuple[providers.Provider, Circuit | None]
 """One endpoint serving a policy's model: its client and its circuit (None: no breaker)."""
@@ -149,9 +151,13 @@ class LlmSeat(TextSeat):
         up = [r for r in self._replicas if r[1] is None or not r[1].is_open]
         if not up:
             raise SeatFailure("not_connected", _DOWN)
-        up.sort(key=lambda r: (r[1].in_flight, r[1].asked) if r[1] is not None else (0, 0))
+        if len(up) > 1:
+            up.sort(key=lambda r: (r[1].in_flight, r[1].asked) if r[1] is not None else (0, 0))
         for n, (client, circuit) in enumerate(up):
-            ask = replace(request, fail_over=n < len(up) - 1)  # the last one retries as ever
+            fail_over = n < len(up) - 1  # the last one retries as ever
+            ask = (
+                request if request.fail_over == fail_over else replace(request, fail_over=fail_over)
+            )
             try:
                 return self._answer(await self._ask_one(client, circuit, ask, deadline))
             except SeatFailure as failure:
@@ -205,7 +211,7 @@ class LlmSeat(TextSeat):
         return completion
 
     def _answer(self, completion: providers.Completion) -> Answer:
-        usage = asdict(completion.usage)
+        usage = {name: getattr(completion.usage, name) for name in _USAGE_FIELDS}
         price = self._policy.price
         clean = self._redactor
         reasoning = completion.reasoning

@@ -1,8 +1,10 @@
 """The lean HTTP transport against real sockets: keep-alive, a connection the server closed
-while idle, TLS with a CA of the test's own (certificates, SNI), and the proxy variables."""
+while idle, TLS with a CA of the test's own (certificates, SNI), the proxy variables, the
+request a completion sends and the answers it reads (chunked, compressed, endless)."""
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 import subprocess
 from collections.abc import Awaitable, Callable
@@ -233,3 +235,82 @@ def test_through_a_proxy_the_request_reaches_the_proxy(monkeypatch: pytest.Monke
 
     assert anyio.run(main) == "hi"
     assert seen == [b"POST http://models.internal:8000/v1/chat/completions HTTP/1.1"]
+
+
+_COMPLETION = (b'{"id":"x","model":"m","choices":[{"index":0,"finish_reason":"stop",'
+               b'"message":{"role":"assistant","content":"hi"}}]}')  # fmt: skip
+
+
+async def _complete_against(
+    handler: Handler, transport: httpx.AsyncBaseTransport | None = None
+) -> str:
+    import providers
+
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(_serve, handler)
+        spec = providers.ProviderSpec(
+            protocol="openai", model="m", base_url=f"http://127.0.0.1:{port}/v1"
+        )
+        async with providers.Providers(transport=transport) as pool:
+            reply = await pool.client(spec).complete(
+                providers.CompletionRequest(prompt="héllo", max_tokens=8),
+                deadline=anyio.current_time() + 10,
+            )
+        tg.cancel_scope.cancel()
+    return reply.text
+
+
+def test_a_completion_goes_out_byte_for_byte_as_httpx_writes_it() -> None:
+    seen: list[bytes] = []
+
+    async def capture(stream: anyio.abc.ByteStream, n: int) -> None:
+        data = await _read_head(stream)
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        while len(body) < length:
+            body += await stream.receive()
+        seen.append(head + b"\r\n\r\n" + body)
+        await stream.send(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s"
+                          % (len(_COMPLETION), _COMPLETION))  # fmt: skip
+
+    assert anyio.run(_complete_against, capture) == "hi"
+    assert anyio.run(_complete_against, capture, httpx.AsyncHTTPTransport()) == "hi"
+    lean, httpcore_sent = (s.split(b"\r\n", 2)[2] for s in seen)  # the Host lines differ
+    assert lean == httpcore_sent
+    assert lean.endswith('"content":"héllo"}],"max_tokens":8}'.encode())
+
+
+def test_chunked_and_compressed_answers_are_read_whole() -> None:
+    import gzip
+
+    packed = gzip.compress(_COMPLETION)
+
+    async def chunked_gzip(stream: anyio.abc.ByteStream, n: int) -> None:
+        await _read_head(stream)
+        chunks = [packed[:10], packed[10:]]
+        body = (
+            b"".join(b"%x;ext=1\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\nX-T: 1\r\n\r\n"
+        )
+        await stream.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+                          b"Content-Encoding: gzip\r\n\r\n" + body)  # fmt: skip
+
+    assert anyio.run(_complete_against, chunked_gzip) == "hi"
+
+
+def test_a_head_that_never_ends_is_a_protocol_error() -> None:
+    async def endless_head(stream: anyio.abc.ByteStream, n: int) -> None:
+        await _read_head(stream)
+        await stream.send(b"HTTP/1.1 200 OK\r\n")
+        with contextlib.suppress(anyio.BrokenResourceError, OSError):
+            for _ in range(100):
+                await stream.send(b"X-Filler: " + b"a" * 1000 + b"\r\n")
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            port = await tg.start(_serve, endless_head)
+            async with httpx.AsyncClient(transport=LeanTransport(ssl_context=None)) as client:
+                with pytest.raises(httpx.RemoteProtocolError, match="response head over"):
+                    await client.get(f"http://127.0.0.1:{port}/")
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)

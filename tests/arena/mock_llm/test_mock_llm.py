@@ -468,3 +468,45 @@ async def test_the_same_request_gets_the_same_answer_whatever_came_before() -> N
     forward = await answers(list(range(12)))
     assert forward == await answers(list(range(11, -1, -1)))  # arrival order changes nothing
     assert len({text for _, text in forward.values()}) > 1  # and the requests differ
+
+
+async def test_a_long_plain_latency_is_released_at_shutdown_too() -> None:
+    app = build_app(latency_ms=60_000)
+    outcome: list[object] = []
+
+    async def wait(url: str) -> None:
+        async with httpx.AsyncClient(timeout=30) as client:
+            target, body = request_for("openai", url, "x")
+            outcome.append((await client.post(target, json=body)).status_code)
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as tg, serving(app) as url:
+        tg.start_soon(wait, url)
+        while not app.requests:  # noqa: ASYNC110 - the server counts, it signals nothing
+            await anyio.sleep(0.01)
+    assert time.monotonic() - started < 5.0
+    assert outcome == [503]
+
+
+_LABELS = ("REPLY KEY", "LEGAL MOVES", "MAP SIZE", "YOUR SQUADS", "ENEMY SQUADS", "OTHER")
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_LABELS), st.sampled_from(["", " ", "\t"]),
+                  st.text(alphabet="ab1, \t:", max_size=8)),
+        max_size=8,
+    )
+)  # fmt: skip
+def test_prompt_lines_are_the_last_line_of_each_label(lines: list[tuple[str, str, str]]) -> None:
+    text = "\n".join(f"{indent}{label}: {value}" for label, indent, value in lines)
+
+    def last(label: str) -> str | None:
+        found = [v.strip(" \t") for name, _, v in lines if name == label]
+        return found[-1] if found else None
+
+    read = PromptLines.read(text)
+    legal = tuple(m.strip() for m in (last("LEGAL MOVES") or "").split(",") if m.strip())
+    assert read.legal == legal
+    key = (last("REPLY KEY") or "move").split()
+    assert read.reply_key == (key[0] if key else "move")

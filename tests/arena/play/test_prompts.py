@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from string import Template
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import games
 from arena.cli import main
-from arena.play.prompts import PromptError, load_template, prompts_dir
+from arena.play.prompts import (
+    _VALUES,
+    PLACEHOLDERS,
+    PromptError,
+    SeatContext,
+    _substitute,
+    load_template,
+    prompts_dir,
+    render_prompt,
+)
 
 
 def test_default_template_hash_is_its_content_hash() -> None:
@@ -46,3 +59,46 @@ def test_arena_prompt_prints_the_exact_prompt(capsys: pytest.CaptureFixture[str]
 def test_arena_prompt_refuses_a_finished_game(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prompt", "--game", "connect-four", "--seed", "1", "--ply", "500"]) == 2
     assert "--ply 500" in capsys.readouterr().err
+
+
+_PIECES = st.lists(
+    st.sampled_from(["$$", "$", "{", "}", "\n", " ", "text", "é"])
+    | st.sampled_from(sorted(PLACEHOLDERS)).map(lambda n: f"${n}")
+    | st.sampled_from(sorted(PLACEHOLDERS)).map(lambda n: f"${{{n}}}"),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=_PIECES)
+def test_a_template_renders_from_its_cut_pieces_as_string_template_does(
+    pieces: list[str],
+) -> None:
+    template = Template("".join(pieces))
+    if not template.is_valid() or not set(template.get_identifiers()) <= PLACEHOLDERS:
+        return  # load_template refuses these
+    values = {name: f"<{name} $x>" for name in PLACEHOLDERS}
+    assert _substitute(template, values) == template.substitute(values)
+
+
+def test_every_placeholder_has_a_value() -> None:
+    assert set(_VALUES) == PLACEHOLDERS
+
+
+def test_the_prompt_is_the_same_with_the_standings_handed_in() -> None:
+    game = games.load("connect-four")
+    state = game.apply(
+        game.initial(3, game=1), {0: game.legal_moves(game.initial(3, game=1), 0)[2]}
+    )
+    template = load_template("board/default.md")
+    common = {"game_index": 1, "aliases": ("cog-a", "cog-b"), "history": ("c",), "notes": ""}
+    asked = SeatContext.of(game, state, 1, **common)  # type: ignore[arg-type]
+    handed = SeatContext.of(
+        game,
+        state,
+        1,
+        standings=(game.standing(state, 0), game.standing(state, 1)),
+        **common,  # type: ignore[arg-type]
+    )
+    assert render_prompt(template, asked) == render_prompt(template, handed)
+    assert "$" not in render_prompt(template, asked).text.replace("$$", "")
