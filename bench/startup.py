@@ -52,10 +52,8 @@ import arena.cli
 print(time.perf_counter() - started)
 """
 
-_FIRST_DECISION = """
-import importlib.abc, importlib.util, json, sys, time
-
-first = []
+WATCH = """
+import importlib.abc, importlib.util, sys
 
 class _Watch(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -63,29 +61,47 @@ class _Watch(importlib.abc.MetaPathFinder):
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
-        loader = spec.loader
-        run = loader.exec_module
+        run = spec.loader.exec_module
 
         def exec_module(module):
             run(module)
             inner = module.decide_batch
+            told = []
 
             async def decide_batch(*args, **kwargs):
-                if not first:
-                    first.append(time.perf_counter())
+                if not told:
+                    told.append(True)
+                    on_first_decision()
                 return await inner(*args, **kwargs)
 
             module.decide_batch = decide_batch
 
-        loader.exec_module = exec_module
+        spec.loader.exec_module = exec_module
         return spec
 
-import arena.cli
 sys.meta_path.insert(0, _Watch())
+"""
+"""Script text that calls the script's own `on_first_decision()` when the arena first asks
+a seat for a decision (`decide_batch` wrapped as its module is imported; the arena itself
+runs unchanged). Shared with tests/arena/test_startup.py."""
+
+_FIRST_DECISION = (
+    """
+import json, time
+
+first = []
+
+def on_first_decision():
+    first.append(time.perf_counter())
+"""
+    + WATCH
+    + """
+import arena.cli
 started = time.perf_counter()
 code = arena.cli.main(["run", sys.argv[1], "--out", sys.argv[2], "--no-progress"])
 print(json.dumps({"code": code, "first_decision_s": first[0] - started}))
 """
+)
 
 
 def _python(code: str, *args: str) -> str:

@@ -14,44 +14,28 @@ from pathlib import Path
 
 import pytest
 
-from bench.startup import CONFIG
+from bench.startup import CONFIG, WATCH
 
 _SCRIPTED = CONFIG
 """The benchmark's one-game config: tactician against random, connect-four."""
 
-_AT_FIRST_DECISION = """
-import importlib.abc, importlib.util, json, sys
+_AT_FIRST_DECISION = (
+    """
+import json
 
 seen = []
 
-class _Watch(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != "arena.play.decisions":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            inner = module.decide_batch
-
-            async def decide_batch(*args, **kwargs):
-                if not seen:
-                    seen.append(sorted(sys.modules))
-                return await inner(*args, **kwargs)
-
-            module.decide_batch = decide_batch
-
-        spec.loader.exec_module = exec_module
-        return spec
-
-sys.meta_path.insert(0, _Watch())
+def on_first_decision():
+    seen.append(sorted(sys.modules))
+"""
+    + WATCH
+    + """
 import arena.cli
 
 code = arena.cli.main(["run", sys.argv[1], "--out", sys.argv[2], "--no-progress"])
 print(json.dumps({"code": code, "modules": seen[0] if seen else None}))
 """
+)
 
 NOT_BEFORE_THE_FIRST_DECISION = (
     "rich",  # the console and the progress bar (--no-progress), structlog's tracebacks
