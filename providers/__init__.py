@@ -1,4 +1,4 @@
-"""LLM clients over raw httpx: one interface, three wire protocols.
+"""LLM clients over httpx: one interface, three wire protocols.
 
     async with Providers() as pool:
         model = pool.client(ProviderSpec(protocol="anthropic", model="...", api_key=key))
@@ -26,6 +26,7 @@ from providers.completion import (
 )
 from providers.errors import (
     AuthError,
+    CertificateError,
     HTTPStatusError,
     InvalidResponse,
     ProviderError,
@@ -35,10 +36,13 @@ from providers.errors import (
 )
 from providers.spec import (
     DEFAULT_BASE_URLS,
+    DEFAULT_IDLE_EXPIRY_S,
     DEFAULT_MAX_RESPONSE_BYTES,
     PROTOCOLS,
+    TRUSTS,
     Price,
     ProviderSpec,
+    Trust,
     WireProtocolName,
 )
 from providers.wire import valid_json, valid_text
@@ -71,11 +75,14 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DEFAULT_BASE_URLS",
+    "DEFAULT_IDLE_EXPIRY_S",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "PROTOCOLS",
     "STOP_REASONS",
+    "TRUSTS",
     "Attempt",
     "AuthError",
+    "CertificateError",
     "Completion",
     "CompletionRequest",
     "HTTPProvider",
@@ -92,6 +99,7 @@ __all__ = [
     "StopReason",
     "Timeout",
     "TransportError",
+    "Trust",
     "Usage",
     "WireProtocolName",
     "valid_json",

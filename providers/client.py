@@ -9,12 +9,13 @@ per spec, sharing the HTTP client and slot limit.
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+import copy
+import ssl
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
 
+import aiohttp
 import anyio
 import httpx
 import structlog
@@ -23,6 +24,7 @@ from tenacity import RetryCallState
 from providers.completion import Attempt, Completion, CompletionRequest
 from providers.errors import (
     AuthError,
+    CertificateError,
     HTTPStatusError,
     InvalidResponse,
     ProviderError,
@@ -30,12 +32,11 @@ from providers.errors import (
     Timeout,
     TransportError,
 )
-from providers.retry import RetryPolicy, retry_after_from_headers
+from providers.retry import RetryPolicy, is_transient, retry_after_from_headers
 from providers.spec import ProviderSpec
-from providers.transport import LeanTransport, Target
 from providers.wire import WireProtocol, decode_object, excerpt
 
-__all__ = ["HTTPProvider", "Lanes", "ProbeAnswer", "status_error", "translate_httpx_errors"]
+__all__ = ["HTTPProvider", "ProbeAnswer", "status_error", "translate_httpx_errors"]
 
 log = structlog.get_logger(__name__)
 
@@ -44,30 +45,74 @@ _MIN_ATTEMPT_S = 0.001  # httpx needs a positive timeout; the cancel scope ends 
 
 @contextmanager
 def translate_httpx_errors(spec: ProviderSpec) -> Iterator[None]:
-    """Re-raise any `httpx` failure inside the block as a `ProviderError`, `from` it.
+    """Re-raise any failure of the HTTP stack inside the block (httpx's, or aiohttp's under
+    the transport) as a `ProviderError`, `from` it.
 
-    The only place in the project that catches `httpx` exceptions.
+    The only place in the project that catches them. What a failure is comes from its
+    root: the transport wraps aiohttp's errors in httpx's, but not always in the right
+    one (a refused connection and a close before any answer both arrive as a connect
+    timeout), so aiohttp's own error, where there is one, decides.
     """
     try:
         yield
-    except httpx.TimeoutException as exc:
-        raise Timeout(
-            f"{spec.label} did not answer before the deadline ({type(exc).__name__})"
-        ) from exc
-    except httpx.ConnectError as exc:
-        raise TransportError(
-            f"{spec.label} refused or could not open a connection "
-            f"({spec.redact(str(exc)) or type(exc).__name__}); "
+    except (httpx.HTTPError, aiohttp.ClientError, TimeoutError) as exc:
+        raise _translated(spec, exc) from exc
+
+
+def _translated(spec: ProviderSpec, exc: BaseException) -> ProviderError:
+    """The typed error for a failure of the HTTP stack."""
+    cause = exc.__cause__
+    root = cause if isinstance(cause, aiohttp.ClientError | TimeoutError) else exc
+    detail = spec.redact(str(root)) or type(root).__name__
+    certificate = _certificate_failure(exc)
+    if certificate is not None:
+        return CertificateError(
+            f"{spec.label}: the server's certificate failed verification ({certificate}); "
+            "if it is signed by a private CA, name that CA's PEM file in the policy's "
+            'ca_bundle (ca_bundle = "ca.pem"; it adds to the default trust), or set '
+            '[run] trust = "system" to trust the machine\'s own store'
+        )
+    if isinstance(root, aiohttp.ClientSSLError | ssl.SSLError):
+        return TransportError(
+            f"{spec.label}: the TLS handshake failed ({detail}); check the server's TLS "
+            "settings, and client_cert / client_key if it asks for a client certificate",
+            connect_refused=True,
+        )
+    if isinstance(
+        root,
+        aiohttp.ClientConnectorError
+        | aiohttp.ClientProxyConnectionError
+        | httpx.ConnectError
+        | httpx.ProxyError,
+    ):
+        return TransportError(
+            f"{spec.label} refused or could not open a connection ({detail}); "
             "check that the server is running and base_url is right",
             connect_refused=True,
-        ) from exc
-    except httpx.TransportError as exc:
-        raise TransportError(
-            f"{spec.label} dropped the exchange ({type(exc).__name__}: {spec.redact(str(exc))})",
+        )
+    if isinstance(root, TimeoutError | aiohttp.ServerTimeoutError | httpx.TimeoutException):
+        return Timeout(f"{spec.label} did not answer before the deadline ({type(root).__name__})")
+    if isinstance(root, aiohttp.ClientError | httpx.TransportError):
+        return TransportError(
+            f"{spec.label} dropped the exchange ({type(root).__name__}: {detail})",
             connect_refused=False,
-        ) from exc
-    except httpx.HTTPError as exc:
-        raise ProviderError(f"{spec.label}: {type(exc).__name__}: {spec.redact(str(exc))}") from exc
+        )
+    return ProviderError(f"{spec.label}: {type(root).__name__}: {detail}")
+
+
+def _certificate_failure(error: BaseException) -> str | None:
+    """The verification failure (OpenSSL's reason) behind `error`, if that is what it is."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, aiohttp.ClientConnectorCertificateError):
+            current = current.certificate_error
+            continue
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return current.verify_message or current.reason or str(current)
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def status_error(
@@ -104,49 +149,8 @@ class _Call:
     queued_s: float | None = None
     attempts: list[Attempt] = field(default_factory=list)
     attempt_began: float | None = None
-
-
-class Lanes:
-    """The HTTP clients of one endpoint, each carrying at most `per_lane` requests at a time.
-
-    httpcore's pool re-scans every connection, and for each idle one every
-    connection again, whenever a request starts or ends: with 64 requests in
-    flight on one client that costs milliseconds of CPU per request. Spreading
-    them over clients of a few connections each keeps the scans short; the
-    connections are still reused (each lane keeps its keep-alive connections).
-    """
-
-    def __init__(
-        self,
-        new_client: Callable[[], httpx.AsyncClient],
-        per_lane: int = 8,
-        lean: LeanTransport | None = None,
-    ) -> None:
-        self._new_client = new_client
-        self.lean = lean
-        """The lean transport under the clients, if that is what carries their requests."""
-        self._per_lane = per_lane
-        self._clients: list[httpx.AsyncClient] = []
-        self._busy: list[int] = []
-
-    @contextmanager
-    def lane(self) -> Iterator[httpx.AsyncClient]:
-        """The least busy client, or a new one when every lane is full."""
-        index = min(range(len(self._busy)), key=self._busy.__getitem__, default=-1)
-        if index < 0 or self._busy[index] >= self._per_lane:
-            self._clients.append(self._new_client())
-            self._busy.append(0)
-            index = len(self._clients) - 1
-        self._busy[index] += 1
-        try:
-            yield self._clients[index]
-        finally:
-            self._busy[index] -= 1
-
-    async def aclose(self) -> None:
-        """Close every client."""
-        for client in self._clients:
-            await client.aclose()
+    failure: ProviderError | None = None
+    """The last infrastructure failure the call met (a transient one, retried)."""
 
 
 def _over_cap(spec: ProviderSpec) -> InvalidResponse:
@@ -170,41 +174,6 @@ async def _read_capped(spec: ProviderSpec, response: httpx.Response) -> bytes:
     return b"".join(chunks)
 
 
-def _json_body(value: dict[str, Any]) -> bytes:
-    """A request body exactly as httpx writes `json=`."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-
-
-def _text(value: bytes) -> str:
-    try:
-        return value.decode("ascii")
-    except UnicodeDecodeError:
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError:
-            return value.decode("iso-8859-1")
-
-
-def _header_map(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
-    """Lowercase header names -> values (repeated headers joined by commas, as httpx does)."""
-    found: dict[str, str] = {}
-    for name, value in headers:
-        key, text = name.decode("ascii"), _text(value)
-        found[key] = f"{found[key]}, {text}" if key in found else text
-    return found
-
-
-class _ExchangeStream(httpx.AsyncByteStream):
-    """An exchange's body for an `httpx.Response` that must decode it (gzip and the like)."""
-
-    def __init__(self, chunks: AsyncIterator[bytes]) -> None:
-        self._chunks = chunks
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._chunks:
-            yield chunk
-
-
 @dataclass(frozen=True)
 class ProbeAnswer:
     """What an endpoint said to the free probe call."""
@@ -223,7 +192,7 @@ class HTTPProvider:
         self,
         spec: ProviderSpec,
         wire: WireProtocol,
-        http: Lanes,
+        http: httpx.AsyncClient,
         limiter: anyio.CapacityLimiter,
         retry: RetryPolicy,
     ) -> None:
@@ -233,7 +202,8 @@ class HTTPProvider:
         self._http = http
         self._limiter = limiter
         self._retry = retry
-        self._targets: dict[tuple[str, tuple[tuple[str, str], ...]], Target | None] = {}
+        self._headers = spec.extra_headers()
+        """The policy's own headers, sent with every request."""
 
     def __repr__(self) -> str:
         return f"HTTPProvider({self.spec.label})"
@@ -291,76 +261,30 @@ class HTTPProvider:
         call.attempt_began = began = anyio.current_time()
         try:
             with translate_httpx_errors(self.spec):
-                lean = self._http.lean
-                target = None if lean is None or lean.mocked else self._target(url, headers)
-                if lean is not None and target is not None:
-                    status, answer_headers, content = await self._post(lean, target, body)
-                else:
-                    status, answer_headers, content = await self._send(
-                        url, headers, body, deadline, began
-                    )
+                timeout = max(deadline - began, _MIN_ATTEMPT_S)
+                async with self._http.stream(
+                    "POST", url, headers=self._with_own(headers), json=body, timeout=timeout
+                ) as response:
+                    content = await _read_capped(self.spec, response)
+            status = response.status_code
             if not 200 <= status < 300:
-                raise status_error(self.spec, self._wire, status, answer_headers, content)
-            completion = self._wire.parse_response(self.spec, status, answer_headers, content)
+                raise status_error(self.spec, self._wire, status, response.headers, content)
+            completion = self._wire.parse_response(self.spec, status, response.headers, content)
         except ProviderError as exc:
             seen = exc.status if isinstance(exc, HTTPStatusError) else None
             call.attempts.append(Attempt(seen, str(exc), anyio.current_time() - began))
             call.attempt_began = None
+            if is_transient(exc):
+                call.failure = exc
             raise
         call.attempts.append(Attempt(status, None, anyio.current_time() - began))
         call.attempt_began = None
         return completion
 
-    async def _send(
-        self,
-        url: str,
-        headers: dict[str, str],
-        body: dict[str, Any],
-        deadline: float,
-        began: float,
-    ) -> tuple[int, Mapping[str, str], bytes]:
-        """The answer through httpx (a test's transport, a proxy, or a mock in place); each
-        step is bounded by the time left at `began`, as `complete`'s scope bounds the whole."""
-        timeout = max(deadline - began, _MIN_ATTEMPT_S)
-        with self._http.lane() as http:
-            async with http.stream(
-                "POST", url, headers=headers, json=body, timeout=timeout
-            ) as response:
-                content = await _read_capped(self.spec, response)
-        return response.status_code, response.headers, content
-
-    async def _post(
-        self, lean: LeanTransport, target: Target, body: dict[str, Any]
-    ) -> tuple[int, Mapping[str, str], bytes]:
-        """The answer through the lean transport's `post`, with no httpx objects around it
-        (bounded by `complete`'s cancel scope)."""
-        exchange = await lean.post(target, _json_body(body))
-        try:
-            head = exchange.head
-            if any(n == b"content-encoding" and v.lower() != b"identity" for n, v in head.headers):
-                # Compressed: httpx decodes it, and the cap counts the decoded bytes.
-                response = httpx.Response(
-                    head.status, headers=head.headers, stream=_ExchangeStream(exchange.chunks())
-                )
-                return head.status, response.headers, await _read_capped(self.spec, response)
-            content = await exchange.read(self.spec.max_response_bytes)
-        finally:
-            await exchange.aclose()
-        if content is None:
-            raise _over_cap(self.spec)
-        return head.status, _header_map(head.headers), content
-
-    def _target(self, url: str, headers: dict[str, str]) -> Target | None:
-        """The request head for `url` and `headers` as httpx would write it, built once; None
-        where httpx must send the request itself (credentials in the URL)."""
-        key = (url, tuple(headers.items()))
-        if key in self._targets:
-            return self._targets[key]
-        with self._http.lane() as http:
-            template = http.build_request("POST", url, headers=headers, json={})
-        target = None if template.url.userinfo else Target(template.url, template.headers.raw)
-        self._targets[key] = target
-        return target
+    def _with_own(self, headers: dict[str, str]) -> dict[str, str]:
+        """The protocol's headers with the policy's own added (and taking precedence: a
+        gateway may want its key where the protocol puts one)."""
+        return {**headers, **self._headers} if self._headers else headers
 
     async def probe(self, *, deadline: float) -> ProbeAnswer:
         """Ask the endpoint its free models call (no retry: the caller decides what an answer
@@ -368,9 +292,11 @@ class HTTPProvider:
         url, headers, lists_models = self._wire.probe_request(self.spec)
         began = anyio.current_time()
         with anyio.CancelScope(deadline=deadline) as scope:
-            with translate_httpx_errors(self.spec), self._http.lane() as http:
+            with translate_httpx_errors(self.spec):
                 timeout = max(deadline - began, _MIN_ATTEMPT_S)
-                async with http.stream("GET", url, headers=headers, timeout=timeout) as response:
+                async with self._http.stream(
+                    "GET", url, headers=self._with_own(headers), timeout=timeout
+                ) as response:
                     content = await _read_capped(self.spec, response)
         if scope.cancelled_caught:
             raise Timeout(f"{self.spec.label} did not answer the probe before its deadline")
@@ -384,19 +310,30 @@ class HTTPProvider:
             )
         return ProbeAnswer(response.status_code, models, excerpt(self.spec, content))
 
-    def _deadline_passed(self, call: _Call) -> Timeout:
+    def _deadline_passed(self, call: _Call) -> ProviderError:
+        """The error of a call whose deadline passed: the infrastructure's last failure when
+        the call was recovering from one (a gateway's 504, a dropped connection), else a
+        `Timeout`, the seat's own."""
         now = anyio.current_time()
         if call.attempt_began is not None:  # cut off mid-request by the deadline
             call.attempts.append(
                 Attempt(None, "no answer before the deadline", now - call.attempt_began)
             )
         queued = now - call.began if call.queued_s is None else call.queued_s
-        error = Timeout(
-            f"{self.spec.label} gave no usable answer before the deadline "
-            f"({now - call.began:.3f} s after the call, {queued:.3f} s of it waiting for one of "
-            f"max_connections={self.spec.max_connections} slots); allow a longer deadline "
-            "or lower the load on this endpoint"
-        )
+        error: ProviderError
+        if call.failure is not None:
+            error = copy.copy(call.failure)
+            error.args = (
+                f"{call.failure} (then the deadline passed, {now - call.began:.3f} s after the "
+                "call, while it was asked again)",
+            )
+        else:
+            error = Timeout(
+                f"{self.spec.label} gave no usable answer before the deadline "
+                f"({now - call.began:.3f} s after the call, {queued:.3f} s of it waiting for one "
+                f"of max_connections={self.spec.max_connections} slots); allow a longer deadline "
+                "or lower the load on this endpoint"
+            )
         error.attempts = tuple(call.attempts)
         return error
 

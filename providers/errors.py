@@ -4,13 +4,15 @@ Error tree::
 
     ProviderError             any failed call; the message names the endpoint
     ├── TransportError        no usable HTTP exchange (connect_refused: never connected)
+    │   └── CertificateError  the server's certificate failed verification (never connected)
     ├── Timeout               the caller's deadline passed (slot wait included)
     ├── HTTPStatusError       an error status (status, body_excerpt, retry_after)
     │   ├── RateLimited       429: the provider asked us to slow down
     │   └── AuthError         401 / 403: the key is missing, wrong or not allowed
     └── InvalidResponse       a 2xx whose body is not the protocol's shape
 
-`httpx` exceptions are translated into this tree in exactly one place
+The HTTP stack's exceptions (httpx's, and aiohttp's under its transport) are
+translated into this tree in exactly one place
 (`providers.client.translate_httpx_errors`) and re-raised `from` the original,
 so nothing above `providers/` ever catches an `httpx` exception. Messages,
 excerpts and reprs never carry an API key: the client redacts the key from
@@ -26,6 +28,7 @@ from providers.completion import Attempt
 
 __all__ = [
     "AuthError",
+    "CertificateError",
     "HTTPStatusError",
     "InvalidResponse",
     "ProviderError",
@@ -54,8 +57,18 @@ class TransportError(ProviderError):
         unknown host): the server is not there, as opposed to a dropped reply."""
 
 
+class CertificateError(TransportError):
+    """The server's TLS certificate failed verification: it is there, but not trusted (a
+    private CA not in the trust, an expired or mismatched certificate)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, connect_refused=True)
+
+
 class Timeout(ProviderError):
-    """The caller's deadline passed before a usable reply arrived."""
+    """The caller's deadline passed before a usable reply arrived, and nothing of the
+    infrastructure failed meanwhile (a call that was recovering from a failure when its
+    deadline passed ends with that failure instead)."""
 
 
 class HTTPStatusError(ProviderError):

@@ -1,18 +1,23 @@
 """The HTTP clients and connection slots of one run.
 
-One `httpx.AsyncClient` per endpoint (protocol, base_url) over the lean
-transport (`providers.transport`: HTTP/1.1 on anyio streams; no SSL context for
-`http://`), shared by every model and key behind it so keep-alive connections
-are reused; an endpoint the proxy environment variables route through a proxy,
-or a test's transport, gets httpx's own (in lanes of a few requests each); one
-`anyio.CapacityLimiter` of `max_connections` slots per (protocol, base_url,
-key, model), the unit a provider rate-limits. Everything is closed when the
-`async with` block ends.
+One `httpx.AsyncClient` per endpoint (protocol, base URL and the TLS settings
+of its connections), shared by every model and key behind it so keep-alive
+connections are reused. Its requests go over aiohttp's connection pool (the
+`httpx-aiohttp` transport): one pool for any number of requests in flight, idle
+connections closed after the spec's `idle_expiry_s`, and no cookie jar of its
+own (httpx's jar is the one that keeps and sends cookies). An endpoint the
+proxy environment variables (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`,
+`NO_PROXY`) route through a proxy is mounted in the same client on httpx's own
+transport, which speaks HTTP and SOCKS proxies. A test's transport
+(`httpx.MockTransport`) replaces the network entirely.
+
+One `anyio.CapacityLimiter` of `max_connections` slots per (protocol, base_url,
+key, model), the unit a provider rate-limits, is the only gate on requests in
+flight. Everything is closed when the `async with` block ends.
 """
 
 from __future__ import annotations
 
-import functools
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 from urllib.parse import urlsplit
@@ -20,7 +25,7 @@ from urllib.parse import urlsplit
 import anyio
 
 from providers import anthropic, gemini, openai
-from providers.spec import ProviderSpec, WireProtocolName
+from providers.spec import ProviderSpec, Trust, WireProtocolName
 from providers.wire import WireProtocol
 
 if TYPE_CHECKING:  # the HTTP stack is imported when the first client is made
@@ -28,10 +33,10 @@ if TYPE_CHECKING:  # the HTTP stack is imported when the first client is made
 
     import httpx
 
-    from providers.client import HTTPProvider, Lanes
+    from providers.client import HTTPProvider
     from providers.retry import RetryPolicy
 
-__all__ = ["WIRE_PROTOCOLS", "Providers"]
+__all__ = ["WIRE_PROTOCOLS", "Providers", "proxy_for"]
 
 WIRE_PROTOCOLS: dict[WireProtocolName, WireProtocol] = {
     "openai": openai,
@@ -42,10 +47,11 @@ WIRE_PROTOCOLS: dict[WireProtocolName, WireProtocol] = {
 
 _CLOSE_S = 5.0  # closing pooled sockets is quick; never let it hang a shutdown
 _KEEPALIVE = 64
-_LEAN_LANE = 1 << 30
-"""Requests one lean client carries at once: all of them."""
+"""Idle connections kept per endpoint on the proxy transport."""
 
-_Endpoint = tuple[str, str]
+_HEAD_BYTES = 64 * 1024
+
+_Endpoint = tuple[str, str, str | None, str | None, str | None, float]
 _SlotKey = tuple[str, str, str | None, str]
 
 
@@ -53,7 +59,8 @@ class Providers:
     """Hands out a `Provider` per spec for the length of an `async with` block.
 
     `transport` replaces the network (tests pass `httpx.MockTransport`);
-    `retry` bounds every call's transport retries.
+    `retry` bounds every call's transport retries; `trust` is where the default
+    TLS trust comes from (`providers.tls`).
     """
 
     def __init__(
@@ -61,10 +68,12 @@ class Providers:
         *,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        trust: Trust = "certifi",
     ) -> None:
         self._retry = retry
         self._transport = transport
-        self._http: dict[_Endpoint, Lanes] = {}
+        self._trust: Trust = trust
+        self._http: dict[_Endpoint, httpx.AsyncClient] = {}
         self._slots: dict[_SlotKey, anyio.CapacityLimiter] = {}
         self._clients: dict[ProviderSpec, HTTPProvider] = {}
         self._open = False
@@ -80,12 +89,12 @@ class Providers:
         tb: TracebackType | None,
     ) -> None:
         self._open = False
-        lanes, self._http = list(self._http.values()), {}
+        clients, self._http = list(self._http.values()), {}
         self._slots.clear()
         self._clients.clear()
         with anyio.move_on_after(_CLOSE_S, shield=True):
-            for lane in lanes:
-                await lane.aclose()
+            for client in clients:
+                await client.aclose()
 
     def client(self, spec: ProviderSpec) -> HTTPProvider:
         """The provider for `spec`; the same one for equal specs."""
@@ -108,35 +117,54 @@ class Providers:
             self._clients[spec] = provider
         return provider
 
-    def _endpoint(self, spec: ProviderSpec) -> Lanes:
-        import httpx
+    def _endpoint(self, spec: ProviderSpec) -> httpx.AsyncClient:
+        key = (
+            spec.protocol,
+            spec.base_url,
+            spec.ca_bundle,
+            spec.client_cert,
+            spec.client_key,
+            spec.idle_expiry_s,
+        )
+        client = self._http.get(key)
+        if client is None:
+            client = self._http[key] = self._new_client(spec)
+        return client
 
-        from providers.client import Lanes
-        from providers.transport import LeanTransport
-
-        key = (spec.protocol, spec.base_url)
-        if key not in self._http:
-            tls = spec.base_url.startswith("https://")
-            if self._transport is not None or _proxied(spec.base_url):
-                self._http[key] = Lanes(functools.partial(self._httpx_client, tls))
-            else:  # one client: the lean transport has no pool to scan
-                lean = LeanTransport(ssl_context=_verified_context() if tls else None)
-                client = functools.partial(httpx.AsyncClient, transport=lean)
-                self._http[key] = Lanes(client, per_lane=_LEAN_LANE, lean=lean)
-        return self._http[key]
-
-    def _httpx_client(self, tls: bool) -> httpx.AsyncClient:
-        """A client on httpx's own transport: a test's, or one speaking to the proxy the environment
-        names (httpx reads HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY)."""
+    def _new_client(self, spec: ProviderSpec) -> httpx.AsyncClient:
+        """The endpoint's client: aiohttp's pool, or a proxy's transport where the environment
+        routes the endpoint through one."""
         import httpx
 
         if self._transport is not None:
-            return httpx.AsyncClient(transport=self._transport)
-        # No pool cap of httpx's own: the slot limiters are the only gate, so
-        # a wait for a connection is always a wait the deadline accounts for.
-        limits = httpx.Limits(max_connections=None, max_keepalive_connections=_KEEPALIVE)
-        verify: ssl.SSLContext | bool = _verified_context() if tls else False
-        return httpx.AsyncClient(limits=limits, verify=verify)
+            return httpx.AsyncClient(transport=self._transport, timeout=None, trust_env=False)
+        tls = self._tls(spec)
+        mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
+        proxy = proxy_for(spec.base_url)
+        if proxy is not None:
+            parts = urlsplit(spec.base_url)
+            limits = httpx.Limits(
+                max_connections=None,
+                max_keepalive_connections=_KEEPALIVE,
+                keepalive_expiry=spec.idle_expiry_s,
+            )
+            mounts[f"{parts.scheme}://{parts.netloc}"] = httpx.AsyncHTTPTransport(
+                proxy=proxy, verify=tls or False, limits=limits, trust_env=False
+            )
+        return httpx.AsyncClient(
+            transport=_aiohttp_transport(tls, spec.idle_expiry_s),
+            mounts=mounts,
+            timeout=None,  # the call's deadline bounds each attempt
+            trust_env=False,  # the proxies are mounted above; .netrc is not read
+        )
+
+    def _tls(self, spec: ProviderSpec) -> ssl.SSLContext | None:
+        """The TLS context of an https endpoint (None for http://: no bundle is loaded)."""
+        if not spec.base_url.startswith("https://"):
+            return None
+        from providers.tls import tls_context
+
+        return tls_context(self._trust, spec.ca_bundle, spec.client_cert, spec.client_key)
 
     def _slot(self, spec: ProviderSpec) -> anyio.CapacityLimiter:
         # The first spec seen for a (protocol, base_url, key, model) sets its size.
@@ -146,22 +174,42 @@ class Providers:
         return self._slots[key]
 
 
-@functools.cache
-def _verified_context() -> ssl.SSLContext:
-    """The one certificate-checking TLS context of the process: loading the CA bundle costs
-    tens of milliseconds of the event loop, so it is done once, and only for https://."""
-    import httpx
+def _aiohttp_transport(
+    tls: ssl.SSLContext | None, idle_expiry_s: float
+) -> httpx.AsyncBaseTransport:
+    """The `httpx-aiohttp` transport: aiohttp's pool with no limit of its own (the slots are the gate), idle
+    connections closed after `idle_expiry_s`, no cookie jar (httpx's keeps them)."""
+    import aiohttp
+    from httpx_aiohttp import AiohttpTransport
 
-    return httpx.create_ssl_context()
+    def session() -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(
+            limit=0,
+            limit_per_host=0,
+            keepalive_timeout=idle_expiry_s,
+            ssl=tls if tls is not None else False,
+        )
+        return aiohttp.ClientSession(
+            connector=connector,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            auto_decompress=False,  # httpx decodes, and the body cap counts decoded bytes
+            trust_env=False,
+            # Heads as long as httpx (h11) reads them: a gateway's long cookie is not an error.
+            max_line_size=_HEAD_BYTES,
+            max_field_size=_HEAD_BYTES,
+        )
+
+    return AiohttpTransport(client=session)
 
 
-def _proxied(base_url: str) -> bool:
-    """Whether the proxy environment variables send requests to `base_url` through a proxy
-    (then httpx's own transport carries them, as it would without us)."""
+def proxy_for(base_url: str) -> str | None:
+    """The proxy the environment variables send requests to `base_url` through, or None
+    (no proxy for its scheme, or `NO_PROXY` names its host)."""
     import urllib.request  # with http.client and email: only once a model is asked
 
     parts = urlsplit(base_url)
     proxies = urllib.request.getproxies()
-    if not (proxies.get(parts.scheme) or proxies.get("all")):
-        return False
-    return not urllib.request.proxy_bypass(parts.hostname or "")
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return proxy

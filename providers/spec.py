@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -12,10 +13,13 @@ from providers.extras import owned_param
 
 __all__ = [
     "DEFAULT_BASE_URLS",
+    "DEFAULT_IDLE_EXPIRY_S",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "PROTOCOLS",
+    "TRUSTS",
     "Price",
     "ProviderSpec",
+    "Trust",
     "WireProtocolName",
 ]
 
@@ -24,6 +28,13 @@ WireProtocolName = Literal["openai", "anthropic", "gemini"]
 
 PROTOCOLS: tuple[WireProtocolName, ...] = ("openai", "anthropic", "gemini")
 """Every wire protocol name."""
+
+Trust = Literal["certifi", "system"]
+"""Where the default TLS trust comes from: certifi's bundle of public CAs, or the operating
+system's own store (`providers.tls`)."""
+
+TRUSTS: tuple[Trust, ...] = ("certifi", "system")
+"""Every `Trust`."""
 
 DEFAULT_BASE_URLS: dict[WireProtocolName, str] = {
     "openai": "https://api.openai.com/v1",
@@ -68,6 +79,16 @@ DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 """4 MiB: far above any reply a game asks for, far below what could hurt a run."""
 
 
+DEFAULT_IDLE_EXPIRY_S = 5.0
+"""How long a keep-alive connection may sit idle before it is closed instead of reused:
+shorter than the idle timeouts of the NATs, load balancers and gateways that drop a quiet
+connection without a word."""
+
+_HEADER_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
+_FRAMING_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "content-type"})
+"""Headers the HTTP client writes for every request itself: a policy cannot replace them."""
+
+
 class ProviderSpec(BaseModel):
     """One model behind one endpoint: everything a client needs to call it.
 
@@ -97,11 +118,56 @@ class ProviderSpec(BaseModel):
     (`extras.deep_merge`); the arena's own fields are not among them (`extras.owned_param`)."""
     prompt_cache: bool = False
     """Anthropic: mark the system message for the prompt cache (`cache_control`)."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Headers added to every request (a gateway's routing or tenant headers)."""
+    secret_headers: dict[str, SecretStr] = Field(default_factory=dict)
+    """Headers added to every request whose values are secrets (a gateway's own key):
+    masked and redacted as the API key is."""
+    ca_bundle: str | None = None
+    """A PEM file of CA certificates trusted for this endpoint beside the default trust."""
+    client_cert: str | None = None
+    """A PEM client certificate (mutual TLS); its key inside it or in `client_key`."""
+    client_key: str | None = None
+    """The PEM private key of `client_cert`, when it is a file of its own."""
+    idle_expiry_s: float = Field(default=DEFAULT_IDLE_EXPIRY_S, gt=0)
+    """Seconds an idle keep-alive connection is kept for the next request."""
 
     def __hash__(self) -> int:
-        # A frozen model hashes its fields; `params` is a dict, hashed as its canonical JSON.
-        fields = {k: v for k, v in self.__dict__.items() if k != "params"}
-        return hash((tuple(fields.items()), json.dumps(self.params, sort_keys=True)))
+        # A frozen model hashes its fields; the dicts are hashed as their canonical JSON.
+        tables = ("params", "headers", "secret_headers")
+        fields = {k: v for k, v in self.__dict__.items() if k not in tables}
+        secrets = {k: v.get_secret_value() for k, v in self.secret_headers.items()}
+        return hash(
+            (
+                tuple(fields.items()),
+                json.dumps(self.params, sort_keys=True),
+                json.dumps([self.headers, secrets], sort_keys=True),
+            )
+        )
+
+    @model_validator(mode="after")
+    def _headers_of_our_own(self) -> ProviderSpec:
+        names = [*self.headers, *self.secret_headers]
+        for name in names:
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"header name {name!r} is not an HTTP token: check its spelling")
+            if name.lower() in _FRAMING_HEADERS:
+                raise ValueError(
+                    f"header {name!r} is written by the HTTP client for every request: remove it"
+                )
+        lowered = [n.lower() for n in names]
+        twice = sorted({n for n in lowered if lowered.count(n) > 1})
+        if twice:
+            raise ValueError(f"header {twice[0]!r} is given twice (headers and headers_env)")
+        values = [
+            *self.headers.values(),
+            *(v.get_secret_value() for v in self.secret_headers.values()),
+        ]
+        if any(c in value for value in values for c in "\r\n\0"):
+            raise ValueError("a header value holds a line break or NUL: remove it")
+        if self.client_key is not None and self.client_cert is None:
+            raise ValueError("client_key is the key of client_cert: give client_cert too")
+        return self
 
     @model_validator(mode="after")
     def _no_owned_params(self) -> ProviderSpec:
@@ -138,10 +204,21 @@ class ProviderSpec(BaseModel):
         """The API key in clear, for request headers only."""
         return None if self.api_key is None else self.api_key.get_secret_value()
 
+    def extra_headers(self) -> dict[str, str]:
+        """The policy's own headers, secret ones in clear, for requests only."""
+        secret = {k: v.get_secret_value() for k, v in self.secret_headers.items()}
+        return {**self.headers, **secret}
+
     def redact(self, text: str) -> str:
-        """`text` with every occurrence of the API key replaced."""
+        """`text` with every occurrence of the API key and the secret headers replaced."""
         key = self.reveal_key()
-        return text.replace(key, _REDACTED) if key else text
+        if key:
+            text = text.replace(key, _REDACTED)
+        for value in self.secret_headers.values():
+            secret = value.get_secret_value()
+            if secret:
+                text = text.replace(secret, _REDACTED)
+        return text
 
     def cost_usd(self, usage: Usage) -> float | None:
         """The cost of `usage` in USD, or None without a price table or token counts."""

@@ -43,6 +43,8 @@ NOT_BEFORE_THE_FIRST_DECISION = (
     "attr",
     "httpx",  # the models' HTTP stack
     "httpcore",
+    "aiohttp",
+    "truststore",
     "tenacity",
     "urllib.request",
     "numpy",  # the SPRT

@@ -16,12 +16,11 @@ from providers import (
     CompletionRequest,
     InvalidResponse,
     ProviderError,
-    Providers,
     ProviderSpec,
     WireProtocolName,
 )
 from providers.pool import WIRE_PROTOCOLS
-from tests.providers.conftest import FAST_RETRY
+from tests.providers.conftest import mockable
 
 pytestmark = pytest.mark.anyio
 
@@ -57,7 +56,7 @@ async def test_the_key_is_sent_but_not_echoed_back_in_errors(protocol: WireProto
     echo = {"error": {"message": f"Incorrect API key provided: {KEY}."}}
     with respx.mock:
         route = respx.post(url).respond(401, json=echo)
-        async with Providers(retry=FAST_RETRY) as pool:
+        async with mockable() as pool:
             model = pool.client(spec)
             assert_clean(repr(model))
             with pytest.raises(AuthError) as caught:
@@ -79,7 +78,7 @@ async def test_invalid_bodies_and_retry_logs_hide_the_key(protocol: WireProtocol
                 httpx.Response(200, text=f"<html>key {KEY} is fine</html>"),
             ]
         )
-        async with Providers(retry=FAST_RETRY) as pool:
+        async with mockable() as pool:
             with pytest.raises(InvalidResponse) as caught:
                 await pool.client(spec).complete(REQUEST, deadline=anyio.current_time() + 2)
     assert len(caught.value.attempts) == 3

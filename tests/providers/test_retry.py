@@ -25,7 +25,7 @@ from providers import (
     TransportError,
 )
 from providers.retry import retry_after_from_headers
-from tests.providers.conftest import FAST_RETRY
+from tests.providers.conftest import FAST_RETRY, mockable
 from tests.timing import MARGIN_S
 
 pytestmark = pytest.mark.anyio
@@ -126,7 +126,7 @@ async def test_attempts_are_bounded_and_the_last_error_is_raised(
 async def test_backoff_past_the_deadline_fails_at_once_with_the_status() -> None:
     slow_backoff = RetryPolicy(backoff_initial_s=5.0, backoff_max_s=5.0)
     route = respx.post(URL).respond(500)
-    async with Providers(retry=slow_backoff) as pool:
+    async with mockable(slow_backoff) as pool:
         started = time.monotonic()
         with pytest.raises(HTTPStatusError) as caught:
             await pool.client(SPEC).complete(REQUEST, deadline=anyio.current_time() + 1)

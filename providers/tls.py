@@ -1,0 +1,75 @@
+"""Which certificates an endpoint's TLS connections trust, and which one they show.
+
+The default trust is a run's choice (`Trust`): `certifi`, Mozilla's bundle as
+the `certifi` package ships it (what httpx trusts by default), or `system`, the
+operating system's own store through `truststore` (what a company's managed
+machines are set up with). A policy's `ca_bundle` adds its CAs to that trust
+(a private CA of a gateway does not replace the public ones), and its
+`client_cert` (with `client_key`) is shown to servers that ask for one.
+
+`SSL_CERT_FILE` and `SSL_CERT_DIR`, where set, take the place of certifi's
+bundle, as they do for httpx.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import ssl
+
+from providers.spec import Trust
+
+__all__ = ["tls_context"]
+
+
+@functools.cache
+def tls_context(
+    trust: Trust = "certifi",
+    ca_bundle: str | None = None,
+    client_cert: str | None = None,
+    client_key: str | None = None,
+) -> ssl.SSLContext:
+    """The certificate-checking context for these settings, made once per process (loading a
+    CA bundle costs tens of milliseconds). A file that cannot be read raises ValueError
+    naming the setting, the path and the reason."""
+    context = _default_trust(trust)
+    if ca_bundle is not None:
+        try:
+            context.load_verify_locations(cafile=ca_bundle)
+        except (OSError, ssl.SSLError) as exc:
+            raise ValueError(
+                f"ca_bundle = {ca_bundle!r} cannot be read as PEM CA certificates ({_reason(exc)}): "
+                "give the path of a PEM file of the CA that signed the server's certificate"
+            ) from exc
+    if client_cert is not None:
+        try:
+            context.load_cert_chain(client_cert, client_key)
+        except (OSError, ssl.SSLError) as exc:
+            key = f" with client_key = {client_key!r}" if client_key else ""
+            raise ValueError(
+                f"client_cert = {client_cert!r}{key} cannot be loaded ({_reason(exc)}): give a PEM "
+                "certificate and its unencrypted PEM private key (in the same file, or in client_key)"
+            ) from exc
+    return context
+
+
+def _default_trust(trust: Trust) -> ssl.SSLContext:
+    if trust == "system":
+        import truststore
+
+        return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    cafile = os.environ.get("SSL_CERT_FILE")
+    capath = os.environ.get("SSL_CERT_DIR")
+    if cafile or capath:
+        return ssl.create_default_context(cafile=cafile or None, capath=capath or None)
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, ssl.SSLError) and exc.reason:
+        return str(exc.reason)
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
