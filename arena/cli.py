@@ -439,6 +439,10 @@ def _run(args: argparse.Namespace) -> int:
         )
     if result.stopped:
         print(f"stopped: {result.stopped}", file=sys.stderr)
+    if result.misconfigured:
+        print(f"fix the endpoint, then run the same command again to resume {plan.out}",
+              file=sys.stderr)  # fmt: skip
+        return 3
     if result.interrupted:
         print(f"stopped early: run the same command again to resume {plan.out}", file=sys.stderr)
         return 130

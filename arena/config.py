@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 import games
-from providers import DEFAULT_MAX_RESPONSE_BYTES, Price
+from providers import DEFAULT_IDLE_EXPIRY_S, DEFAULT_MAX_RESPONSE_BYTES, Price, Trust
 from providers.extras import owned_param
 
 __all__ = [
@@ -121,6 +121,9 @@ class RunTable(_Strict):
     """Reuse a stored reply to an identical request instead of asking the provider again."""
     cache_dir: Path | None = None
     """Where the response cache lives (default: the user's cache folder, `cog-arena/`)."""
+    trust: Trust = "certifi"
+    """The CAs that TLS connections to model endpoints trust: certifi's bundle of public
+    CAs, or `system`, the operating system's own store (a company's managed machines)."""
 
     @field_validator("games")
     @classmethod
@@ -253,6 +256,22 @@ class LlmPolicy(_PolicyBase):
     """USD per million tokens: input_per_mtok, output_per_mtok, cached_input_per_mtok."""
     max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, ge=1024)
     """The most of a response body read; past it the attempt is `provider_error`."""
+    ca_bundle: Path | None = None
+    """A PEM file of the CA(s) that signed the endpoint's certificate (a company gateway's
+    private CA), trusted beside the default trust (`[run] trust`), not instead of it."""
+    client_cert: Path | None = None
+    """A PEM client certificate, for an endpoint that asks for one (mutual TLS); its
+    private key in the same file, or in `client_key`."""
+    client_key: Path | None = None
+    """The unencrypted PEM private key of `client_cert`."""
+    headers: dict[str, str] = Field(default={})
+    """Headers sent with every request (a gateway's routing or tenant headers)."""
+    headers_env: dict[str, str] = Field(default={})
+    """Headers whose values are secrets, each read from the environment variable named
+    (`{ "api-key" = "AZURE_KEY" }`): redacted from every output, as keys are."""
+    idle_expiry_s: float = Field(default=DEFAULT_IDLE_EXPIRY_S, gt=0)
+    """Seconds an idle keep-alive connection is kept for the next request: shorter than
+    the idle timeout of any NAT, load balancer or gateway on the way."""
 
     @property
     def base_urls(self) -> list[str]:
@@ -284,7 +303,34 @@ class LlmPolicy(_PolicyBase):
             )
         if self.prompt_cache and self.layout != "chat":
             raise ValueError('prompt_cache caches the system message: set layout = "chat" with it')
+        if self.client_key is not None and self.client_cert is None:
+            raise ValueError("client_key is the private key of client_cert: set client_cert too")
+        both = sorted({n.lower() for n in self.headers} & {n.lower() for n in self.headers_env})
+        if both:
+            raise ValueError(f"header {both[0]!r} is in both headers and headers_env: keep one")
         return self
+
+    def located(self, folder: Path) -> LlmPolicy:
+        """The policy with its certificate paths read from `folder` where they are relative
+        (a config's paths start at its file's folder)."""
+        update = {
+            key: folder / path
+            for key in ("ca_bundle", "client_cert", "client_key")
+            if (path := getattr(self, key)) is not None and not path.is_absolute()
+        }
+        return self.model_copy(update=update) if update else self
+
+
+CONNECTION_SETTINGS = (
+    "ca_bundle",
+    "client_cert",
+    "client_key",
+    "headers",
+    "headers_env",
+    "idle_expiry_s",
+)
+"""The `llm` policy keys that decide how its endpoint is reached, never what it answers: a
+resumed run may change them."""
 
 
 class ProgramPolicy(_PolicyBase):
@@ -397,12 +443,15 @@ class Config(_Strict):
         return games.load(game).match_format.wall_s
 
     def secrets(self) -> list[str]:
-        """The values of the API keys the policies name: what no output may show."""
-        return [
-            os.environ[p.api_key_env]
-            for p in self.policies.values()
-            if isinstance(p, LlmPolicy) and p.api_key_env and os.environ.get(p.api_key_env)
-        ]
+        """The values of the API keys and secret headers the policies name: what no output
+        may show."""
+        found = []
+        for policy in self.policies.values():
+            if not isinstance(policy, LlmPolicy):
+                continue
+            names = [policy.api_key_env, *policy.headers_env.values()]
+            found += [os.environ[n] for n in names if n and os.environ.get(n)]
+        return found
 
     def params_for(self, game: str) -> dict[str, Any]:
         """Engine parameters of `[game.<name>]`."""
@@ -516,19 +565,23 @@ def _check_stopping(config: Config, source: str) -> None:
 def _check_keys(config: Config, source: str) -> None:
     """Every API key the policies name and the environment lacks, in one error."""
     missing = [
-        (name, policy.api_key_env)
+        (f"{name}.{field}", env)
         for name, policy in config.policies.items()
-        if isinstance(policy, LlmPolicy) and policy.api_key_env
-        if not os.environ.get(policy.api_key_env)
+        if isinstance(policy, LlmPolicy)
+        for field, env in (
+            ("api_key_env", policy.api_key_env),
+            *((f"headers_env.{header}", e) for header, e in policy.headers_env.items()),
+        )
+        if env and not os.environ.get(env)
     ]
     if len(missing) == 1:
-        name, key_env = missing[0]
+        where, key_env = missing[0]
         raise ConfigError(
-            f"{source}: policies.{name}.api_key_env names {key_env}, "
+            f"{source}: policies.{where} names {key_env}, "
             f"which is not set: export {key_env}=... before the run"
         )
     if missing:
-        lines = "".join(f"\n  policies.{name}.api_key_env names {env}" for name, env in missing)
+        lines = "".join(f"\n  policies.{where} names {env}" for where, env in missing)
         exports = " ".join(f"{env}=..." for env in dict.fromkeys(env for _, env in missing))
         raise ConfigError(
             f"{source}: the API keys of {len(missing)} policies are not set:{lines}\n"
@@ -604,7 +657,15 @@ def load_config(path: str | Path, *, keys: bool = True) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
     config = parse_config(data, source=str(path), keys=keys)
-    config._folder = path.resolve().parent
+    folder = path.resolve().parent
+    located = {
+        name: policy.located(folder)
+        for name, policy in config.policies.items()
+        if isinstance(policy, LlmPolicy)
+    }
+    if located:
+        config = config.model_copy(update={"policies": {**config.policies, **located}})
+    config._folder = folder
     return config
 
 

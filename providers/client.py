@@ -77,6 +77,7 @@ def _translated(spec: ProviderSpec, exc: BaseException) -> ProviderError:
             f"{spec.label}: the TLS handshake failed ({detail}); check the server's TLS "
             "settings, and client_cert / client_key if it asks for a client certificate",
             connect_refused=True,
+            tls=True,
         )
     if isinstance(
         root,

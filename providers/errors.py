@@ -50,11 +50,14 @@ class ProviderError(Exception):
 class TransportError(ProviderError):
     """The request never got an HTTP answer: refused, reset, dropped mid-reply."""
 
-    def __init__(self, message: str, *, connect_refused: bool) -> None:
+    def __init__(self, message: str, *, connect_refused: bool, tls: bool = False) -> None:
         super().__init__(message)
         self.connect_refused = connect_refused
         """True when no connection could be opened at all (refused, unreachable,
         unknown host): the server is not there, as opposed to a dropped reply."""
+        self.tls = tls
+        """True when the server is there but TLS could not be set up with it (a handshake
+        refused, a certificate not trusted): no connection, for a reason of settings."""
 
 
 class CertificateError(TransportError):
@@ -62,7 +65,7 @@ class CertificateError(TransportError):
     private CA not in the trust, an expired or mismatched certificate)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, connect_refused=True)
+        super().__init__(message, connect_refused=True, tls=True)
 
 
 class Timeout(ProviderError):

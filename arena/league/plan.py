@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 import games
+import providers
 from arena.config import (
+    CONNECTION_SETTINGS,
     Config,
     ConfigError,
     HumanPolicy,
@@ -57,6 +59,7 @@ RESUME_MODES = ("refuse", "anyway", "new")
 RESUME_ACCEPTS = (
     "run.concurrency", "run.executor", "run.endpoint_down_s", "run.budget_usd", "run.budget_tokens",
     "run.budget_matches", "run.sprt.max_matches", "run.response_cache", "run.cache_dir",
+    "run.trust", *(f"policies.*.{key}" for key in CONNECTION_SETTINGS),
 )  # fmt: skip
 """The config keys a resumed run may change without `--resume-anyway`: none can change a
 finished game's result. Ratings are applied in schedule order, whatever the concurrency;
@@ -64,7 +67,9 @@ an episode plays the same game in this process or on a cluster's worker;
 how long a run waits for an endpoint that is down only decides when it stops
 (resumably), not what a game in flight meets; a budget or the SPRT's match cap only
 decides how many matches are played, in schedule order; the response cache only spares
-a request whose reply is already known. Everything else (seeds, games, policies,
+a request whose reply is already known; how a model's endpoint is reached (its TLS trust,
+client certificate, gateway headers, idle connections) decides whether a request
+arrives, never what the model answers. Everything else (seeds, games, policies,
 deadlines, the test's hypotheses, the validity rules, what a replay records) is
 compared."""
 
@@ -256,7 +261,8 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
             from arena.seats.llm import provider_specs
 
             try:
-                provider_specs(spec)
+                for replica in provider_specs(spec):
+                    _check_tls(replica, config.run.trust)
             except ValueError as exc:
                 raise ConfigError(f"policies.{name}: {exc}") from exc
         for family in families:
@@ -287,6 +293,15 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
             error = ConfigChanged(out / DB_NAME, changes)
             raise ConfigError(str(error)) from error
     return plan
+
+
+def _check_tls(spec: providers.ProviderSpec, trust: providers.Trust) -> None:
+    """Load the certificate files a replica names (a bad one fails before any game)."""
+    if spec.ca_bundle is None and spec.client_cert is None:
+        return
+    from providers.tls import tls_context
+
+    tls_context(trust, spec.ca_bundle, spec.client_cert, spec.client_key)
 
 
 def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:

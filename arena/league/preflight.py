@@ -3,9 +3,10 @@
 Each distinct endpoint (protocol, base URL, key, model) is asked its protocol's
 free call at once: `GET {base_url}/models` of an OpenAI-compatible server,
 Anthropic's model and Gemini's model get. A refused connection, an unreachable
-host, a refused key (401/403) or a model the endpoint does not know (404 from
-Anthropic or Gemini) stops the run before any game, naming the policy, the URL
-and the fix; an OpenAI-compatible server whose list lacks the model is only a
+host, a certificate that fails verification, a refused key (401/403), a
+client certificate the server asks for and does not get, or a model the
+endpoint does not know (404 from Anthropic or Gemini) stops the run before any
+game, naming the policy, the URL and the fix; an OpenAI-compatible server whose list lacks the model is only a
 warning (llama.cpp and others list a file name or an alias and ignore `model`).
 `arena run --no-preflight` skips the check.
 """
@@ -81,6 +82,8 @@ async def _verdict(
     try:
         answer = await pool.client(spec).probe(deadline=anyio.current_time() + PROBE_S)
     except providers.TransportError as error:
+        if error.tls:  # the server is there: the message says what to set
+            return f"{url}: {error}", ""
         fix = "start the server, or correct base_url"
         how = "no connection could be opened" if error.connect_refused else "it hung up"
         return f"nothing answers at {url} ({how}): {fix}", ""
@@ -97,6 +100,16 @@ async def _verdict(
         return f"{url} does not know the model {spec.model!r} (HTTP 404): check the model name", ""
     if answer.status == 404:
         return "", f"{url} lists no models (HTTP 404): the model name {spec.model!r} is unchecked"
+    if answer.status == 400 and "certificate" in answer.excerpt.lower():
+        fix = (
+            "check client_cert and client_key"
+            if spec.client_cert
+            else "set client_cert (and client_key) on the policy"
+        )
+        return (
+            f"{url} asks for a client certificate (HTTP 400: {answer.excerpt[:120]!r}): {fix}",
+            "",
+        )
     if not 200 <= answer.status < 300:
         return "", f"{url} answered the probe with HTTP {answer.status}: {answer.excerpt[:120]!r}"
     if answer.models is not None and spec.model not in answer.models:

@@ -28,6 +28,7 @@ import itertools
 import json
 import shutil
 import signal
+import statistics
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
@@ -52,12 +53,13 @@ from arena.play.match import Episode, Match
 from arena.record.crash import crash_point
 from arena.record.ledger import new_generation
 from arena.record.replay import Replay, write_atomic, write_atomic_lines
-from arena.record.validity import measured
-from arena.seats.breaker import Breakers, Circuit
+from arena.record.validity import gateway_timeouts, measured
+from arena.seats.breaker import Breakers, Circuit, Misconfigured, misconfiguration_fix
 
 if TYPE_CHECKING:
     from arena.league.rounds import AdaptiveRounds
     from arena.league.standings import GameSummary
+    from arena.record.replay import GameRecord
     from arena.seats.desk import Desk
 
 __all__ = [
@@ -103,6 +105,8 @@ class RunResult:
     """Episodes queued this session to be played again after a no-contest."""
     stopped: str = ""
     """Why the run stopped before its end by itself (an endpoint down too long), or ''."""
+    misconfigured: bool = False
+    """The run stopped because a model's endpoint is set up wrong (`arena run` exits 3)."""
     stopped_by: str = ""
     """Why no new match started before the schedule's end (a budget, the SPRT), or ''."""
     stopping: dict[str, Any] = field(default_factory=dict)
@@ -163,7 +167,7 @@ async def execute(
             "(arena.viewer.play.play_page), which `arena run` serves"
         )
     with hold_run_folder(plan.out):
-        async with providers.Providers() as pool:
+        async with providers.Providers(trust=plan.config.run.trust) as pool:
             if check_endpoints and _models(plan):
                 from arena.league.preflight import preflight
 
@@ -266,7 +270,7 @@ class _Session:
         self.spoiled = store.spoiled_episodes()
         self.rules = StopRules(plan.config, store.game_summaries(), self.spoiled)
         """Budgets and the SPRT: asked before each new match."""
-        self.breakers = Breakers(run.breaker_failures, self._opened)
+        self.breakers = Breakers(run.breaker_failures, self._opened, self._misconfigured)
         self.circuits = self._model_circuits()
         """Each model policy's circuits, one per replica."""
         self.again: deque[Episode] = deque()
@@ -490,6 +494,29 @@ class _Session:
                 )
                 return
 
+    def _misconfigured(self, circuit: Circuit, found: Misconfigured) -> None:
+        """An endpoint answers, but never usefully: waiting would measure nothing, so the run
+        stops now, resumable, and the games in flight are cut (a resume plays them again)."""
+        if self.result.misconfigured:
+            return
+        names = [name for name, circuits in self.circuits.items() if circuit in circuits]
+        url = circuit.spec.base_url
+        fix = misconfiguration_fix(circuit.spec, found)
+        log.error(
+            "endpoint_misconfigured", policy=names[0] if names else None, policies=names,
+            url=url, status=found.status, body=found.body, times=found.times, fix=fix,
+        )  # fmt: skip
+        what = (
+            f"HTTP {found.status}" if found.status is not None else "bodies that are no completion"
+        )
+        self.result.misconfigured = True
+        self._stop(
+            f"policies {', '.join(names)}: the endpoint {url} answered {what} "
+            f"({found.times} in a row: {found.body[:80]!r}); {fix}; then run the same command "
+            "to resume (the games in flight were cut and are played again)"
+        )
+        self.work_scope.cancel()
+
     def _served_elsewhere(self, circuit: Circuit) -> bool:
         """Whether every policy behind `circuit` has another replica whose circuit is closed."""
         return all(
@@ -639,6 +666,8 @@ class _Session:
         spoiled = [g for g in replay.games if g.result is not None and not measured(g.result)]
         if not spoiled or episode is None:
             return
+        if episode.replay >= 1 and self._gateway_too_short(replay, spoiled):
+            return
         if episode.replay < self.replay_cap:
             self.again.append(
                 self._replay(episode, spoiled[0].result.detail if spoiled[0].result else "")
@@ -648,6 +677,40 @@ class _Session:
                 "no_contest_kept", episode=episode.id, replays=episode.replay,
                 reason="played again as often as replay_no_contest allows",
             )  # fmt: skip
+
+    def _gateway_too_short(self, replay: Replay, spoiled: list[GameRecord]) -> bool:
+        """Whether a replayed episode was spoiled again by a gateway's timeouts alone (502,
+        504): then every game of its endpoint would be, and the run stops (exit 3)."""
+        waits: list[float] = []
+        names: set[str] = set()
+        for game in spoiled:
+            seen = gateway_timeouts(game)
+            if not seen:
+                return False
+            for seat, latencies in seen.items():
+                waits += latencies
+                names.add(replay.spectator.policies[str(game.index)][seat])
+        models = _models(self.plan)
+        urls = sorted({u for n in names if n in models for u in models[n].base_urls})
+        seen_s = f"about {statistics.median(waits):.1f} s" if waits else "unknown"
+        first = replay.deadlines.get("first_reply_s")
+        limit = f"first_reply_s = {first:g} s" if first is not None else "first_reply_s"
+        fix = (
+            f"the gateway in front of the model gives up (HTTP 502/504, seen: {seen_s}) before "
+            f"the model answers, a shorter wait than {limit}: raise the "
+            "gateway's timeout (nginx: proxy_read_timeout) above first_reply_s, or lower "
+            "first_reply_s"
+        )
+        log.error(
+            "endpoint_misconfigured", policy=min(names), policies=sorted(names),
+            url=urls[0] if urls else None, status=504, body="", times=len(waits), fix=fix,
+        )  # fmt: skip
+        self.result.misconfigured = True
+        self._stop(
+            f"{replay.episode} was a no-contest again, every fallback a gateway's timeout: "
+            f"{fix}; then run the same command to resume"
+        )
+        return True
 
 
 def _write_summary(plan: RunPlan, result: RunResult, games: Iterable[GameSummary]) -> None:

@@ -145,12 +145,13 @@ def config_changes(
     old: Any, new: Any, path: str = "", *, ignore: Collection[str] = ()
 ) -> list[str]:
     """Where two JSON documents differ, as `path: old -> new` lines; the dotted paths in
-    `ignore` (e.g. `run.concurrency`) are not compared."""
+    `ignore` (e.g. `run.concurrency`; `*` stands for any one key, as in
+    `policies.*.ca_bundle`) are not compared."""
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[str] = []
         for key in sorted({*old, *new}):
             where = f"{path}.{key}" if path else str(key)
-            if where in ignore:
+            if where in ignore or any(_matches(where, pattern) for pattern in ignore):
                 continue
             if key not in old:
                 out.append(f"{where}: added")
@@ -160,6 +161,16 @@ def config_changes(
                 out.extend(config_changes(old[key], new[key], where, ignore=ignore))
         return out
     return [] if old == new else [f"{path}: {json.dumps(old)} -> {json.dumps(new)}"]
+
+
+def _matches(where: str, pattern: str) -> bool:
+    """Whether the dotted path `where` is `pattern`, each `*` of it standing for one key."""
+    if "*" not in pattern:
+        return False
+    parts, wanted = where.split("."), pattern.split(".")
+    return len(parts) == len(wanted) and all(
+        w in ("*", p) for p, w in zip(parts, wanted, strict=True)
+    )
 
 
 class LeagueStore:

@@ -12,8 +12,10 @@ from __future__ import annotations
 from arena.record.replay import INFRASTRUCTURE, SEAT, GameRecord, GameResult, Side
 
 __all__ = [
+    "GATEWAY_TIMEOUTS",
     "INFRASTRUCTURE_CAUSES",
     "INFRASTRUCTURE_NC",
+    "gateway_timeouts",
     "infrastructure_no_contest",
     "infrastructure_share",
     "measured",
@@ -73,3 +75,34 @@ def infrastructure_no_contest(record: GameRecord, max_share: float) -> str | Non
 def measured(result: GameResult) -> bool:
     """False for a game the infrastructure spoiled (it is played again)."""
     return not (result.ending == "no-contest" and result.detail.startswith(INFRASTRUCTURE_NC))
+
+
+GATEWAY_TIMEOUTS = frozenset({502, 504})
+"""The statuses a gateway answers when the server behind it took longer than it waits."""
+
+
+def gateway_timeouts(record: GameRecord) -> dict[int, list[float]]:
+    """For a game whose every infrastructure fallback ended on a gateway's timeout (502 or
+    504): each such seat and how long the gateway waited before each of those answers, in
+    seconds; {} when anything else of the infrastructure failed, or nothing did."""
+    infra = [f for f in record.fallbacks if f.side == INFRASTRUCTURE]
+    if not infra or any(f.cause != "http_status" for f in infra):
+        return {}
+    if any(
+        a.status not in GATEWAY_TIMEOUTS
+        for f in infra
+        for a in f.attempts
+        if a.side == INFRASTRUCTURE
+    ):
+        return {}
+    seats = {f.seat for f in infra}
+    waits: dict[int, list[float]] = {seat: [] for seat in seats}
+    for ply in record.plies:
+        for decision in ply.decisions:
+            if decision.seat not in seats:
+                continue
+            for attempt in decision.attempts:  # each transport attempt it made
+                for sent in attempt.retries:
+                    if sent.get("status") in GATEWAY_TIMEOUTS and sent.get("latency_s"):
+                        waits[decision.seat].append(float(sent["latency_s"]))
+    return waits

@@ -9,6 +9,15 @@ a timeout while it is open is the infrastructure's, not the seat's. Whoever
 runs the session (`league.run`) is told through `on_open`, pauses the
 endpoint's episodes, probes the endpoint and closes the circuit when it
 answers. A reply, whatever its content, resets the count.
+
+An endpoint can also be there and answer, but never usefully: it is
+misconfigured (`Misconfigured`), and waiting will not mend it. That is said
+when its first completion of the session is refused with 401, 403 or 404 (a
+key, a model or a path that is wrong), or when its completions get the same
+other 4xx status, or a body that is no completion, `threshold` times in a row
+with no reply between (a gateway's body-size limit, a client certificate it
+asks for). The session is told through `on_misconfigured` and stops the run.
+Any single 4xx (a prompt over the context length) is only that request's.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ import structlog
 
 import providers
 
-__all__ = ["Breakers", "Circuit", "endpoint_of"]
+__all__ = ["Breakers", "Circuit", "Misconfigured", "endpoint_of", "misconfiguration_fix"]
 
 log = structlog.get_logger("arena.seats.breaker")
 
@@ -33,6 +42,46 @@ def endpoint_of(spec: providers.ProviderSpec) -> str:
     return f"{spec.protocol} {spec.base_url or '(default URL)'}"
 
 
+_REFUSED_AT_ONCE = (401, 403, 404)
+"""Statuses that, answering an endpoint's first completion, say it is set up wrong."""
+EXCERPT_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Misconfigured:
+    """What shows an endpoint is set up wrong: the status it answers (None for a body that
+    is no completion), the start of what it answered, and how many times in a row."""
+
+    status: int | None
+    body: str
+    times: int
+
+
+def misconfiguration_fix(spec: providers.ProviderSpec, found: Misconfigured) -> str:
+    """What to change for an endpoint that answers as `found` says."""
+    status, body = found.status, found.body.lower()
+    if status is None:
+        return (
+            f"its answers are not {spec.protocol} completions: check that base_url points at a "
+            f"{spec.protocol}-compatible endpoint (an OpenAI-compatible one usually ends in /v1)"
+        )
+    if status in (401, 403):
+        return (
+            "it refuses the key: check the key in the variable api_key_env names (and "
+            "headers_env, for a gateway's own key)"
+        )
+    if status == 404:
+        return "it does not know the path or the model: check base_url and model"
+    if status == 413:
+        return (
+            "it refuses request bodies this large: raise the gateway's limit (nginx: "
+            "client_max_body_size), or shorten the prompt template"
+        )
+    if "certificate" in body:
+        return "it asks for a client certificate: set client_cert (and client_key) on the policy"
+    return f"it refuses every completion with HTTP {status}: check base_url, headers and params"
+
+
 @dataclass(eq=False)
 class Circuit:
     """One endpoint's circuit: closed (requests go out) or open (they fail at once)."""
@@ -41,8 +90,16 @@ class Circuit:
     """The spec of the first policy seen at the endpoint: what its probe uses."""
     threshold: int
     on_open: Callable[[Circuit], None] | None = None
+    on_misconfigured: Callable[[Circuit, Misconfigured], None] | None = None
     failures: int = 0
     """Infrastructure failures in a row."""
+    answered: bool = False
+    """Whether a completion of this session has had an answer (a reply or a status)."""
+    misconfigured: Misconfigured | None = None
+    """Set once the endpoint has shown it is set up wrong."""
+    _same: tuple[int | None, int] = (None, 0)
+    """The refusal answered last (a 4xx status, or None for an unreadable body) and how many
+    times in a row."""
     asked: int = 0
     """Requests sent through it (a policy's replicas share the load by it)."""
     opened_at: float | None = None
@@ -88,6 +145,40 @@ class Circuit:
     def success(self) -> None:
         """The endpoint answered: the count starts again."""
         self.failures = 0
+        self.answered = True
+        self._same = (None, 0)
+
+    def refused(self, error: providers.ProviderError) -> None:
+        """A completion failed with `error`: is the endpoint misconfigured? (Counted before
+        `failure`, so that a misconfiguration is said instead of an outage.)"""
+        first = not self.answered
+        if isinstance(error, providers.HTTPStatusError):
+            self.answered = True
+            status = error.status
+            if status in (408, 429) or not 400 <= status < 500:
+                self._same = (None, 0)
+                return
+            if first and status in _REFUSED_AT_ONCE:
+                self._misconfigured(Misconfigured(status, error.body_excerpt[:EXCERPT_CHARS], 1))
+                return
+            self._count(status, error.body_excerpt)
+        elif isinstance(error, providers.InvalidResponse):
+            self.answered = True
+            self._count(None, str(error))
+
+    def _count(self, status: int | None, body: str) -> None:
+        last, times = self._same
+        times = times + 1 if self._same[1] and last == status else 1
+        self._same = (status, times)
+        if times >= self.threshold:
+            self._misconfigured(Misconfigured(status, body[:EXCERPT_CHARS], times))
+
+    def _misconfigured(self, found: Misconfigured) -> None:
+        if self.misconfigured is not None:
+            return
+        self.misconfigured = found
+        if self.on_misconfigured is not None:
+            self.on_misconfigured(self, found)
 
     def close(self) -> None:
         """The endpoint answers again (its probe did)."""
@@ -113,9 +204,15 @@ class Circuit:
 class Breakers:
     """The circuits of one session, one per endpoint, made as the seats first need them."""
 
-    def __init__(self, threshold: int, on_open: Callable[[Circuit], None] | None = None) -> None:
+    def __init__(
+        self,
+        threshold: int,
+        on_open: Callable[[Circuit], None] | None = None,
+        on_misconfigured: Callable[[Circuit, Misconfigured], None] | None = None,
+    ) -> None:
         self.threshold = threshold
         self.on_open = on_open
+        self.on_misconfigured = on_misconfigured
         self._circuits: dict[tuple[str, str], Circuit] = {}
 
     def circuit(self, spec: providers.ProviderSpec) -> Circuit:
@@ -123,7 +220,9 @@ class Breakers:
         key = (spec.protocol, spec.base_url)
         found = self._circuits.get(key)
         if found is None:
-            found = self._circuits[key] = Circuit(spec, self.threshold, self.on_open)
+            found = self._circuits[key] = Circuit(
+                spec, self.threshold, self.on_open, self.on_misconfigured
+            )
         return found
 
     def open_circuits(self) -> list[Circuit]:

@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import fields, replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -37,6 +38,9 @@ def provider_specs(policy: LlmPolicy) -> list[providers.ProviderSpec]:
     """The provider spec of each of a policy's replicas (one for a single `base_url`); the
     key comes from the variable `api_key_env` names."""
     key = os.environ.get(policy.api_key_env) if policy.api_key_env else None
+    secret_headers = {
+        name: SecretStr(os.environ.get(env, "")) for name, env in policy.headers_env.items()
+    }
     return [
         providers.ProviderSpec(
             protocol=policy.provider,
@@ -48,9 +52,19 @@ def provider_specs(policy: LlmPolicy) -> list[providers.ProviderSpec]:
             max_response_bytes=policy.max_response_bytes,
             params=policy.params,
             prompt_cache=policy.prompt_cache,
+            headers=policy.headers,
+            secret_headers=secret_headers,
+            ca_bundle=_path(policy.ca_bundle),
+            client_cert=_path(policy.client_cert),
+            client_key=_path(policy.client_key),
+            idle_expiry_s=policy.idle_expiry_s,
         )
         for url in policy.base_urls
     ]
+
+
+def _path(path: Path | None) -> str | None:
+    return None if path is None else str(path)
 
 
 def provider_spec(policy: LlmPolicy) -> providers.ProviderSpec:
@@ -185,7 +199,9 @@ class LlmSeat(TextSeat):
             try:
                 completion = await self._complete(client, request, deadline)
             except SeatFailure as failure:
-                if failure.cause in INFRASTRUCTURE_CAUSES:
+                if isinstance(failure.__cause__, providers.ProviderError):
+                    circuit.refused(failure.__cause__)
+                if failure.cause in INFRASTRUCTURE_CAUSES and circuit.misconfigured is None:
                     circuit.failure()
                 raise
         if scope.cancelled_caught:  # like a connection lost: before any answer, never made
