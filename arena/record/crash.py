@@ -1,15 +1,21 @@
 """Named steps at which a test may kill the run, for the kill-and-resume audits.
 
 `COG_TEST_KILL_AT=<step>` in the environment makes the process SIGKILL itself
-the first time it reaches that step: `commit` (a card committed, its first
-game not begun), `game` (a card's first game kept), `replay` (an episode's
-replay file written, its row not yet stored), `store` (the row stored, the
-card not yet revealed). Unset, a step costs one dictionary lookup.
+the first time it reaches that step, `COG_TEST_KILL_AT=<step>@<n>` the n-th
+time in this process (`store@3`: two episodes stored, killed once the third
+is). The steps: `commit` (a card committed, its first game not begun), `game`
+(a card's first game kept), `replay` (an episode's replay file written, its
+row not yet stored), `store` (the row stored, the card not yet revealed).
+
+The variable is read once, when this module is imported; a value that names
+no step is refused then, so a misspelt kill cannot silently never happen.
+Unset, a step costs one dictionary lookup.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 
 __all__ = ["KILL_AT", "STEPS", "crash_point"]
@@ -18,7 +24,26 @@ KILL_AT = "COG_TEST_KILL_AT"
 STEPS = ("commit", "game", "replay", "store")
 
 
+def _armed(value: str) -> dict[str, int]:
+    """The step `value` names, with how many times it is reached, the fatal one included."""
+    if not value:
+        return {}
+    named = re.fullmatch(r"(\w+)(?:@([1-9][0-9]*))?", value)
+    if named is None or named[1] not in STEPS:
+        raise ValueError(
+            f"{KILL_AT}={value!r} names no crash point: use <step> or <step>@<n> (n >= 1), "
+            f"with a step of {', '.join(STEPS)}"
+        )
+    return {named[1]: int(named[2] or 1)}
+
+
+_LEFT = _armed(os.environ.get(KILL_AT, ""))
+"""The armed step and how many more times it may be reached, the fatal one included."""
+
+
 def crash_point(step: str) -> None:
-    """SIGKILL this process here if the environment names `step`."""
-    if os.environ.get(KILL_AT) == step:
-        os.kill(os.getpid(), signal.SIGKILL)
+    """SIGKILL this process here if the environment names `step` and this is its time."""
+    if step in _LEFT:
+        _LEFT[step] -= 1
+        if _LEFT[step] == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
