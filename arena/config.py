@@ -28,6 +28,7 @@ from providers import DEFAULT_IDLE_EXPIRY_S, DEFAULT_MAX_RESPONSE_BYTES, Price, 
 from providers.extras import owned_param
 
 __all__ = [
+    "CONNECTION_SETTINGS",
     "MOCK_FAULTS",
     "Config",
     "ConfigError",

@@ -44,7 +44,7 @@ def endpoint_of(spec: providers.ProviderSpec) -> str:
 
 _REFUSED_AT_ONCE = (401, 403, 404)
 """Statuses that, answering an endpoint's first completion, say it is set up wrong."""
-EXCERPT_CHARS = 200
+_EXCERPT_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ class Circuit:
                 self._same = (None, 0)
                 return
             if first and status in _REFUSED_AT_ONCE:
-                self._misconfigured(Misconfigured(status, error.body_excerpt[:EXCERPT_CHARS], 1))
+                self._misconfigured(Misconfigured(status, error.body_excerpt[:_EXCERPT_CHARS], 1))
                 return
             self._count(status, error.body_excerpt)
         elif isinstance(error, providers.InvalidResponse):
@@ -171,7 +171,7 @@ class Circuit:
         times = times + 1 if self._same[1] and last == status else 1
         self._same = (status, times)
         if times >= self.threshold:
-            self._misconfigured(Misconfigured(status, body[:EXCERPT_CHARS], times))
+            self._misconfigured(Misconfigured(status, body[:_EXCERPT_CHARS], times))
 
     def _misconfigured(self, found: Misconfigured) -> None:
         if self.misconfigured is not None:

@@ -15,9 +15,9 @@ import anyio.abc
 import httpx
 import pytest
 from anyio.streams.tls import TLSListener
+from providers.transport import LeanTransport
 
 from providers.pool import _proxied
-from providers.transport import LeanTransport
 
 Handler = Callable[[anyio.abc.ByteStream, int], Awaitable[None]]
 """(the accepted stream, how many connections the server accepted before it) -> serve it."""
