@@ -9,7 +9,6 @@ per spec, sharing the HTTP client and slot limit.
 
 from __future__ import annotations
 
-import copy
 import ssl
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -323,10 +322,9 @@ class HTTPProvider:
         queued = now - call.began if call.queued_s is None else call.queued_s
         error: ProviderError
         if call.failure is not None:
-            error = copy.copy(call.failure)
-            error.args = (
+            error = call.failure.restated(
                 f"{call.failure} (then the deadline passed, {now - call.began:.3f} s after the "
-                "call, while it was asked again)",
+                "call, while it was asked again)"
             )
         else:
             error = Timeout(

@@ -24,6 +24,8 @@ attempts made before it gave up, in order.
 
 from __future__ import annotations
 
+from typing import Self
+
 from providers.completion import Attempt
 
 __all__ = [
@@ -45,6 +47,13 @@ class ProviderError(Exception):
         super().__init__(message)
         self.attempts: tuple[Attempt, ...] = ()
         """Transport attempts made before giving up (filled by the client)."""
+
+    def restated(self, message: str) -> Self:
+        """The same error (its class and fields), saying `message` instead."""
+        error = type(self).__new__(type(self))
+        error.__dict__.update(self.__dict__)
+        error.args = (message,)
+        return error
 
 
 class TransportError(ProviderError):

@@ -17,6 +17,7 @@ from providers import (
     CompletionRequest,
     HTTPStatusError,
     InvalidResponse,
+    ProviderError,
     Providers,
     ProviderSpec,
     RateLimited,
@@ -260,3 +261,38 @@ async def test_a_body_over_the_cap_is_refused_and_never_read_whole(pool: Provide
     with pytest.raises(InvalidResponse, match="over 2,048 bytes"):
         await pool.client(spec).complete(REQUEST, deadline=anyio.current_time() + 5)
     assert route.call_count == 1  # not retried: asking again would bring the same body
+
+
+@pytest.mark.parametrize(
+    ("failure", "kind"),
+    [
+        (httpx.Response(504, text="gateway timeout"), HTTPStatusError),
+        (httpx.Response(503, text="busy"), HTTPStatusError),
+        (httpx.ReadError("reset by peer"), TransportError),
+    ],
+)
+async def test_a_deadline_passed_while_recovering_from_the_infrastructure_is_its_failure(
+    failure: httpx.Response | Exception, kind: type[ProviderError]
+) -> None:
+    """The first attempt fails on the infrastructure's side; the retry hangs past the
+    deadline: the call ends with the first failure's class and status, never a Timeout."""
+    answers = [failure]
+
+    async def serve(request: httpx.Request) -> httpx.Response:
+        if answers:
+            answer = answers.pop()
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        await anyio.sleep(30)
+        return httpx.Response(200, json=OK)
+
+    async with Providers(retry=FAST_RETRY, transport=httpx.MockTransport(serve)) as pool:
+        with pytest.raises(ProviderError) as caught:
+            await pool.client(SPEC).complete(REQUEST, deadline=anyio.current_time() + 0.3)
+    assert type(caught.value) is kind
+    assert not isinstance(caught.value, Timeout)
+    assert "then the deadline passed" in str(caught.value)
+    if isinstance(failure, httpx.Response):
+        assert caught.value.status == failure.status_code  # type: ignore[attr-defined]
+    assert caught.value.attempts[-1].error == "no answer before the deadline"

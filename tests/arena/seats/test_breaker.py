@@ -11,7 +11,7 @@ import pytest
 import providers
 from arena.config import LlmPolicy
 from arena.play.protocol import Question, SeatFailure
-from arena.seats.breaker import Breakers, Circuit
+from arena.seats.breaker import Breakers, Circuit, Misconfigured, misconfiguration_fix
 from arena.seats.llm import LlmSeat, provider_spec
 from tests.timing import MARGIN_S
 
@@ -143,3 +143,87 @@ async def test_a_cut_before_the_seat_ever_got_an_answer_is_not_connected() -> No
         for _ in range(3):
             await _ask(failing)
     assert causes == ["not_connected"]
+
+
+def _misconfigured_circuit(found: list[Misconfigured]) -> Circuit:
+    breakers = Breakers(3, None, lambda circuit, what: found.append(what))
+    return breakers.circuit(provider_spec(POLICY))
+
+
+def _refusal(code: int, body: str = "") -> providers.ProviderError:
+    return providers.HTTPStatusError(f"HTTP {code}", status=code, body_excerpt=body)
+
+
+@pytest.mark.parametrize("code", [401, 403, 404])
+async def test_a_first_completion_refused_as_unauthorized_or_unknown_is_a_misconfiguration(
+    code: int,
+) -> None:
+    found: list[Misconfigured] = []
+    seat = LlmSeat(
+        Scripted(_refusal(code, "no such thing")), POLICY, circuit=_misconfigured_circuit(found)
+    )
+    assert await _ask(seat) == "http_status"
+    assert found == [Misconfigured(code, "no such thing", 1)]
+
+
+async def test_after_an_answer_a_single_404_is_only_that_requests() -> None:
+    found: list[Misconfigured] = []
+    circuit = _misconfigured_circuit(found)
+    seat = LlmSeat(Scripted("ok", _refusal(404), "ok"), POLICY, circuit=circuit)
+    assert [await _ask(seat) for _ in range(3)] == ["ok", "http_status", "ok"]
+    assert found == []
+
+
+async def test_the_same_4xx_breaker_failures_times_in_a_row_is_a_misconfiguration() -> None:
+    found: list[Misconfigured] = []
+    circuit = _misconfigured_circuit(found)
+    big = _refusal(413, "<html>413 Request Entity Too Large</html>")
+    seat = LlmSeat(Scripted("ok", big, big, big), POLICY, circuit=circuit)
+    assert [await _ask(seat) for _ in range(4)] == [
+        "ok",
+        "http_status",
+        "http_status",
+        "http_status",
+    ]
+    assert found == [Misconfigured(413, "<html>413 Request Entity Too Large</html>", 3)]
+    assert not circuit.is_open  # a misconfiguration is said instead of an outage
+    fix = misconfiguration_fix(circuit.spec, found[0])
+    assert "client_max_body_size" in fix
+
+
+async def test_a_reply_between_or_another_status_starts_the_count_again() -> None:
+    found: list[Misconfigured] = []
+    circuit = _misconfigured_circuit(found)
+    steps = ["ok", _refusal(400), _refusal(400), "ok", _refusal(400), _refusal(413), _refusal(400)]
+    seat = LlmSeat(Scripted(*steps), POLICY, circuit=circuit)
+    for _ in steps:
+        await _ask(seat)
+    assert found == []  # a long prompt's 400 now and then never stops a league
+
+
+async def test_a_5xx_or_a_rate_limit_is_an_outage_not_a_misconfiguration() -> None:
+    found: list[Misconfigured] = []
+    circuit = _misconfigured_circuit(found)
+    steps = ["ok", _refusal(429), _refusal(503), _refusal(504)]
+    seat = LlmSeat(Scripted(*steps), POLICY, circuit=circuit)
+    for _ in steps:
+        await _ask(seat)
+    assert found == []
+    assert circuit.is_open
+
+
+async def test_bodies_that_are_no_completion_in_a_row_are_a_misconfiguration() -> None:
+    found: list[Misconfigured] = []
+    circuit = _misconfigured_circuit(found)
+    unreadable = providers.InvalidResponse("answered 200 without a 'choices' list: '{}'")
+    seat = LlmSeat(Scripted(unreadable), POLICY, circuit=circuit)
+    assert [await _ask(seat) for _ in range(3)] == ["provider_error"] * 3
+    assert [(f.status, f.times) for f in found] == [(None, 3)]
+    assert "choices" in found[0].body
+    assert "base_url" in misconfiguration_fix(circuit.spec, found[0])
+
+
+def test_a_400_asking_for_a_client_certificate_names_client_cert() -> None:
+    spec = provider_spec(POLICY)
+    body = "<center>No required SSL certificate was sent</center>"
+    assert "client_cert" in misconfiguration_fix(spec, Misconfigured(400, body, 3))
