@@ -9,9 +9,17 @@ run. The rule reads only what a replay records, so `arena verify` checks it.
 
 from __future__ import annotations
 
-from arena.record.replay import INFRASTRUCTURE, SEAT, GameRecord, GameResult, Side
+from arena.record.replay import (
+    INFRASTRUCTURE,
+    SEAT,
+    FallbackRecord,
+    GameRecord,
+    GameResult,
+    Side,
+)
 
 __all__ = [
+    "BREAKER_NOTES",
     "GATEWAY_TIMEOUTS",
     "INFRASTRUCTURE_CAUSES",
     "INFRASTRUCTURE_NC",
@@ -82,20 +90,18 @@ GATEWAY_TIMEOUTS = frozenset({502, 504})
 
 
 def gateway_timeouts(record: GameRecord) -> dict[int, list[float]]:
-    """For a game whose every infrastructure fallback ended on a gateway's timeout (502 or
-    504): each such seat and how long the gateway waited before each of those answers, in
-    seconds; {} when anything else of the infrastructure failed, or nothing did."""
+    """For a game whose infrastructure fallbacks all came of a gateway's timeouts (502 or
+    504), or of the circuit those opened (a request not sent, or cut, while it was open):
+    each such seat and how long the gateway waited before each 502/504, in seconds; {}
+    when anything else of the infrastructure failed, or nothing did."""
     infra = [f for f in record.fallbacks if f.side == INFRASTRUCTURE]
-    if not infra or any(f.cause != "http_status" for f in infra):
+    gateway = [f for f in infra if f.cause == "http_status"]
+    if not gateway or not all(_breakers(f) for f in infra if f.cause != "http_status"):
         return {}
-    if any(
-        a.status not in GATEWAY_TIMEOUTS
-        for f in infra
-        for a in f.attempts
-        if a.side == INFRASTRUCTURE
-    ):
+    statuses = {a.status for f in gateway for a in f.attempts if a.cause == "http_status"}
+    if not statuses <= GATEWAY_TIMEOUTS:
         return {}
-    seats = {f.seat for f in infra}
+    seats = {f.seat for f in gateway}
     waits: dict[int, list[float]] = {seat: [] for seat in seats}
     for ply in record.plies:
         for decision in ply.decisions:
@@ -106,3 +112,17 @@ def gateway_timeouts(record: GameRecord) -> dict[int, list[float]]:
                     if sent.get("status") in GATEWAY_TIMEOUTS and sent.get("latency_s"):
                         waits[decision.seat].append(float(sent["latency_s"]))
     return waits
+
+
+BREAKER_NOTES = ("not sent:", "cut:")
+"""How the errors of what an open circuit did begin (`seats.llm`): a question it did not
+send, and one it cut in flight."""
+
+
+def _breakers(fallback: FallbackRecord) -> bool:
+    """Whether every infrastructure failure of the fallback was the open circuit's doing."""
+    return all(
+        a.cause == "timeout" or a.error.startswith(BREAKER_NOTES)
+        for a in fallback.attempts
+        if a.side == INFRASTRUCTURE
+    )

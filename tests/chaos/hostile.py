@@ -39,6 +39,14 @@ MODES = (
 )  # fmt: skip
 """Every fault the server can play, one per request path prefix."""
 
+STOPPING = ("too_large", "refused_key", "gateway_504", "sound")
+"""Modes of endpoints that answer but are set up wrong (a gateway's 413 on every POST, a
+401 on every completion, a gateway that gives up with 504 after `GATEWAY_WAIT_S`), and a
+sound one to resume on (each reply a legal move)."""
+
+GATEWAY_WAIT_S = 0.4
+"""How long the `gateway_504` mode waits before its 504, as a gateway would."""
+
 BURST = 3
 """`5xx_burst`: the first BURST tries of each request answer 503, the next one well."""
 
@@ -193,6 +201,16 @@ class Hostile:
         elif mode in ("content_null", "tool_call"):
             empty = _body(protocol, None, tool=mode == "tool_call")
             await send(_response(200, json.dumps(empty).encode()))
+        elif mode == "too_large":
+            page = b"<html><center><h1>413 Request Entity Too Large</h1></center></html>"
+            await send(_response(413, page))
+        elif mode == "refused_key":
+            await send(_response(401, b'{"error": {"message": "invalid api key"}}'))
+        elif mode == "gateway_504":
+            await anyio.sleep(GATEWAY_WAIT_S)
+            await send(_response(504, b"<html>504 Gateway Time-out</html>"))
+        elif mode == "sound":
+            await send(_response(200, sound))
         elif mode == "echo_key":
             echoed = json.loads(text) | {"say": f"your key is {_key(head['headers'])}"}
             await send(_response(200, json.dumps(_body(protocol, json.dumps(echoed))).encode()))
