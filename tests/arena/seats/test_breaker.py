@@ -227,3 +227,29 @@ def test_a_400_asking_for_a_client_certificate_names_client_cert() -> None:
     spec = provider_spec(POLICY)
     body = "<center>No required SSL certificate was sent</center>"
     assert "client_cert" in misconfiguration_fix(spec, Misconfigured(400, body, 3))
+
+
+async def test_what_an_open_circuit_does_is_recognisable_in_the_record() -> None:
+    """The gateway check (`validity.gateway_timeouts`) tells the circuit's own fallbacks by
+    how their errors begin: a question not sent, and one cut in flight."""
+    from arena.record.validity import BREAKER_NOTES
+
+    circuit = _circuit()
+    hanging = LlmSeat(Scripted("hang"), POLICY, circuit=circuit)
+    details: list[str] = []
+
+    async def ask_and_keep(seat: LlmSeat) -> None:
+        try:
+            await seat.ask(QUESTION, deadline=anyio.current_time() + 5)
+        except SeatFailure as failure:
+            details.append(failure.detail)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(ask_and_keep, hanging)
+        await anyio.sleep(0.05)
+        for _ in range(3):
+            circuit.failure()
+    await ask_and_keep(hanging)  # not sent: the circuit is open
+    assert len(details) == 2
+    assert details[0].startswith(BREAKER_NOTES[1])  # cut in flight
+    assert details[1].startswith(BREAKER_NOTES[0])  # not sent
