@@ -115,7 +115,7 @@ class Upstream:
 
 
 @pytest.fixture
-def mock_llm(portal: BlockingPortal) -> Iterator[Callable[..., Upstream]]:
+def mock_llm(portal: BlockingPortal) -> Iterator[StartMock]:
     """`mock_llm(latency_ms=0, faults="", slow_ms=2000)`: the mock LLM on a free port of
     127.0.0.1 until the test ends."""
     with ExitStack() as stack:
@@ -129,8 +129,16 @@ def mock_llm(portal: BlockingPortal) -> Iterator[Callable[..., Upstream]]:
         yield start
 
 
+StartMock = Callable[..., Upstream]
+"""The `mock_llm` fixture's type."""
+Gateway = Callable[..., Nginx]
+"""The `gateway` fixture's type."""
+Relay = Callable[[int, float], ForgettingRelay]
+"""The `relay` fixture's type."""
+
+
 @pytest.fixture
-def gateway(nginx_binary: str, tmp_path: Path) -> Iterator[Callable[..., Nginx]]:
+def gateway(nginx_binary: str, tmp_path: Path) -> Iterator[Gateway]:
     """`gateway(upstream_port, server=..., location=..., tls=certificates)`: a started nginx
     with those directives, stopped when the test ends."""
     started: list[Nginx] = []
@@ -150,7 +158,7 @@ def gateway(nginx_binary: str, tmp_path: Path) -> Iterator[Callable[..., Nginx]]
 
 
 @pytest.fixture
-def relay(portal: BlockingPortal) -> Iterator[Callable[[int, float], ForgettingRelay]]:
+def relay(portal: BlockingPortal) -> Iterator[Relay]:
     """`relay(upstream_port, forget_after_s)`: a `ForgettingRelay` listening until the test
     ends."""
     with ExitStack() as stack:

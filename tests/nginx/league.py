@@ -17,7 +17,7 @@ from typing import Any
 
 from arena.record.replay import AttemptRecord, FallbackRecord, Replay, load_replay
 
-__all__ = ["DEADLINES", "RUN_S", "Played", "llm_policy", "play", "write_league"]
+__all__ = ["DEADLINES", "RUN_S", "Played", "assert_clean", "llm_policy", "play", "write_league"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,3 +148,14 @@ def _value(v: Any) -> str:
     if isinstance(v, dict):
         return "{" + ", ".join(f"{json.dumps(k)} = {_value(x)}" for k, x in v.items()) + "}"
     return repr(v)
+
+
+def assert_clean(played: Played) -> None:
+    """The league played both games, and the model made every one of its decisions at its
+    first attempt: no fallback, no failed attempt."""
+    assert played.returncode == 0, played.why()
+    assert played.finished_games() == 2, played.why()
+    assert played.model_attempts(), "the model was never asked"
+    failed = [(a.cause, a.status, a.error[:200]) for a in played.failed_attempts()]
+    assert failed == [], failed
+    assert played.fallbacks() == []
