@@ -72,10 +72,16 @@ def play(config: Path, out: Path | None = None, *, timeout_s: float = RUN_S) -> 
     # No proxy and no trust from this machine's environment: the test says what is trusted.
     drop = _TRUST_VARIABLES | _PROXY_VARIABLES
     env = {k: v for k, v in os.environ.items() if k not in drop and k.lower() not in drop}
-    done = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s,
-        check=False,
-    )  # fmt: skip
+    try:
+        done = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout_s,
+            check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as stuck:  # subprocess.run has killed it
+        console = stuck.stderr.decode(errors="replace") if isinstance(stuck.stderr, bytes) else ""
+        raise AssertionError(
+            f"arena run {config.name} was still going after {timeout_s:g} s:\n{console[-3000:]}"
+        ) from None
     return Played(done.returncode, done.stdout, done.stderr, out)
 
 
