@@ -407,6 +407,47 @@ async def test_a_client_certificate_is_shown_to_a_server_that_requires_one(
     assert len(requests) == 1
 
 
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3])
+async def test_without_a_client_certificate_the_server_s_refusal_names_client_cert(
+    certificates: Path, version: ssl.TLSVersion
+) -> None:
+    context = _requiring_a_client_certificate(certificates)
+    context.maximum_version = version  # 1.2 refuses inside the handshake, 1.3 after it
+    verdicts: list[str] = []
+
+    async def refuse(stream: anyio.abc.ByteStream, n: int) -> None:
+        # The server's side of the handshake by hand, so that its alert is sent as a real
+        # server sends it (anyio's TLS listener drops the connection without one).
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = context.wrap_bio(incoming, outgoing, server_side=True)
+        while True:
+            try:
+                tls.do_handshake()
+            except ssl.SSLWantReadError:
+                if pending := outgoing.read():
+                    await stream.send(pending)
+                incoming.write(await stream.receive())
+            except ssl.SSLError as exc:
+                verdicts.append(exc.reason or "")
+                await stream.send(outgoing.read())  # the alert
+                return
+            else:
+                raise AssertionError("the handshake succeeded without a client certificate")
+
+    async with _server(refuse) as port:
+        spec = _spec(port, host="localhost", scheme="https", ca_bundle=str(certificates / "ca.pem"))
+        with pytest.raises(TransportError) as caught:
+            await _complete(spec)
+    assert verdicts
+    assert set(verdicts) == {"PEER_DID_NOT_RETURN_A_CERTIFICATE"}
+    message = str(caught.value)
+    assert "TLS handshake failed" in message
+    assert "client_cert" in message
+    assert "alert" in message  # the server's alert, as OpenSSL names it
+    assert not isinstance(caught.value, CertificateError)  # the server's certificate is fine
+    assert caught.value.connect_refused  # the request never reached the server
+
+
 async def test_over_tls_a_close_before_any_answer_is_still_a_dropped_exchange(
     certificates: Path,
 ) -> None:
