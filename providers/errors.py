@@ -24,6 +24,8 @@ attempts made before it gave up, in order.
 
 from __future__ import annotations
 
+from typing import Any
+
 from providers.completion import Attempt
 
 __all__ = [
@@ -45,6 +47,18 @@ class ProviderError(Exception):
         super().__init__(message)
         self.attempts: tuple[Attempt, ...] = ()
         """Transport attempts made before giving up (filled by the client)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Copies and pickles are rebuilt from the fields, not by calling __init__ with the
+        # message alone (Exception's way), which the subclasses' keyword-only fields
+        # (connect_refused, status, ...) would fail.
+        return (_rebuilt, (type(self), self.args), self.__dict__)
+
+
+def _rebuilt(kind: type[ProviderError], args: tuple[Any, ...]) -> ProviderError:
+    error = kind.__new__(kind)
+    error.args = args
+    return error
 
 
 class TransportError(ProviderError):

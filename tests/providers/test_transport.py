@@ -248,6 +248,27 @@ async def test_only_a_wait_past_the_deadline_is_a_timeout() -> None:
     assert len(requests) == 1  # a timeout is not asked again
 
 
+async def test_a_deadline_that_passes_while_recovering_ends_with_the_failure() -> None:
+    requests: list[Request] = []
+
+    async def hang_up_then_stall(stream: anyio.abc.ByteStream, n: int) -> None:
+        requests.append(await _read_request(BufferedByteReceiveStream(stream), n))
+        if n > 0:
+            await anyio.sleep(SERVER_S)
+
+    async with _server(hang_up_then_stall) as port:
+        started = anyio.current_time()
+        with pytest.raises(TransportError) as caught:
+            await _complete(_spec(port), within=0.3)
+        waited = anyio.current_time() - started
+    assert not isinstance(caught.value, Timeout)  # the infrastructure failed first
+    assert not caught.value.connect_refused
+    assert "then the deadline passed" in str(caught.value)
+    assert [a.error is not None for a in caught.value.attempts] == [True, True]
+    assert len(requests) == 2
+    assert 0.3 <= waited < 0.3 + MARGIN_S
+
+
 # Keep-alive.
 
 
