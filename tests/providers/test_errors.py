@@ -38,7 +38,9 @@ def _round_trip(error: ProviderError) -> ProviderError:
     return copied
 
 
-@pytest.mark.parametrize("duplicate", [copy.copy, copy.deepcopy, _round_trip])
+@pytest.mark.parametrize(
+    "duplicate", [copy.copy, copy.deepcopy, _round_trip], ids=["copy", "deepcopy", "pickle"]
+)
 @pytest.mark.parametrize("error", ERRORS, ids=lambda e: f"{type(e).__name__}:{e}")
 def test_an_error_copies_and_pickles_with_its_fields(
     error: ProviderError, duplicate: Callable[[ProviderError], ProviderError]

@@ -434,7 +434,9 @@ async def test_a_client_certificate_is_shown_to_a_server_that_requires_one(
     assert len(requests) == 1
 
 
-@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3])
+@pytest.mark.parametrize(
+    "version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3], ids=["TLS 1.2", "TLS 1.3"]
+)
 async def test_without_a_client_certificate_the_server_s_refusal_names_client_cert(
     certificates: Path, version: ssl.TLSVersion
 ) -> None:
