@@ -71,7 +71,7 @@ def _translated(spec: ProviderSpec, exc: BaseException) -> ProviderError:
             'ca_bundle (ca_bundle = "ca.pem"; it adds to the default trust), or set '
             '[run] trust = "system" to trust the machine\'s own store'
         )
-    if isinstance(root, aiohttp.ClientSSLError | ssl.SSLError):
+    if isinstance(root, aiohttp.ClientSSLError | ssl.SSLError) or _tls_alert(exc):
         return TransportError(
             f"{spec.label}: the TLS handshake failed ({detail}); check the server's TLS "
             "settings, and client_cert / client_key if it asks for a client certificate",
@@ -113,6 +113,22 @@ def _certificate_failure(error: BaseException) -> str | None:
             return current.verify_message or current.reason or str(current)
         current = current.__cause__ or current.__context__
     return None
+
+
+def _tls_alert(error: BaseException) -> bool:
+    """Whether the server ended the TLS session with an alert (OpenSSL names every alert it
+    receives `..._ALERT_...`). Under TLS 1.3 a server refuses the client's certificate
+    (none, or one it does not trust) only after the client's side of the handshake is
+    done, so the alert comes with the first read and aiohttp reports a broken connection
+    (`ClientOSError`) around the `ssl.SSLError`: a TLS failure all the same."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLError) and "_ALERT_" in (current.reason or ""):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def status_error(

@@ -24,7 +24,7 @@ attempts made before it gave up, in order.
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Any, Self
 
 from providers.completion import Attempt
 
@@ -54,6 +54,18 @@ class ProviderError(Exception):
         error.__dict__.update(self.__dict__)
         error.args = (message,)
         return error
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Copies and pickles are rebuilt from the fields, not by calling __init__ with the
+        # message alone (Exception's way), which the subclasses' keyword-only fields
+        # (connect_refused, status, ...) would fail.
+        return (_rebuilt, (type(self), self.args), self.__dict__)
+
+
+def _rebuilt(kind: type[ProviderError], args: tuple[Any, ...]) -> ProviderError:
+    error = kind.__new__(kind)
+    error.args = args
+    return error
 
 
 class TransportError(ProviderError):
