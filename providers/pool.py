@@ -50,6 +50,7 @@ _KEEPALIVE = 64
 """Idle connections kept per endpoint on the proxy transport."""
 
 _HEAD_BYTES = 64 * 1024
+_HEADERS = 1024
 
 _Endpoint = tuple[str, str, str | None, str | None, str | None, float]
 _SlotKey = tuple[str, str, str | None, str]
@@ -192,11 +193,12 @@ def _aiohttp_transport(
         return aiohttp.ClientSession(
             connector=connector,
             cookie_jar=aiohttp.DummyCookieJar(),
-            auto_decompress=False,  # httpx decodes, and the body cap counts decoded bytes
             trust_env=False,
-            # Heads as long as httpx (h11) reads them: a gateway's long cookie is not an error.
+            # Heads as httpx (h11) reads them: a gateway's long cookie, or its many tracing
+            # headers, are no error.
             max_line_size=_HEAD_BYTES,
             max_field_size=_HEAD_BYTES,
+            max_headers=_HEADERS,
         )
 
     return AiohttpTransport(client=session)

@@ -2,7 +2,8 @@
 
 Retried: failures to connect or dropped connections, and statuses 408, 429
 and 5xx (529 "overloaded" included). Never retried: other 4xx (a bad request,
-key or model does not get better by asking again), invalid bodies, timeouts.
+key or model does not get better by asking again), TLS that cannot be set up
+(an untrusted certificate, a refused handshake), invalid bodies, timeouts.
 The wait is the provider's hint when it gives one (`retry-after-ms`,
 `retry-after` in seconds or as an HTTP date, Gemini's `RetryInfo`), else a
 bounded jittered exponential backoff; when the wait would pass the caller's
@@ -91,7 +92,7 @@ class RetryPolicy:
 def is_transient(error: BaseException) -> bool:
     """Whether asking again may succeed: dropped connections, 408, 429 and 5xx."""
     if isinstance(error, TransportError):
-        return True
+        return not error.tls  # a certificate or a handshake refused: the same next time
     if isinstance(error, HTTPStatusError):
         return error.status in (408, 429) or 500 <= error.status <= 599
     return False

@@ -501,6 +501,7 @@ _LENIENT = {
     % (len(COMPLETION), COMPLETION),
     "folded header": reply(head=b"X-Folded: one\r\n two\r\n"),
     "long header": reply(head=b"Set-Cookie: long=" + b"a" * 20_000 + b"\r\n"),
+    "many headers": reply(head=b"".join(b"X-Trace-%d: %d\r\n" % (n, n) for n in range(300))),
     "chunked gzip": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n"
     + b"".join(
         b"%x;ext=1\r\n%s\r\n" % (len(c), c)
