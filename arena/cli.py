@@ -421,9 +421,7 @@ def _run(args: argparse.Namespace) -> int:
             highlight=False,
         )
         for failure in result.failed[:10]:
-            out.print(
-                f"  {failure['episode']}: {failure['error'][:200]}", highlight=False, markup=False
-            )
+            out.print(f"  {failure.episode}: {failure.error[:200]}", highlight=False, markup=False)
     again = f" ({result.replays} of them played again after a no-contest)" if result.replays else ""
     print(
         f"{result.played} episode(s) played now{again}, {result.skipped} finished earlier.\n"

@@ -13,20 +13,23 @@ warning (llama.cpp and others list a file name or an alias and ignore `model`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import anyio
 import structlog
 
 import providers
 from arena.config import ConfigError, LlmPolicy
+from arena.league.health import PROBE_S, read_probe
 from arena.league.plan import RunPlan
 from arena.seats.llm import provider_specs
 
-__all__ = ["PROBE_S", "preflight"]
+if TYPE_CHECKING:
+    from providers.client import ProbeAnswer
+
+__all__ = ["preflight"]
 
 log = structlog.get_logger("arena.league.preflight")
-
-PROBE_S = 10.0
-"""How long an endpoint has to answer the probe."""
 
 
 async def preflight(plan: RunPlan, pool: providers.Providers) -> list[str]:
@@ -78,44 +81,10 @@ async def _verdict(
     spec: providers.ProviderSpec, policy: LlmPolicy, pool: providers.Providers
 ) -> tuple[str, str]:
     """(what stops the run, what is only worth a warning) about one endpoint."""
-    url = spec.base_url
+    outcome: ProbeAnswer | providers.ProviderError
     try:
-        answer = await pool.client(spec).probe(deadline=anyio.current_time() + PROBE_S)
-    except providers.TransportError as error:
-        if error.tls:  # the server is there: the message says what to set
-            return f"{url}: {error}", ""
-        fix = "start the server, or correct base_url"
-        how = "no connection could be opened" if error.connect_refused else "it hung up"
-        return f"nothing answers at {url} ({how}): {fix}", ""
-    except providers.Timeout:
-        return f"{url} did not answer within {PROBE_S:g} s: check that the host is reachable", ""
+        outcome = await pool.client(spec).probe(deadline=anyio.current_time() + PROBE_S)
     except providers.ProviderError as error:
-        return "", f"{url} gave an unusable answer to the probe ({error})"
-    if answer.status in (401, 403):
-        key = (
-            f"the key in {policy.api_key_env}" if policy.api_key_env else "a request without a key"
-        )
-        return f"{url} refused {key} (HTTP {answer.status}): check the key and api_key_env", ""
-    if answer.status == 404 and answer.models is None and spec.protocol != "openai":
-        return f"{url} does not know the model {spec.model!r} (HTTP 404): check the model name", ""
-    if answer.status == 404:
-        return "", f"{url} lists no models (HTTP 404): the model name {spec.model!r} is unchecked"
-    if answer.status == 400 and "certificate" in answer.excerpt.lower():
-        fix = (
-            "check client_cert and client_key"
-            if spec.client_cert
-            else "set client_cert (and client_key) on the policy"
-        )
-        return (
-            f"{url} asks for a client certificate (HTTP 400: {answer.excerpt[:120]!r}): {fix}",
-            "",
-        )
-    if not 200 <= answer.status < 300:
-        return "", f"{url} answered the probe with HTTP {answer.status}: {answer.excerpt[:120]!r}"
-    if answer.models is not None and spec.model not in answer.models:
-        listed = ", ".join(answer.models[:8]) or "none"
-        return "", (
-            f"{url} does not list the model {spec.model!r} (it lists: {listed}); many local "
-            "servers answer for any name, so the run goes on"
-        )
-    return "", ""
+        outcome = error
+    reading = read_probe(spec, policy, outcome)
+    return reading.problem, reading.warning

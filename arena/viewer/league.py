@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.report import sprt_lines
-from arena.league.run import read_summary_head
 from arena.league.standings import GameSummary, by_game, standings, summarise
 from arena.league.store import DB_NAME, LeagueStore
+from arena.league.summary import read_summary_head
 from arena.record.replay import Replay, load_replay
 
 __all__ = ["Drawn", "h2h_from_games", "league_data"]

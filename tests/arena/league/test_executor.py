@@ -206,8 +206,8 @@ def test_an_episode_lost_again_and_again_is_given_up_and_the_run_goes_on(
         return episode.id == "connect-four-k1-random-vs-mock-g2"
 
     result, _ = _play(config, tmp_path / "run", lambda p: ThreadWorker(p, always))
-    assert [f["episode"] for f in result.failed] == ["connect-four-k1-random-vs-mock-g2"]
-    assert f"lost {LOST_TRIES} times" in result.failed[0]["error"]
+    assert [f.episode for f in result.failed] == ["connect-four-k1-random-vs-mock-g2"]
+    assert f"lost {LOST_TRIES} times" in result.failed[0].error
     assert len(_stored(tmp_path / "run")) == 5
 
 

@@ -241,7 +241,9 @@ def test_an_episode_that_cannot_be_stored_is_a_failure_and_the_run_goes_on(
     monkeypatch.setattr(LeagueStore, "record", refuse_one)
     result = anyio.run(execute, plan)
     assert result.played == 1
-    assert [f["episode"] for f in result.failed] == ["hex-k1-a-vs-b-g2"]
-    assert "surrogates not allowed" in result.failed[0]["error"]
+    assert [f.episode for f in result.failed] == ["hex-k1-a-vs-b-g2"]
+    assert "surrogates not allowed" in result.failed[0].error
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["failed"] == result.failed
+    assert summary["failed"] == [f.to_json() for f in result.failed]
+    lines = (tmp_path / "games.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == summary["games"]

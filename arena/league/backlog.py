@@ -1,0 +1,203 @@
+"""The backlog: which episode goes out next, and what is still out.
+
+Episodes come from the schedule, lazily (a run of 10,000 matches holds no more
+in memory than one of 10), without what an earlier session finished; an
+adaptive schedule comes in rounds, the next picked only once all of the last
+one is stored. Before the schedule go the episodes to play again (a game the
+infrastructure spoiled, a worker lost) and those that waited for an endpoint
+that was down, whenever their endpoints are up again. A rule (a budget, the
+SPRT) can close the schedule before a match starts.
+
+What is out is kept by episode: handed to the workers or on its way to the
+writer (`out`), and being played (`playing`); the counts are their sizes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import structlog
+
+from arena.league.plan import RunPlan
+from arena.league.stopping import StopRules
+from arena.league.store import LeagueStore
+from arena.play.match import Episode, Match
+
+if TYPE_CHECKING:
+    from arena.league.rounds import AdaptiveRounds
+    from arena.league.run import RunResult
+    from arena.league.standings import GameSummary
+
+__all__ = ["Backlog"]
+
+log = structlog.get_logger("arena.league.run")
+
+
+class _RoundEnd:
+    """Where an adaptive round ends in the schedule."""
+
+
+_ROUND_END = _RoundEnd()
+
+
+class Backlog:
+    """One session's episodes still to play, and those out; `blocked` says whether a
+    match's endpoints are all down."""
+
+    def __init__(
+        self,
+        plan: RunPlan,
+        store: LeagueStore,
+        finished: set[str],
+        result: RunResult,
+        blocked: Callable[[Match], bool],
+    ) -> None:
+        self._plan = plan
+        self._store = store
+        self._finished = finished
+        self._result = result
+        self._blocked = blocked
+        run = plan.config.run
+        self.replay_cap = run.replay_no_contest
+        self._spoiled = store.spoiled_episodes()
+        self.rules = StopRules(plan.config, store.game_summaries(), self._spoiled)
+        """Budgets and the SPRT: asked before each new match."""
+        self.again: deque[Episode] = deque()
+        """Episodes to play again (a game of theirs did not measure a seat, a worker lost)."""
+        self.waiting: deque[Episode] = deque()
+        """Episodes whose endpoints were down when their turn came."""
+        self._waiting_cap = 4 * run.concurrency
+        """The schedule is read no further while this many wait."""
+        self.out: Counter[str] = Counter()
+        """What the workers and the writer still have to deal with, by episode id."""
+        self.playing: dict[str, Episode] = {}
+        """Episodes a worker took, until the writer has dealt with them."""
+        self.rounds: AdaptiveRounds | None = None
+        """The adaptive schedule's rounds, if the run has one."""
+        self._round_end = False
+        self._schedule = self._scheduled()
+        self._exhausted = False
+
+    def take(self) -> Episode | None:
+        """The next episode to hand out, or None while there is none (to wait for)."""
+        while True:
+            episode = self._ready()
+            if episode is not None:
+                return episode
+            if self._exhausted or len(self.waiting) >= self._waiting_cap or self._round_open():
+                return None
+            pulled = next(self._schedule, None)
+            if isinstance(pulled, _RoundEnd):  # the next round is picked from this one's
+                self._round_end = True  # results: wait for all of them
+                continue
+            if pulled is not None and self._closed(pulled):
+                pulled = None
+            if pulled is None:
+                self._exhausted = True
+                return None
+            if not self._blocked(pulled.match):
+                return pulled
+            self.waiting.append(pulled)
+
+    @property
+    def done(self) -> bool:
+        """Whether nothing is left: the schedule read to its end, nothing to play again, and
+        nothing out."""
+        return self._exhausted and not (self.again or self.waiting or self.out)
+
+    def hand_out(self, episode: Episode) -> None:
+        """`episode` goes to the workers."""
+        self.out[episode.id] += 1
+
+    def expect(self, episode_id: str) -> None:
+        """One more item for the writer (a cut card's kept games)."""
+        self.out[episode_id] += 1
+
+    def dealt_with(self, episode_id: str) -> None:
+        """The writer, or a worker that let it go, is done with one item of `episode_id`."""
+        self.out[episode_id] -= 1
+        if self.out[episode_id] <= 0:
+            del self.out[episode_id]
+
+    def again_later(self, episode: Episode, why: str) -> None:
+        """Play `episode` again, before the schedule goes on."""
+        self.again.append(self.replayed(episode, why))
+
+    def replayed(self, episode: Episode, why: str) -> Episode:
+        """`episode`'s next play, counted and logged."""
+        again = episode.again()
+        self._result.replays += 1
+        log.warning("episode_replayed", episode=episode.id, replay=again.id, reason=why)
+        return again
+
+    def stored(self, summaries: list[GameSummary]) -> None:
+        """The stopping rules see a stored episode's games."""
+        if self.rules.active:
+            queued = itertools.chain(self.playing.values(), self.again, self.waiting)
+            self.rules.stored(summaries, {e.match.index for e in queued})
+
+    def _ready(self) -> Episode | None:
+        """The first replay, then the first waiting episode, whose endpoints are up."""
+        for queue in (self.again, self.waiting):
+            for n, episode in enumerate(queue):
+                if not self._blocked(episode.match):
+                    del queue[n]
+                    return episode
+        return None
+
+    def _round_open(self) -> bool:
+        """Whether an adaptive round still has an episode to finish (a replay included): the
+        next round waits for all of its results."""
+        if self._round_end and not (self.out or self.again or self.waiting):
+            self._round_end = False
+        return self._round_end
+
+    def _closed(self, episode: Episode) -> bool:
+        """Whether a rule (a budget, the SPRT) keeps the episode's match from starting: then
+        no later match starts either."""
+        why = self.rules.closed(episode.match.index)
+        if why is None:
+            return False
+        self._result.stopped_by = why
+        log.info("run_stopping", reason=why, note="matches in flight finish; no new one starts")
+        return True
+
+    def _rounds(self, rounds: AdaptiveRounds) -> Iterator[Match | _RoundEnd]:
+        """The adaptive schedule: each round's matches, then the end of the round."""
+        while True:
+            picked = rounds.next_round(self._store.game_summaries())
+            if isinstance(picked, str):
+                self._result.stopped_by = picked
+                log.info("run_stopping", reason=picked, ranking_probability=rounds.probability)
+                return
+            log.info("round_picked", first_index=picked[0].index, matches=len(picked),
+                     ranking_probability=round(rounds.probability, 4))  # fmt: skip
+            yield from picked
+            yield _ROUND_END
+
+    def _scheduled(self) -> Iterator[Episode | _RoundEnd]:
+        """Each scheduled episode's next play: its first, or the next replay of a stored
+        no-contest still under the cap; episodes finished for good are counted as skipped."""
+        config = self._plan.config
+        if config.run.schedule == "adaptive":
+            from arena.league.rounds import AdaptiveRounds
+
+            self.rounds = AdaptiveRounds(config, self._plan.master_seed)
+        matches = self._rounds(self.rounds) if self.rounds else self._plan.matches()
+        for match in matches:
+            if isinstance(match, _RoundEnd):
+                yield match
+                continue
+            for episode in match.episodes():
+                while episode.id in self._finished and episode.again().id in self._finished:
+                    episode = episode.again()
+                if episode.id not in self._finished:
+                    yield episode
+                elif episode.id in self._spoiled and episode.replay < self.replay_cap:
+                    self._result.skipped += 1
+                    yield self.replayed(episode, "a no-contest stored by an earlier session")
+                else:
+                    self._result.skipped += 1
