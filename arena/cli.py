@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from arena.config import Config
     from arena.league.plan import RunPlan
-    from arena.league.run import RunResult
+    from arena.league.summary import RunResult
     from arena.seats.desk import Desk
 
 __all__ = ["main"]

@@ -28,8 +28,8 @@ from arena.play.match import Episode, Match
 
 if TYPE_CHECKING:
     from arena.league.rounds import AdaptiveRounds
-    from arena.league.run import RunResult
     from arena.league.standings import GameSummary
+    from arena.league.summary import RunResult
 
 __all__ = ["Backlog"]
 

@@ -25,14 +25,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import structlog
@@ -44,12 +40,11 @@ from arena.league.executor import EpisodeLost, Executor, WorkerRefused, open_exe
 from arena.league.health import EndpointHealth, model_policies
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
-from arena.league.store import DB_NAME, LeagueStore
-from arena.league.summary import GAMES_NAME, SUMMARY_NAME, EpisodeFailure, write_summary
+from arena.league.store import LeagueStore
+from arena.league.summary import EpisodeFailure, Progress, RunResult, start_over, write_summary
 from arena.play.episode import EpisodeSetup
 from arena.play.match import Episode
 from arena.record.crash import crash_point
-from arena.record.ledger import new_generation
 from arena.record.replay import Replay, write_atomic
 from arena.record.validity import measured
 
@@ -57,7 +52,7 @@ if TYPE_CHECKING:
     from arena.league.standings import GameSummary
     from arena.seats.desk import Desk
 
-__all__ = ["LOST_TRIES", "WAKE_S", "Failure", "Progress", "RunResult", "execute", "start_over"]
+__all__ = ["LOST_TRIES", "WAKE_S", "Failure", "execute"]
 
 log = structlog.get_logger("arena.league.run")
 
@@ -65,58 +60,10 @@ Failure = EpisodeFailure
 """Deprecated: `EpisodeFailure`, a typed record (an episode that failed: its id, the error)."""
 
 
-@dataclass
-class RunResult:
-    """What a run produced in this session, and the league's tables as it now stands."""
-
-    tables: dict[str, Any] = field(default_factory=dict)
-    """The league's tables over every stored game, earlier sessions' included."""
-    failed: list[EpisodeFailure] = field(default_factory=list)
-    played: int = 0
-    """Episodes finished in this session."""
-    skipped: int = 0
-    """Episodes a previous session had finished, skipped so far."""
-    finished_before: int = 0
-    """Episodes the store held when this session started (a resume when not 0)."""
-    episodes: int = 0
-    """Episodes the schedule plans (replays after a no-contest not counted)."""
-    interrupted: bool = False
-    wall_s: float = 0.0
-    in_flight: int = 0
-    fallbacks: int = 0
-    """Fallbacks in the games finished this session."""
-    replays: int = 0
-    """Episodes queued this session to be played again after a no-contest."""
-    stopped: str = ""
-    """Why the run stopped before its end by itself (an endpoint down too long), or ''."""
-    misconfigured: bool = False
-    """The run stopped because a model's endpoint is set up wrong (`arena run` exits 3)."""
-    stopped_by: str = ""
-    """Why no new match started before the schedule's end (a budget, the SPRT), or ''."""
-    stopping: dict[str, Any] = field(default_factory=dict)
-    """The budgets' spending and the SPRT, as summary.json shows them."""
-
-
 LOST_TRIES = 3
 """An episode whose process is lost this often in one session is given up (a failure)."""
 WAKE_S = 1.0
 """The producer looks again at least this often while it waits for an endpoint or a replay."""
-
-Progress = Callable[[RunResult], None]
-"""Called when the session starts and whenever an episode starts or finishes, with the
-run's counts so far."""
-
-
-def start_over(out: Path) -> None:
-    """--force-new: remove the old results, replays, the viewer's pages and the cut cards'
-    kept games; the ledger is append-only and stays, with a new generation begun."""
-    from arena.record.cards import PARTIAL
-
-    for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", SUMMARY_NAME, GAMES_NAME):
-        (out / name).unlink(missing_ok=True)
-    for folder in ("replays", "view", PARTIAL):
-        shutil.rmtree(out / folder, ignore_errors=True)
-    new_generation(out)
 
 
 async def execute(

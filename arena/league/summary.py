@@ -1,4 +1,5 @@
-"""What a session leaves for readers: `summary.json` and `games.jsonl`.
+"""What a session produced (`RunResult`), and what it leaves for readers: `summary.json`
+and `games.jsonl`; `start_over` removes what earlier sessions left.
 
 `summary.json` is one plain JSON document: the run, the session's counts, the
 stopping rules, the tables, and every stored game's result (its last key).
@@ -9,19 +10,30 @@ take a game at a time (pandas, jq). Both are written atomically.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass
+import shutil
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.league.store import DB_NAME
+from arena.record.ledger import new_generation
 from arena.record.replay import write_atomic, write_atomic_lines
 
 if TYPE_CHECKING:
     from arena.league.plan import RunPlan
-    from arena.league.run import RunResult
     from arena.league.standings import GameSummary
 
-__all__ = ["GAMES_NAME", "SUMMARY_NAME", "EpisodeFailure", "read_summary_head", "write_summary"]
+__all__ = [
+    "GAMES_NAME",
+    "SUMMARY_NAME",
+    "EpisodeFailure",
+    "Progress",
+    "RunResult",
+    "read_summary_head",
+    "start_over",
+    "write_summary",
+]
 
 SUMMARY_NAME = "summary.json"
 GAMES_NAME = "games.jsonl"
@@ -37,6 +49,55 @@ class EpisodeFailure:
     def to_json(self) -> dict[str, str]:
         """As `summary.json`'s `failed` list holds it."""
         return {"episode": self.episode, "error": self.error}
+
+
+@dataclass
+class RunResult:
+    """What a run produced in this session, and the league's tables as it now stands."""
+
+    tables: dict[str, Any] = field(default_factory=dict)
+    """The league's tables over every stored game, earlier sessions' included."""
+    failed: list[EpisodeFailure] = field(default_factory=list)
+    played: int = 0
+    """Episodes finished in this session."""
+    skipped: int = 0
+    """Episodes a previous session had finished, skipped so far."""
+    finished_before: int = 0
+    """Episodes the store held when this session started (a resume when not 0)."""
+    episodes: int = 0
+    """Episodes the schedule plans (replays after a no-contest not counted)."""
+    interrupted: bool = False
+    wall_s: float = 0.0
+    in_flight: int = 0
+    fallbacks: int = 0
+    """Fallbacks in the games finished this session."""
+    replays: int = 0
+    """Episodes queued this session to be played again after a no-contest."""
+    stopped: str = ""
+    """Why the run stopped before its end by itself (an endpoint down too long), or ''."""
+    misconfigured: bool = False
+    """The run stopped because a model's endpoint is set up wrong (`arena run` exits 3)."""
+    stopped_by: str = ""
+    """Why no new match started before the schedule's end (a budget, the SPRT), or ''."""
+    stopping: dict[str, Any] = field(default_factory=dict)
+    """The budgets' spending and the SPRT, as summary.json shows them."""
+
+
+Progress = Callable[[RunResult], None]
+"""Called when the session starts and whenever an episode starts or finishes, with the
+run's counts so far."""
+
+
+def start_over(out: Path) -> None:
+    """--force-new: remove the old results, replays, the viewer's pages and the cut cards'
+    kept games; the ledger is append-only and stays, with a new generation begun."""
+    from arena.record.cards import PARTIAL
+
+    for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", SUMMARY_NAME, GAMES_NAME):
+        (out / name).unlink(missing_ok=True)
+    for folder in ("replays", "view", PARTIAL):
+        shutil.rmtree(out / folder, ignore_errors=True)
+    new_generation(out)
 
 
 def write_summary(plan: RunPlan, result: RunResult, games: Iterable[GameSummary]) -> None:
