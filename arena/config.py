@@ -25,7 +25,7 @@ from pydantic import (
 
 import games
 from providers import DEFAULT_IDLE_EXPIRY_S, DEFAULT_MAX_RESPONSE_BYTES, Price, Trust
-from providers.extras import owned_param
+from providers.spec import owned_param
 
 __all__ = [
     "CONNECTION_SETTINGS",

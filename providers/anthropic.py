@@ -12,15 +12,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from providers.completion import Completion, CompletionRequest, StopReason, Usage
-from providers.extras import deep_merge, split_think
 from providers.spec import ProviderSpec
 from providers.wire import (
     ProbeRequest,
     WireRequest,
     as_text,
     decode_object,
+    deep_merge,
     joined_text,
     shape_error,
+    split_think,
     token_count,
 )
 

@@ -15,7 +15,6 @@ from typing import Any
 from urllib.parse import quote
 
 from providers.completion import Completion, CompletionRequest, StopReason, Usage
-from providers.extras import deep_merge, split_think
 from providers.spec import ProviderSpec
 from providers.wire import (
     ProbeRequest,
@@ -24,8 +23,10 @@ from providers.wire import (
     as_text,
     decode_json,
     decode_object,
+    deep_merge,
     joined_text,
     shape_error,
+    split_think,
     token_count,
 )
 

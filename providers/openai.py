@@ -13,7 +13,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from providers.completion import Completion, CompletionRequest, StopReason, Usage
-from providers.extras import deep_merge, split_think
 from providers.spec import ProviderSpec
 from providers.wire import (
     ProbeRequest,
@@ -21,8 +20,10 @@ from providers.wire import (
     as_object,
     as_text,
     decode_object,
+    deep_merge,
     joined_text,
     shape_error,
+    split_think,
     token_count,
 )
 

@@ -24,7 +24,9 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from providers import anthropic, gemini, openai
+import providers.anthropic as anthropic
+import providers.gemini as gemini
+import providers.openai as openai
 from providers.spec import ProviderSpec, Trust, WireProtocolName
 from providers.wire import WireProtocol
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from providers.completion import Usage
-from providers.extras import owned_param
 
 __all__ = [
     "DEFAULT_BASE_URLS",
@@ -21,6 +21,7 @@ __all__ = [
     "ProviderSpec",
     "Trust",
     "WireProtocolName",
+    "owned_param",
 ]
 
 WireProtocolName = Literal["openai", "anthropic", "gemini"]
@@ -44,6 +45,62 @@ DEFAULT_BASE_URLS: dict[WireProtocolName, str] = {
 """Where each protocol's vendor serves it when no base_url is given."""
 
 _REDACTED = "[redacted]"
+
+# What a policy adds to a protocol's request (`params`) is merged into the wire body as the
+# protocol spells it (`wire.deep_merge`). The fields the arena itself sets are not params:
+# each is refused, naming the policy field that sets it.
+_CAP_SPELLINGS = ("max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens")
+
+_COMMON: dict[str, str] = {
+    "model": "use `model` instead",
+    "stream": "leave it out: the arena reads whole replies",
+    **{cap: "use `max_tokens` instead" for cap in _CAP_SPELLINGS},
+}
+_OWNED: dict[WireProtocolName, dict[str, str]] = {
+    "openai": {
+        **_COMMON,
+        "messages": "use the prompt template (`prompt`; `layout` for a system message) instead",
+        "temperature": "use `temperature` instead",
+        "seed": "use `seed` instead",
+        "response_format": "use `json_mode` instead",
+    },
+    "anthropic": {
+        **_COMMON,
+        "messages": "use the prompt template (`prompt`) instead",
+        "system": 'use `layout = "chat"` instead (the template\'s stable part is the system message)',
+        "temperature": "use `temperature` instead",
+    },
+    "gemini": {
+        **_COMMON,
+        "contents": "use the prompt template (`prompt`) instead",
+        "systemInstruction": 'use `layout = "chat"` instead (the template\'s stable part)',
+        "generationConfig.temperature": "use `temperature` instead",
+        "generationConfig.seed": "use `seed` instead",
+        "generationConfig.responseMimeType": "use `json_mode` instead",
+        **{f"generationConfig.{cap}": "use `max_tokens` instead" for cap in _CAP_SPELLINGS},
+    },
+}
+
+
+def owned_param(protocol: WireProtocolName, params: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first key of `params` (dotted, for a nested one) the arena sets itself in
+    `protocol`'s body, and what to do instead; None when there is none."""
+    owned = _OWNED[protocol]
+    for path in _paths(params):
+        if path in owned:
+            return path, owned[path]
+    return None
+
+
+def _paths(params: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Every key of `params`, dotted, with each nested table's own keys."""
+    found = []
+    for key, value in params.items():
+        path = f"{prefix}{key}"
+        found.append(path)
+        if isinstance(value, Mapping):
+            found += _paths(value, f"{path}.")
+    return found
 
 
 class Price(BaseModel):
@@ -115,7 +172,7 @@ class ProviderSpec(BaseModel):
     attempt fails (an endless or huge body never fills the arena's memory)."""
     params: dict[str, Any] = Field(default_factory=dict)
     """Fields merged into every request body as the protocol spells them
-    (`extras.deep_merge`); the arena's own fields are not among them (`extras.owned_param`)."""
+    (`wire.deep_merge`); the arena's own fields are not among them (`owned_param`)."""
     prompt_cache: bool = False
     """Anthropic: mark the system message for the prompt cache (`cache_control`)."""
     headers: dict[str, str] = Field(default_factory=dict)

@@ -1,9 +1,19 @@
-"""What a wire protocol module provides, and the body reading the three share.
+"""What a wire protocol module provides, and what the three share: building a body
+(`deep_merge` of a policy's `params`), reading one (JSON, text, token counts), and keeping
+a reply's reasoning apart from it (`split_think`).
 
 A protocol module (`providers.openai`, `providers.anthropic`,
 `providers.gemini`) is pure: it turns our request into (url, headers, json)
 and a response body into a `Completion`, and knows nothing about retries,
 pools or clocks. The module itself satisfies `WireProtocol`.
+
+`params` is merged into the wire body as the protocol spells it, nested tables
+into nested objects (Anthropic `thinking = {type = "enabled", budget_tokens =
+2048}`, Gemini `generationConfig.thinkingConfig`, OpenAI `reasoning_effort`,
+OpenRouter `provider`). Reasoning a model returns apart from its reply (a
+reasoning field, thinking blocks or thought parts) and a leading inline
+`<think>...</think>` block (Qwen3, DeepSeek-R1 served by Ollama or llama.cpp)
+are separated from the reply text: the reply alone is read for the move.
 """
 
 from __future__ import annotations
@@ -26,9 +36,11 @@ __all__ = [
     "as_text",
     "decode_json",
     "decode_object",
+    "deep_merge",
     "excerpt",
     "joined_text",
     "shape_error",
+    "split_think",
     "token_count",
     "valid_json",
     "valid_text",
@@ -173,3 +185,31 @@ def shape_error(spec: ProviderSpec, status: int, body: bytes, missing: str) -> I
     return InvalidResponse(
         f"{spec.label} answered {status} without {missing}: {excerpt(spec, body)!r}"
     )
+
+
+def deep_merge(body: dict[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """`body` with `params` merged in: a table into an object of the same key, key by key;
+    anything else replaces the value (`owned_param` keeps the arena's own keys out)."""
+    merged = dict(body)
+    for key, value in params.items():
+        current = merged.get(key)
+        if isinstance(value, Mapping) and isinstance(current, dict):
+            merged[key] = deep_merge(current, value)
+        elif isinstance(value, Mapping):
+            merged[key] = deep_merge({}, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+_THINK = re.compile(r"\A\s*<think>(.*?)(?:</think>|\Z)", re.DOTALL)
+
+
+def split_think(text: str) -> tuple[str | None, str]:
+    """(reasoning, reply) of a reply that begins with an inline `<think>` block; a block
+    never closed (the reply cut off while thinking) is all reasoning. Without one:
+    (None, text)."""
+    match = _THINK.match(text)
+    if match is None:
+        return None, text
+    return match.group(1).strip(), text[match.end() :].lstrip()

@@ -20,7 +20,8 @@ from providers import (
     gemini,
     openai,
 )
-from providers.extras import deep_merge, owned_param, split_think
+from providers.spec import owned_param
+from providers.wire import deep_merge, split_think
 
 pytestmark = pytest.mark.anyio
 
