@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 import games
+from games import program_games  # the registry's (an alias kept for callers)
 from providers import DEFAULT_IDLE_EXPIRY_S, DEFAULT_MAX_RESPONSE_BYTES, Price, Trust
 from providers.spec import owned_param
 
@@ -45,7 +46,6 @@ __all__ = [
     "draw_master_seed",
     "load_config",
     "parse_config",
-    "program_games",
 ]
 
 MOCK_FAULTS = ("slow", "silent", "empty", "unreadable", "illegal", "error")
@@ -603,11 +603,6 @@ def _check_game_table(game: games.Game[Any], name: str, table: GameTable, source
             f"{source}: [game.{name}] dice = {table.dice!r}: {name}'s chance comes from the match "
             "seed, not from cards: remove dice"
         )
-
-
-def program_games() -> tuple[str, ...]:
-    """The games program seats play: those whose match format gives a program timeout."""
-    return tuple(n for n in games.names() if games.load(n).match_format.program_timeout_s)
 
 
 def _played(config: Config) -> set[str]:

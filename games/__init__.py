@@ -25,6 +25,7 @@ from games.registry import (
     load,
     move_help,
     names,
+    program_games,
     resolve_entry,
     resolve_rotation,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "load",
     "move_help",
     "names",
+    "program_games",
     "resolve_entry",
     "resolve_rotation",
 ]

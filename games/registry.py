@@ -15,6 +15,7 @@ __all__ = [
     "load",
     "move_help",
     "names",
+    "program_games",
     "resolve_entry",
     "resolve_rotation",
 ]
@@ -49,6 +50,12 @@ def resolve_rotation(seed: int) -> str:
 def resolve_entry(entry: str, seed: int) -> str:
     """The game a config's game entry stands for under `seed`: `rotate` resolves by seed."""
     return resolve_rotation(seed) if entry == "rotate" else entry
+
+
+@cache
+def program_games() -> tuple[str, ...]:
+    """The games program seats play: those whose match format gives a program timeout."""
+    return tuple(n for n in names() if load(n).match_format.program_timeout_s)
 
 
 @cache

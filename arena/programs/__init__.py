@@ -27,7 +27,6 @@ from arena.programs.policy import (
     ALLOWED_MODULES,
     DEFAULT_NODE_BUDGET,
     SandboxLimits,
-    program_games,
     timeout_for,
 )
 from arena.programs.seat import (
@@ -38,6 +37,7 @@ from arena.programs.seat import (
     ProgramSeat,
 )
 from arena.programs.static import ProgramInfo, ProgramRefused, check_source, register
+from games import program_games as program_games  # the registry's, kept here for callers
 
 __all__ = [
     "ALLOWED_MODULES",
@@ -55,7 +55,6 @@ __all__ = [
     "SandboxLimits",
     "check_program",
     "check_source",
-    "program_games",
     "register",
     "timeout_for",
 ]

@@ -15,9 +15,10 @@ from typing import Any
 import anyio
 
 import games
-from arena.programs.policy import DEFAULT_NODE_BUDGET, SandboxLimits, program_games, timeout_for
+from arena.programs.policy import DEFAULT_NODE_BUDGET, SandboxLimits, timeout_for
 from arena.programs.seat import ProgramForfeit, ProgramSeat
 from arena.programs.static import ProgramRefused, register
+from games import program_games
 
 __all__ = ["PROGRAM_SEAT", "CheckGame", "CheckReport", "PlyRecord", "check_program"]
 

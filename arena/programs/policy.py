@@ -7,9 +7,9 @@ them in its `hello` message, so the two can never disagree.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 import games
+from games import program_games  # the registry's (an alias kept for callers)
 
 __all__ = [
     "ALLOWED_MODULES",
@@ -18,19 +18,12 @@ __all__ = [
     "FORBIDDEN_NAMES",
     "PRELOADED_MODULES",
     "SandboxLimits",
-    "program_games",
     "timeout_for",
 ]
 
 DEFAULT_NODE_BUDGET = 20_000
 """Helper calls per move (docs/rules.md#program-seats): a rule, not a setting that changes
 with load."""
-
-
-@cache
-def program_games() -> tuple[str, ...]:
-    """The games program seats play: those whose match format gives a program timeout."""
-    return tuple(n for n in games.names() if games.load(n).match_format.program_timeout_s)
 
 
 ALLOWED_MODULES = frozenset(
