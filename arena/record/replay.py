@@ -290,26 +290,47 @@ def results_digest(text: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` so that readers see the old file or the new one, never half of one."""
-    write_atomic_lines(path, (text,))
+def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
+    """Write `text` so that readers see the old file or the new one, never half of one;
+    `durable`: the new file and its name are on the disk when this returns (see
+    `write_atomic_lines`)."""
+    write_atomic_lines(path, (text,), durable=durable)
 
 
-def write_atomic_lines(path: Path, chunks: Iterable[str]) -> None:
+def write_atomic_lines(path: Path, chunks: Iterable[str], *, durable: bool = True) -> None:
     """`write_atomic` of text given in `chunks`, written as they come (a large file need
-    never be whole in memory)."""
+    never be whole in memory). `durable` fsyncs the file before it takes the old one's name
+    and the folder after, so a power cut keeps the new file or the old one; without it
+    (a cache, where a torn file only reads as a miss) nothing waits on the disk."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.writelines(chunks)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o644)  # mkstemp makes it private; a replay is for everyone to read
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.chmod(temp, 0o644)  # mkstemp makes it private; what is written here is for all
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+    if durable:
+        _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename in `folder` durable (where the system lets a folder be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse a folder's fsync: the rename is as durable as they get
+    finally:
+        os.close(fd)
 
 
 def load_replay(path: Path) -> Replay:

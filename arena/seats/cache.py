@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from pydantic import ValidationError
 import providers
 from arena.config import LlmPolicy
 from arena.play.protocol import Answer
+from arena.record.replay import write_atomic
 from arena.redact import Redactor
 from providers.pool import WIRE_PROTOCOLS
 
@@ -175,7 +175,9 @@ class ResponseCache:
         reply = self._redactor.value(answer.model_dump(mode="json", include=_STORED))
         text = json.dumps({"format": FORMAT, "key": key.parts, "reply": reply}, indent=1)
         try:
-            _write_atomic(self.path(key), text)
+            # Not durable: a file a crash tore reads as a miss, and the event loop never
+            # waits on the disk.
+            write_atomic(self.path(key), text, durable=False)
         except OSError as exc:
             if not self._write_failed:
                 self._write_failed = True
@@ -211,18 +213,3 @@ def _read(path: Path, key: RequestKey) -> Answer:
         return Answer.model_validate({**reply, "cached": True})
     except ValidationError as exc:
         raise _Unreadable(f"its reply does not read as one ({exc.error_count()} errors)") from exc
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Readers see the old file or the new one, never half of one. No fsync: a file a crash
-    tore reads as a miss, and the event loop never waits on the disk."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(temp, 0o644)  # like a replay's: nothing in it is secret, it is redacted
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
