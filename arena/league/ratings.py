@@ -37,6 +37,7 @@ __all__ = [
     "elo",
     "elo_history",
     "head_to_head",
+    "pair_tallies",
 ]
 
 ELO_START = 1500.0
@@ -413,12 +414,23 @@ def head_to_head(
     included (they are shown head to head). Both orders of every pair that
     met are present, one the mirror of the other.
     """
+    return pair_tallies(
+        (match.first, match.second, result)
+        for match in _in_schedule_order(matches)
+        for result in match.results
+    )
+
+
+def pair_tallies(
+    games: Iterable[tuple[str, str, float | None]],
+) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+    """(wins, draws, losses, no_contests) of each policy against each other, from games as
+    (one policy, the other, the first's result: 1, 0.5, 0, or None for a no-contest)."""
     tallies: dict[tuple[str, str], list[int]] = {}
-    for match in _in_schedule_order(matches):
-        ours = tallies.setdefault((match.first, match.second), [0, 0, 0, 0])
-        theirs = tallies.setdefault((match.second, match.first), [0, 0, 0, 0])
-        for result in match.results:
-            our_slot, their_slot = _TALLY_SLOT[result]
-            ours[our_slot] += 1
-            theirs[their_slot] += 1
+    for first, second, result in games:
+        ours = tallies.setdefault((first, second), [0, 0, 0, 0])
+        theirs = tallies.setdefault((second, first), [0, 0, 0, 0])
+        our_slot, their_slot = _TALLY_SLOT[result]
+        ours[our_slot] += 1
+        theirs[their_slot] += 1
     return {pair: (won, drawn, lost, nc) for pair, (won, drawn, lost, nc) in tallies.items()}

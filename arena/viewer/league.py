@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from arena.league.ratings import pair_tallies
 from arena.league.report import sprt_lines
 from arena.league.standings import GameSummary, by_game, standings, summarise
 from arena.league.store import DB_NAME, LeagueStore
@@ -87,18 +88,15 @@ def _stored_rows(run: Path) -> Iterator[dict[str, Any]]:
 
 def h2h_from_games(games_list: Iterable[dict[str, Any]]) -> dict[str, list[int]]:
     """`"first|second": [w, d, l, nc]` of first against second, from the finished games."""
-    table: dict[str, list[int]] = {}
-    for g in games_list:
-        first, second = g["policies"]
-        scores = g["scores"]
-        for me, other, seat in ((first, second, 0), (second, first, 1)):
-            row = table.setdefault(f"{me}|{other}", [0, 0, 0, 0])
-            if scores is None:
-                row[3] += 1
-            else:
-                mine, theirs = scores[seat], scores[1 - seat]
-                row[0 if mine > theirs else 1 if mine == theirs else 2] += 1
-    return table
+    tallies = pair_tallies((*g["policies"], _result(g["scores"])) for g in games_list)
+    return {f"{a}|{b}": list(tally) for (a, b), tally in tallies.items()}
+
+
+def _result(scores: list[int] | None) -> float | None:
+    """A game's result for the policy at seat 0: 1, 0.5 or 0; None for a no-contest."""
+    if scores is None:
+        return None
+    return 1.0 if scores[0] > scores[1] else 0.5 if scores[0] == scores[1] else 0.0
 
 
 def _fallback_table(overall: list[dict[str, Any]]) -> dict[str, Any]:
