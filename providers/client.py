@@ -13,6 +13,7 @@ import ssl
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import aiohttp
 import anyio
@@ -190,6 +191,13 @@ async def _read_capped(spec: ProviderSpec, response: httpx.Response) -> bytes:
     return b"".join(chunks)
 
 
+@lru_cache(maxsize=256)
+def _parsed_url(url: str) -> httpx.URL:
+    """`url` parsed once: a spec's completions all go to the same URL, and httpx's parser
+    (pure Python) would read the same string again on every request."""
+    return httpx.URL(url)
+
+
 @dataclass(frozen=True)
 class ProbeAnswer:
     """What an endpoint said to the free probe call."""
@@ -279,7 +287,11 @@ class HTTPProvider:
             with translate_httpx_errors(self.spec):
                 timeout = max(deadline - began, _MIN_ATTEMPT_S)
                 async with self._http.stream(
-                    "POST", url, headers=self._with_own(headers), json=body, timeout=timeout
+                    "POST",
+                    _parsed_url(url),
+                    headers=self._with_own(headers),
+                    json=body,
+                    timeout=timeout,
                 ) as response:
                     content = await _read_capped(self.spec, response)
             status = response.status_code
