@@ -1,15 +1,12 @@
-"""Run configuration: TOML in, validated pydantic models out.
+"""The run config's models: each table of the TOML and the checks within one table.
 
-Every error names the field, the offending value and the fix, and all of it
-is checked before any game starts. The user's TOML is never rewritten: the
-resolved config (a drawn master seed, concrete deadlines per game) is what the
-run stores next to its results.
+What spans tables (a baseline against the games played, a program against the
+games programs play, the keys in the environment) is `arena.config.checks`'.
 """
 
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -18,13 +15,11 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
 import games
-from games import program_games  # the registry's (an alias kept for callers)
 from providers import DEFAULT_IDLE_EXPIRY_S, DEFAULT_MAX_RESPONSE_BYTES, Price, Trust
 from providers.spec import owned_param
 
@@ -43,9 +38,6 @@ __all__ = [
     "RunTable",
     "ScriptedPolicy",
     "SprtTable",
-    "draw_master_seed",
-    "load_config",
-    "parse_config",
 ]
 
 MOCK_FAULTS = ("slow", "silent", "empty", "unreadable", "illegal", "error")
@@ -458,215 +450,3 @@ class Config(_Strict):
         """Engine parameters of `[game.<name>]`."""
         table = self.game.get(game)
         return table.engine_params() if table is not None else {}
-
-
-def _describe(error: ValidationError) -> str:
-    lines = []
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"] if not str(part).startswith("function-"))
-        message = item["msg"].removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
-            message = f"unknown key {where.rsplit('.', 1)[-1]!r}: remove it or check its spelling"
-        elif item["type"] == "missing":
-            message = "is required: add it"
-        elif item["type"] == "union_tag_invalid":
-            message = f"{message} (kind is one of scripted, mock, llm, program, human)"
-        lines.append(f"  {where}: {message}")
-    return "\n".join(lines)
-
-
-def parse_config(data: dict[str, Any], *, source: str = "config", keys: bool = True) -> Config:
-    """Validate a decoded TOML document; raise ConfigError naming every bad field. Without
-    `keys` the API keys need not be set (for what sends nothing, like `arena prompt`)."""
-    try:
-        config = Config.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"{source} is not a valid run config:\n{_describe(exc)}") from exc
-    _check_semantics(config, source, keys)
-    return config
-
-
-def _check_semantics(config: Config, source: str, keys: bool = True) -> None:
-    if keys:
-        _check_keys(config, source)
-    _check_stopping(config, source)
-    for name, policy in config.policies.items():
-        if isinstance(policy, ScriptedPolicy):
-            _check_baseline(config, name, policy, source)
-        if isinstance(policy, ProgramPolicy):
-            _check_program(config, name, source)
-    for name, table in config.game.items():
-        try:
-            game = games.load(name, **table.engine_params())
-        except ValueError as exc:
-            raise ConfigError(f"{source}: [game.{name}]: {exc}") from exc
-        _check_game_table(game, name, table, source)
-    unplayed = sorted(set(config.game) - _played(config))
-    if unplayed:
-        tables = ", ".join(f"[game.{name}]" for name in unplayed)
-        named = ", ".join(repr(name) for name in unplayed)
-        rotation = (
-            f" (rotate stands for {', '.join(games.ROTATION)})"
-            if "rotate" in config.run.games
-            else ""
-        )
-        raise ConfigError(
-            f"{source}: {tables}: no entry of run.games = {config.run.games} ever plays "
-            f"{named}{rotation}: remove the table{'s' if len(unplayed) > 1 else ''}, or add "
-            f"{named} to run.games"
-        )
-
-
-def _check_stopping(config: Config, source: str) -> None:
-    """The SPRT tests one pair; an adaptive schedule ranks several; a cost budget needs
-    every model's price."""
-    run = config.run
-    if run.sprt is not None and len(config.policies) != 2:
-        raise ConfigError(
-            f"{source}: [run.sprt] tests two policies against each other, and the run has "
-            f"{len(config.policies)} ({', '.join(config.policies)}): keep two, or remove [run.sprt]"
-        )
-    chooser = (
-        "[run.sprt]" if run.sprt is not None
-        else 'schedule = "adaptive"' if run.schedule == "adaptive" else None
-    )  # fmt: skip
-    if chooser is not None and len(run.games) != 1:
-        raise ConfigError(
-            f"{source}: {chooser} reads its matches in schedule order, one games entry at a "
-            f"time, and run.games = {run.games}: keep one entry (rotate plays the four board "
-            "games in turn)"
-        )
-    if run.sprt is not None and "matches" in run.model_fields_set:
-        raise ConfigError(
-            f"{source}: with [run.sprt] the pair plays until the verdict, at most "
-            "sprt.max_matches matches: remove run.matches"
-        )
-    if run.sprt is not None and run.schedule == "adaptive":
-        raise ConfigError(
-            f'{source}: [run.sprt] and schedule = "adaptive" both choose when to stop: keep one'
-        )
-    if run.schedule == "adaptive" and len(config.policies) < 3:
-        raise ConfigError(
-            f'{source}: schedule = "adaptive" picks among pairs, and two policies make one '
-            "pair: use [run.sprt] for an A/B test of two"
-        )
-    if run.budget_usd is not None:
-        unpriced = [
-            name for name, p in config.policies.items()
-            if isinstance(p, LlmPolicy) and p.price is None
-        ]  # fmt: skip
-        if unpriced:
-            raise ConfigError(
-                f"{source}: run.budget_usd = {run.budget_usd} needs the cost of every reply, "
-                f"and {', '.join(f'policies.{n}' for n in unpriced)} has no price: add "
-                "price = { input_per_mtok = ..., output_per_mtok = ... }, or use budget_tokens"
-            )
-
-
-def _check_keys(config: Config, source: str) -> None:
-    """Every API key the policies name and the environment lacks, in one error."""
-    missing = [
-        (f"{name}.{field}", env)
-        for name, policy in config.policies.items()
-        if isinstance(policy, LlmPolicy)
-        for field, env in (
-            ("api_key_env", policy.api_key_env),
-            *((f"headers_env.{header}", e) for header, e in policy.headers_env.items()),
-        )
-        if env and not os.environ.get(env)
-    ]
-    if len(missing) == 1:
-        where, key_env = missing[0]
-        raise ConfigError(
-            f"{source}: policies.{where} names {key_env}, "
-            f"which is not set: export {key_env}=... before the run"
-        )
-    if missing:
-        lines = "".join(f"\n  policies.{where} names {env}" for where, env in missing)
-        exports = " ".join(f"{env}=..." for env in dict.fromkeys(env for _, env in missing))
-        raise ConfigError(
-            f"{source}: the API keys of {len(missing)} policies are not set:{lines}\n"
-            f"export {exports} before the run"
-        )
-
-
-def _check_game_table(game: games.Game[Any], name: str, table: GameTable, source: str) -> None:
-    fmt = game.match_format
-    if table.episode_wall_s is not None and fmt.wall_s is None:
-        cap = f"; at {game.ply_cap:,} plies a game ends as a no-contest" if game.ply_cap else ""
-        raise ConfigError(
-            f"{source}: [game.{name}] episode_wall_s = {table.episode_wall_s:g}: {name} is never "
-            f"stopped by time (a game runs to its end{cap}; docs/rules.md): remove episode_wall_s"
-        )
-    if table.dice is not None and fmt.chance != "card":
-        raise ConfigError(
-            f"{source}: [game.{name}] dice = {table.dice!r}: {name}'s chance comes from the match "
-            "seed, not from cards: remove dice"
-        )
-
-
-def _played(config: Config) -> set[str]:
-    """Every game the run's entries can stand for (`rotate`: the whole rotation)."""
-    return {name for entry in config.run.games for name in _entry_games(entry)}
-
-
-def _entry_games(entry: str) -> tuple[str, ...]:
-    return games.ROTATION if entry == "rotate" else (entry,)
-
-
-def _check_program(config: Config, name: str, source: str) -> None:
-    playable = program_games()
-    unplayable = sorted(_played(config) - set(playable))
-    if unplayable:
-        raise ConfigError(
-            f"{source}: policies.{name} is a program, and programs do not play {unplayable} "
-            f"(they play {', '.join(playable)}): remove it or the game"
-        )
-
-
-def _check_baseline(config: Config, name: str, policy: ScriptedPolicy, source: str) -> None:
-    if policy.baseline in ("default", "random"):
-        return
-    others = sorted(g for g in _played(config) if games.load(g).baseline_name != policy.baseline)
-    if others:
-        owners = [n for n in games.names() if games.load(n).baseline_name == policy.baseline]
-        raise ConfigError(
-            f"{source}: policies.{name}.baseline = {policy.baseline!r} plays only "
-            f"{', '.join(owners)}, but the run has {others}: use 'default'"
-        )
-
-
-def load_config(path: str | Path, *, keys: bool = True) -> Config:
-    """Read and validate a TOML run config (`keys`: see `parse_config`)."""
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"config file {path} does not exist: check the path") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}): a run config is a "
-            "TOML text file; check that this is the file you meant"
-        ) from exc
-    except IsADirectoryError as exc:
-        raise ConfigError(f"{path} is a folder: give the path of a TOML run config") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
-    config = parse_config(data, source=str(path), keys=keys)
-    folder = path.resolve().parent
-    located = {
-        name: policy.located(folder)
-        for name, policy in config.policies.items()
-        if isinstance(policy, LlmPolicy)
-    }
-    if located:
-        config = config.model_copy(update={"policies": {**config.policies, **located}})
-    config._folder = folder
-    return config
-
-
-def draw_master_seed() -> int:
-    """A concrete master seed in [1, 2**31) for a run configured with seed 0."""
-    import secrets
-
-    return secrets.randbelow(2**31 - 1) + 1
