@@ -17,8 +17,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.league.formats import FORMATS, WHATS
-
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -158,6 +156,8 @@ def _games_command(listing: argparse.ArgumentParser) -> None:
 
 
 def _report_command(report: argparse.ArgumentParser) -> None:
+    from arena.league.formats import FORMATS, WHATS
+
     report.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
     report.add_argument(
         "--format",
@@ -787,7 +787,3 @@ def _prompt(args: argparse.Namespace) -> int:
     if not chat:
         print(f"arena prompt: {stable_note(prompt)}", file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
