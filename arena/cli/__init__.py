@@ -8,22 +8,9 @@ does); every other module is imported by the handler that needs it, so that
 from __future__ import annotations
 
 import argparse
-import functools
-import os
 import sys
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from arena.config import Config
-    from arena.league.plan import RunPlan
-    from arena.league.run import RunResult
-    from arena.seats.desk import Desk
 
 __all__ = ["main"]
 
@@ -359,6 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     import arena.logs  # first of all: it imports structlog without rich (see arena.logs)
+    from arena.cli.console import Stderr, stdout
+    from arena.cli.playing import play_with_progress, served_by_mock
     from arena.config import ConfigError, load_config
     from arena.league.lock import hold_run_folder
     from arena.league.plan import plan_run
@@ -376,7 +365,7 @@ def _run(args: argparse.Namespace) -> int:
     # What --mock-llm serves needs no key: every model policy is pointed at it.
     config = load_config(args.config, keys=not args.mock_llm)
     if args.mock_llm:
-        config = _served_by_mock(config, f"http://127.0.0.1:{args.mock_port}")
+        config = served_by_mock(config, f"http://127.0.0.1:{args.mock_port}")
     executor = "ray" if args.ray_address and not args.executor else args.executor
     if executor == "local" and args.ray_address:
         raise ConfigError("--ray-address names a Ray cluster: it needs --executor ray, not local")
@@ -389,7 +378,7 @@ def _run(args: argparse.Namespace) -> int:
         plan = plan_run(config, args.out, resume=resume)
     except PromptError as exc:
         raise ConfigError(str(exc)) from exc
-    console = _Stderr()
+    console = Stderr()
     # The folder is held before anything in it is written: a second run stops here.
     with hold_run_folder(plan.out):
         arena.logs.configure_logging(
@@ -399,7 +388,7 @@ def _run(args: argparse.Namespace) -> int:
         try:
             mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
             show = not args.no_progress and console.rich.is_terminal
-            result = _play_with_progress(
+            result = play_with_progress(
                 plan, console, show=show, mock=mock, grace_s=args.grace,
                 check=not args.no_preflight, ray_address=args.ray_address,
                 play_port=args.play_port,
@@ -408,7 +397,7 @@ def _run(args: argparse.Namespace) -> int:
             arena.logs.close_logging()
     from arena.league.report import sprt_lines, standings_tables
 
-    out = _stdout()
+    out = stdout()
     for table in standings_tables(result.tables, out.width):
         out.print(table)
     sprt = result.stopping.get("sprt")
@@ -449,176 +438,6 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if result.failed else 0
 
 
-def _served_by_mock(config: Config, mock_url: str) -> Config:
-    """`config` with every llm policy asking the mock at `mock_url`: each base_url keeps its
-    path (`/v1`), or takes the protocol's default path; replicas become the one mock."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    import providers
-    from arena.config import LlmPolicy, PolicyConfig
-
-    mock = urlsplit(mock_url)
-    policies: dict[str, PolicyConfig] = {}
-    for name, policy in config.policies.items():
-        if isinstance(policy, LlmPolicy):
-            default = providers.DEFAULT_BASE_URLS[policy.provider]
-            urls = [
-                urlunsplit(
-                    urlsplit(url or default)._replace(scheme=mock.scheme, netloc=mock.netloc)
-                )
-                for url in policy.base_urls
-            ]
-            unique = list(dict.fromkeys(urls))
-            policy = policy.model_copy(
-                update={"base_url": unique[0] if len(unique) == 1 else unique}
-            )
-        policies[name] = policy
-    return config.model_copy(update={"policies": policies})
-
-
-class _Stderr:
-    """The run's console on stderr, made when first used: a run without a live display
-    says nothing before its first game, and does not wait for rich to start it."""
-
-    def __init__(self) -> None:
-        self._console: Console | None = None
-
-    @property
-    def rich(self) -> Console:
-        """The rich console itself."""
-        if self._console is None:
-            from rich.console import Console
-
-            self._console = Console(stderr=True)
-        return self._console
-
-    def print(self, *objects: object, **options: Any) -> None:
-        """`Console.print` on stderr."""
-        self.rich.print(*objects, **options)
-
-
-@contextmanager
-def _progress_bar(
-    console: _Stderr, show: bool, name: str, total: int
-) -> Iterator[Callable[..., object]]:
-    """A live progress bar on the console, moved by the function it yields (its keywords:
-    completed, total, in_flight, fallbacks); without `show`, a function that does nothing."""
-    if not show:
-        yield lambda **fields: None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )  # fmt: skip
-
-    columns = (
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("in flight {task.fields[in_flight]} | fallbacks {task.fields[fallbacks]}"),
-        TimeRemainingColumn(),
-    )  # fmt: skip
-    with Progress(*columns, console=console.rich) as progress:
-        task = progress.add_task(name, total=total, in_flight=0, fallbacks=0)
-        yield functools.partial(progress.update, task)
-
-
-def _play_with_progress(
-    plan: RunPlan,
-    console: _Stderr,
-    *,
-    show: bool,
-    mock: tuple[int, str] | None,
-    grace_s: float,
-    check: bool,
-    ray_address: str | None,
-    play_port: int = 0,
-) -> RunResult:
-    import anyio
-
-    from arena.league.run import execute
-
-    episodes = plan.episode_count()
-    with _progress_bar(console, show, plan.config.run.name, episodes) as move:
-        lines = _ProgressLines(console, plan.config.run.name)
-
-        def on_episode(result: RunResult) -> None:
-            if lines.starting and result.finished_before:
-                console.print(
-                    f"resuming {plan.config.run.name} in {plan.out}: {result.finished_before} of "
-                    f"{result.episodes} episodes were finished earlier and are kept; the rest are "
-                    "played now (--force-new starts over)",
-                    highlight=False, markup=False, soft_wrap=True,
-                )  # fmt: skip
-            lines.starting = False
-            move(
-                completed=result.played + result.skipped + len(result.failed),
-                total=episodes + result.replays, in_flight=result.in_flight,
-                fallbacks=result.fallbacks,
-            )  # fmt: skip
-            if not show:
-                lines.maybe(result, episodes + result.replays)
-
-        async def played(desk: Desk | None) -> RunResult:
-            if mock is None:
-                return await execute(
-                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
-                    check_endpoints=check, ray_address=ray_address, desk=desk,
-                )  # fmt: skip
-            from arena.mock_llm import build_app, serving
-
-            port, faults = mock
-            async with serving(build_app(faults=faults), port=port) as url:
-                console.print(f"mock LLM serving on {url} (faults: {faults or 'none'})")
-                return await execute(
-                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
-                    check_endpoints=check, ray_address=ray_address, desk=desk,
-                )  # fmt: skip
-
-        async def play() -> RunResult:
-            if not plan.people:
-                return await played(None)
-            from arena.viewer.play import play_page
-
-            async with play_page(plan.config.run.name, play_port) as page:
-                console.print(
-                    f"play page: open {page.url} in your browser to play "
-                    f"{', '.join(plan.people)} (its token lets only you in)",
-                    highlight=False, markup=False, soft_wrap=True,
-                )  # fmt: skip
-                return await played(page.desk)
-
-        return anyio.run(play)
-
-
-class _ProgressLines:
-    """Without a live display (no terminal, or --no-progress), a plain line of progress
-    every `EVERY_S` seconds and at the end, so a log of a long run shows it moving."""
-
-    EVERY_S = 30.0
-
-    def __init__(self, console: _Stderr, name: str) -> None:
-        self.console = console
-        self.name = name
-        self.starting = True
-        self.started = time.monotonic()
-        self.last = self.started
-
-    def maybe(self, result: RunResult, total: int) -> None:
-        done = result.played + result.skipped + len(result.failed)
-        now = time.monotonic()
-        if now - self.last < self.EVERY_S and done < total:
-            return
-        self.last = now
-        elapsed = now - self.started
-        self.console.print(
-            f"{self.name}: {done}/{total} episodes done, {result.in_flight} in flight, "
-            f"{result.fallbacks} fallbacks, {elapsed:.0f} s",
-            highlight=False, markup=False, soft_wrap=True,
-        )  # fmt: skip
-
-
 def _rebuild(args: argparse.Namespace) -> int:
     from arena.league.rebuild import rebuild_store
 
@@ -632,21 +451,11 @@ def _rebuild(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from arena.cli.console import stdout
     from arena.league.report import load_league, render
 
-    render(load_league(args.run), args.what, args.format, _stdout())
+    render(load_league(args.run), args.what, args.format, stdout())
     return 0
-
-
-def _stdout() -> Console:
-    """Standard output as wide as the terminal; written to a file or a pipe, 160 columns
-    (or `COLUMNS`), so that a saved report reads as a wide terminal shows it."""
-    from rich.console import Console
-
-    console = Console()
-    if console.is_terminal or os.environ.get("COLUMNS"):
-        return console
-    return Console(width=160)
 
 
 def _program(args: argparse.Namespace) -> int:
