@@ -12,6 +12,8 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from arena.cli import argtypes
+
 __all__ = ["main"]
 
 _Handler = Callable[[argparse.Namespace], int]
@@ -50,7 +52,7 @@ def _run_command(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--mock-port",
-        type=_port,
+        type=argtypes.port,
         default=8765,
         metavar="PORT",
         help="the port of --mock-llm's server (default %(default)s)",
@@ -74,7 +76,7 @@ def _run_command(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--play-port",
-        type=_port,
+        type=argtypes.port,
         default=0,
         metavar="PORT",
         help="the port of the play page a run with a human policy serves on 127.0.0.1 "
@@ -95,7 +97,10 @@ def _mock_llm_command(mock: argparse.ArgumentParser) -> None:
         "--host", default="127.0.0.1", help="the address to listen on (default %(default)s)"
     )
     mock.add_argument(
-        "--port", type=_port, default=8765, help="the port to listen on (default %(default)s)"
+        "--port",
+        type=argtypes.port,
+        default=8765,
+        help="the port to listen on (default %(default)s)",
     )
     mock.add_argument("--latency-ms", type=int, default=0, help="added to every answer")
     mock.add_argument(
@@ -194,7 +199,10 @@ def _view_command(view: argparse.ArgumentParser) -> None:
         "--serve", action="store_true", help="serve on 127.0.0.1 and refresh as games finish"
     )
     view.add_argument(
-        "--port", type=_port, default=8000, help="the port --serve listens on (default %(default)s)"
+        "--port",
+        type=argtypes.port,
+        default=8000,
+        help="the port --serve listens on (default %(default)s)",
     )
     view.set_defaults(handler=_view)
 
@@ -203,14 +211,14 @@ def _prompt_command(prompt: argparse.ArgumentParser) -> None:
     prompt.add_argument("--game", required=True, help="a game name (`arena games`), or rotate")
     prompt.add_argument(
         "--seed",
-        type=_match_seed,
+        type=argtypes.match_seed,
         required=True,
         help="the match seed, >= 1 (rotate resolves by it); backgammon deals card 1 of a "
         '`dice = "derived"` run with this master seed, unless --card-seed names a card',
     )
     prompt.add_argument(
         "--card-seed",
-        type=_card_seed,
+        type=argtypes.card_seed,
         metavar="HEX",
         help="backgammon: the card's seed, 64 hex digits (e.g. one revealed in ledger.jsonl)",
     )
@@ -236,38 +244,6 @@ def _rescore_command(rescore: argparse.ArgumentParser) -> None:
         "(default %(default)s)",
     )
     rescore.set_defaults(handler=_rescore)
-
-
-def _port(text: str) -> int:
-    """An argparse type: a TCP port number."""
-    port = int(text) if text.isdigit() else 0
-    if not 1 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)")
-    return port
-
-
-def _match_seed(text: str) -> int:
-    """An argparse type: an integer match seed; a card's hex seed is pointed at --card-seed."""
-    from games.backgammon.dice import is_card_seed
-
-    if is_card_seed(text):
-        raise argparse.ArgumentTypeError(
-            f"{text[:8]}... is a backgammon card's seed: pass it as --card-seed HEX, "
-            "and an integer match seed as --seed"
-        )
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer seed") from None
-
-
-def _card_seed(text: str) -> str:
-    """An argparse type: a backgammon card's seed, 64 hex digits."""
-    from games.backgammon.dice import is_card_seed
-
-    if not is_card_seed(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a card seed (64 hex digits)")
-    return text
 
 
 _Builder = Callable[[argparse.ArgumentParser], None]
