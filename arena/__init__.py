@@ -13,7 +13,8 @@
     mock_llm/  a local server speaking the three wire protocols, with faults
     logs       structlog, configured once
     redact     the run's secrets out of everything it writes
-    cli        the `arena` command
+    cli/       the `arena` command: one module per subcommand (its arguments and
+               handler), the run's console and progress
 
 Imports point one way: cli -> viewer, mock_llm -> league -> seats -> programs
 -> play -> record -> config, logs -> redact (a test holds the direction).

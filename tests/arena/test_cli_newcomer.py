@@ -321,9 +321,9 @@ def test_a_program_path_written_from_the_current_folder_is_refused_with_the_fix(
 def test_without_a_terminal_a_run_prints_progress_lines(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from arena import cli
+    from arena.cli import console
 
-    monkeypatch.setattr(cli._ProgressLines, "EVERY_S", 0.0)  # a line at every change
+    monkeypatch.setattr(console.ProgressLines, "EVERY_S", 0.0)  # a line at every change
     config = _small(tmp_path, matches=2)
     assert main(["run", str(config), "--out", str(tmp_path / "out"), "--no-progress"]) == 0
     lines = [x for x in capsys.readouterr().err.splitlines() if "episodes done" in x]

@@ -1,0 +1,40 @@
+"""Argument types the subcommands share: argparse `type=` readers, whose refusals argparse
+prints as `arena COMMAND: error: argument --FLAG: ...` with exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["card_seed", "match_seed", "port"]
+
+
+def port(text: str) -> int:
+    """An argparse type: a TCP port number."""
+    number = int(text) if text.isdigit() else 0
+    if not 1 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)")
+    return number
+
+
+def match_seed(text: str) -> int:
+    """An argparse type: an integer match seed; a card's hex seed is pointed at --card-seed."""
+    from games.backgammon.dice import is_card_seed
+
+    if is_card_seed(text):
+        raise argparse.ArgumentTypeError(
+            f"{text[:8]}... is a backgammon card's seed: pass it as --card-seed HEX, "
+            "and an integer match seed as --seed"
+        )
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer seed") from None
+
+
+def card_seed(text: str) -> str:
+    """An argparse type: a backgammon card's seed, 64 hex digits."""
+    from games.backgammon.dice import is_card_seed
+
+    if not is_card_seed(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a card seed (64 hex digits)")
+    return text

@@ -1,0 +1,105 @@
+"""What a run shows: the console on stderr (made when first used), standard output as wide
+as the terminal, the live progress bar, and plain progress lines where there is no bar."""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from arena.league.summary import RunResult
+
+__all__ = ["ProgressLines", "Stderr", "progress_bar", "stdout"]
+
+
+class Stderr:
+    """The run's console on stderr, made when first used: a run without a live display
+    says nothing before its first game, and does not wait for rich to start it."""
+
+    def __init__(self) -> None:
+        self._console: Console | None = None
+
+    @property
+    def rich(self) -> Console:
+        """The rich console itself."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True)
+        return self._console
+
+    def print(self, *objects: object, **options: Any) -> None:
+        """`Console.print` on stderr."""
+        self.rich.print(*objects, **options)
+
+
+def stdout() -> Console:
+    """Standard output as wide as the terminal; written to a file or a pipe, 160 columns
+    (or `COLUMNS`), so that a saved report reads as a wide terminal shows it."""
+    from rich.console import Console
+
+    console = Console()
+    if console.is_terminal or os.environ.get("COLUMNS"):
+        return console
+    return Console(width=160)
+
+
+@contextmanager
+def progress_bar(
+    console: Stderr, show: bool, name: str, total: int
+) -> Iterator[Callable[..., object]]:
+    """A live progress bar on the console, moved by the function it yields (its keywords:
+    completed, total, in_flight, fallbacks); without `show`, a function that does nothing."""
+    if not show:
+        yield lambda **fields: None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )  # fmt: skip
+
+    columns = (
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("in flight {task.fields[in_flight]} | fallbacks {task.fields[fallbacks]}"),
+        TimeRemainingColumn(),
+    )  # fmt: skip
+    with Progress(*columns, console=console.rich) as progress:
+        task = progress.add_task(name, total=total, in_flight=0, fallbacks=0)
+        yield functools.partial(progress.update, task)
+
+
+class ProgressLines:
+    """Without a live display (no terminal, or --no-progress), a plain line of progress
+    every `EVERY_S` seconds and at the end, so a log of a long run shows it moving."""
+
+    EVERY_S = 30.0
+
+    def __init__(self, console: Stderr, name: str) -> None:
+        self.console = console
+        self.name = name
+        self.starting = True
+        self.started = time.monotonic()
+        self.last = self.started
+
+    def maybe(self, result: RunResult, total: int) -> None:
+        """A line for `result` of `total` episodes, if `EVERY_S` passed or the run is done."""
+        done = result.played + result.skipped + len(result.failed)
+        now = time.monotonic()
+        if now - self.last < self.EVERY_S and done < total:
+            return
+        self.last = now
+        elapsed = now - self.started
+        self.console.print(
+            f"{self.name}: {done}/{total} episodes done, {result.in_flight} in flight, "
+            f"{result.fallbacks} fallbacks, {elapsed:.0f} s",
+            highlight=False, markup=False, soft_wrap=True,
+        )  # fmt: skip

@@ -1,0 +1,115 @@
+"""A run's plan played under its console: its progress shown as episodes finish, with the
+mock LLM served around it for --mock-llm (and every llm policy pointed at it), and the play
+page served while people have seats."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from arena.cli.console import ProgressLines, Stderr, progress_bar
+
+if TYPE_CHECKING:
+    from arena.config import Config
+    from arena.league.plan import RunPlan
+    from arena.league.summary import RunResult
+    from arena.seats.desk import Desk
+
+__all__ = ["play_with_progress", "served_by_mock"]
+
+
+def served_by_mock(config: Config, mock_url: str) -> Config:
+    """`config` with every llm policy asking the mock at `mock_url`: each base_url keeps its
+    path (`/v1`), or takes the protocol's default path; replicas become the one mock."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import providers
+    from arena.config import LlmPolicy, PolicyConfig
+
+    mock = urlsplit(mock_url)
+    policies: dict[str, PolicyConfig] = {}
+    for name, policy in config.policies.items():
+        if isinstance(policy, LlmPolicy):
+            default = providers.DEFAULT_BASE_URLS[policy.provider]
+            urls = [
+                urlunsplit(
+                    urlsplit(url or default)._replace(scheme=mock.scheme, netloc=mock.netloc)
+                )
+                for url in policy.base_urls
+            ]
+            unique = list(dict.fromkeys(urls))
+            policy = policy.model_copy(
+                update={"base_url": unique[0] if len(unique) == 1 else unique}
+            )
+        policies[name] = policy
+    return config.model_copy(update={"policies": policies})
+
+
+def play_with_progress(
+    plan: RunPlan,
+    console: Stderr,
+    *,
+    show: bool,
+    mock: tuple[int, str] | None,
+    grace_s: float,
+    check: bool,
+    ray_address: str | None,
+    play_port: int = 0,
+) -> RunResult:
+    """Every episode of `plan` played (`arena.league.run.execute`), with the live bar when
+    `show` and plain progress lines without it; `mock`: the (port, faults) of a mock LLM to
+    serve meanwhile; `play_port`: where the play page listens when people have seats."""
+    import anyio
+
+    from arena.league.run import execute
+
+    episodes = plan.episode_count()
+    with progress_bar(console, show, plan.config.run.name, episodes) as move:
+        lines = ProgressLines(console, plan.config.run.name)
+
+        def on_episode(result: RunResult) -> None:
+            if lines.starting and result.finished_before:
+                console.print(
+                    f"resuming {plan.config.run.name} in {plan.out}: {result.finished_before} of "
+                    f"{result.episodes} episodes were finished earlier and are kept; the rest are "
+                    "played now (--force-new starts over)",
+                    highlight=False, markup=False, soft_wrap=True,
+                )  # fmt: skip
+            lines.starting = False
+            move(
+                completed=result.played + result.skipped + len(result.failed),
+                total=episodes + result.replays, in_flight=result.in_flight,
+                fallbacks=result.fallbacks,
+            )  # fmt: skip
+            if not show:
+                lines.maybe(result, episodes + result.replays)
+
+        async def played(desk: Desk | None) -> RunResult:
+            if mock is None:
+                return await execute(
+                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
+                    check_endpoints=check, ray_address=ray_address, desk=desk,
+                )  # fmt: skip
+            from arena.mock_llm import build_app, serving
+
+            port, faults = mock
+            async with serving(build_app(faults=faults), port=port) as url:
+                console.print(f"mock LLM serving on {url} (faults: {faults or 'none'})")
+                return await execute(
+                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
+                    check_endpoints=check, ray_address=ray_address, desk=desk,
+                )  # fmt: skip
+
+        async def play() -> RunResult:
+            if not plan.people:
+                return await played(None)
+            from arena.viewer.play import play_page
+
+            async with play_page(plan.config.run.name, play_port) as page:
+                console.print(
+                    f"play page: open {page.url} in your browser to play "
+                    f"{', '.join(plan.people)} (its token lets only you in)",
+                    highlight=False, markup=False, soft_wrap=True,
+                )  # fmt: skip
+                return await played(page.desk)
+
+        return anyio.run(play)

@@ -1,0 +1,28 @@
+"""`arena rebuild RUN`: a run's league.db re-created from its replays (the replays are the
+truth)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = ["add_arguments", "handle"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of `arena rebuild`; its handler is `handle`."""
+    parser.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """`arena rebuild` with the parsed `args`; its exit status."""
+    from arena.league.rebuild import rebuild_store
+
+    stored = rebuild_store(args.run)
+    print(
+        f"arena rebuild: {args.run / 'league.db'} re-created from {stored} replay(s). The digests "
+        "it keeps are recomputed from the replays as they now are: only a run digest published "
+        "before (`arena verify --expect`) still tells an edited replay."
+    )
+    return 0

@@ -1,0 +1,198 @@
+"""`arena run CONFIG`: every match of a config played (resumed where a run stopped), then
+the standings; the flags that point it at the mock LLM, a Ray cluster or a play page."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arena.cli import argtypes
+from arena.cli.console import Stderr, stdout
+from arena.cli.playing import play_with_progress, served_by_mock
+
+if TYPE_CHECKING:
+    from arena.config import Config
+    from arena.league.plan import RunPlan
+    from arena.league.summary import RunResult
+
+__all__ = ["add_arguments", "handle"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of `arena run`; its handler is `handle`."""
+    parser.add_argument("config", type=Path, help="a TOML run config, e.g. configs/quickstart.toml")
+    parser.add_argument("--out", type=Path, help="output folder (default runs/<run.name>)")
+    parser.add_argument("--verbose", action="store_true", help="show every event on the console")
+    parser.add_argument("--no-progress", action="store_true", help="no live progress bar")
+    # argparse refuses the two together: one keeps the stored results, the other removes them
+    resume = parser.add_mutually_exclusive_group()
+    resume.add_argument(
+        "--force-new", action="store_true", help="start the run over, removing its old results"
+    )
+    resume.add_argument(
+        "--resume-anyway",
+        action="store_true",
+        help="resume even though the config changed since the run began (a change of "
+        "run.concurrency or run.endpoint_down_s alone needs no flag)",
+    )
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds the games in flight get to finish after Ctrl-C; a second Ctrl-C stops at "
+        "once (default %(default)s)",
+    )
+    parser.add_argument(
+        "--mock-llm",
+        action="store_true",
+        help="serve the mock LLM on 127.0.0.1:PORT for the length of the run, and point every "
+        "llm policy at it: each base_url's host and port become the mock's, its path is kept "
+        "(no API key is needed)",
+    )
+    parser.add_argument(
+        "--mock-port",
+        type=argtypes.port,
+        default=8765,
+        metavar="PORT",
+        help="the port of --mock-llm's server (default %(default)s)",
+    )
+    parser.add_argument(
+        "--no-preflight",
+        action="store_true",
+        help="do not probe the models' endpoints before the first game",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        help="where the episodes are played, instead of the config's run.executor: this "
+        "process, or a Ray cluster (docs/cluster.md; needs pip install -e '.[ray]')",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="the Ray cluster to play on, e.g. 10.0.0.5:6379 (implies --executor ray; default "
+        "RAY_ADDRESS, else a Ray instance started on this machine for the run)",
+    )
+    parser.add_argument(
+        "--play-port",
+        type=argtypes.port,
+        default=0,
+        metavar="PORT",
+        help="the port of the play page a run with a human policy serves on 127.0.0.1 "
+        "(default: a free one; the URL is printed, with its token)",
+    )
+    parser.add_argument(
+        "--mock-faults",
+        default="",
+        metavar="RATES",
+        help='fault rates for --mock-llm, as for `arena mock-llm --faults`, e.g. "429=0.03,'
+        'prose=0.05" (default: none)',
+    )
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """`arena run` with the parsed `args`; its exit status."""
+    import arena.logs  # first of all: it imports structlog without rich (see arena.logs)
+    from arena.config import ConfigError
+    from arena.league.lock import hold_run_folder
+    from arena.league.plan import plan_run
+    from arena.play.prompts import PromptError
+
+    config = _config(args)
+    resume = "new" if args.force_new else "anyway" if args.resume_anyway else "refuse"
+    try:
+        plan = plan_run(config, args.out, resume=resume)
+    except PromptError as exc:
+        raise ConfigError(str(exc)) from exc
+    console = Stderr()
+    # The folder is held before anything in it is written: a second run stops here.
+    with hold_run_folder(plan.out):
+        arena.logs.configure_logging(
+            plan.out / "events.jsonl", console=True, verbose=args.verbose,
+            fresh=resume == "new", redactor=plan.redactor,
+        )  # fmt: skip
+        try:
+            mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
+            show = not args.no_progress and console.rich.is_terminal
+            result = play_with_progress(
+                plan, console, show=show, mock=mock, grace_s=args.grace,
+                check=not args.no_preflight, ray_address=args.ray_address,
+                play_port=args.play_port,
+            )  # fmt: skip
+        finally:
+            arena.logs.close_logging()
+    return _print_outcome(plan, result)
+
+
+def _config(args: argparse.Namespace) -> Config:
+    """The run's config as the flags change it: served by the mock LLM, on an executor."""
+    from arena.config import ConfigError, load_config
+
+    if args.mock_faults and not args.mock_llm:
+        raise ConfigError("--mock-faults sets the faults of --mock-llm's server: add --mock-llm")
+    if args.mock_llm:
+        from arena.mock_llm import parse_faults
+
+        try:
+            parse_faults(args.mock_faults)
+        except ValueError as exc:
+            raise ConfigError(f"--mock-faults: {exc}") from exc
+    # What --mock-llm serves needs no key: every model policy is pointed at it.
+    config = load_config(args.config, keys=not args.mock_llm)
+    if args.mock_llm:
+        config = served_by_mock(config, f"http://127.0.0.1:{args.mock_port}")
+    executor = "ray" if args.ray_address and not args.executor else args.executor
+    if executor == "local" and args.ray_address:
+        raise ConfigError("--ray-address names a Ray cluster: it needs --executor ray, not local")
+    if executor is not None:
+        config = config.model_copy(
+            update={"run": config.run.model_copy(update={"executor": executor})}
+        )
+    return config
+
+
+def _print_outcome(plan: RunPlan, result: RunResult) -> int:
+    """The standings and what became of the run, on the console; the run's exit status."""
+    from arena.league.report import sprt_lines, standings_tables
+
+    out = stdout()
+    for table in standings_tables(result.tables, out.width):
+        out.print(table)
+    sprt = result.stopping.get("sprt")
+    if sprt:
+        for line in sprt_lines(sprt):
+            out.print(line, highlight=False, markup=False)
+    if result.failed:
+        out.print(
+            f"[red]{len(result.failed)} episode(s) failed; see {plan.out / 'events.jsonl'}[/red]",
+            highlight=False,
+        )
+        for failure in result.failed[:10]:
+            out.print(f"  {failure.episode}: {failure.error[:200]}", highlight=False, markup=False)
+    again = f" ({result.replays} of them played again after a no-contest)" if result.replays else ""
+    print(
+        f"{result.played} episode(s) played now{again}, {result.skipped} finished earlier.\n"
+        f"Replays, league.db, events and summary.json are in {plan.out}\n"
+        f"(`arena view {plan.out} --serve` shows them in the browser)"
+    )
+    if result.stopped_by:
+        budget = result.stopped_by.startswith("budget")
+        print(
+            f"no new match started: {result.stopped_by}"
+            + ("; raise it and run the same command again to continue" if budget else ""),
+            file=sys.stderr,
+        )
+    if result.stopped:
+        print(f"stopped: {result.stopped}", file=sys.stderr)
+    if result.misconfigured:
+        print(f"fix the endpoint, then run the same command again to resume {plan.out}",
+              file=sys.stderr)  # fmt: skip
+        return 3
+    if result.interrupted:
+        print(f"stopped early: run the same command again to resume {plan.out}", file=sys.stderr)
+        return 130
+    return 1 if result.failed else 0

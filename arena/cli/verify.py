@@ -1,0 +1,61 @@
+"""`arena verify PATH...`: replays re-derived, and everything a run folder claims checked
+(store, ledger, digests)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["add_arguments", "handle"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of `arena verify`; its handler is `handle`."""
+    parser.add_argument("paths", type=Path, nargs="+", help="replay files or run folders")
+    parser.add_argument(
+        "--expect",
+        metavar="DIGEST",
+        help="the run digest a run folder must have (as published when it was played)",
+    )
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """`arena verify` with the parsed `args`; its exit status."""
+    from arena.league.audit import audit_run
+    from arena.record.verify import VerifyError, verify_file
+
+    failed = False
+    for target in args.paths:
+        if (target / "replays").is_dir():
+            audit = audit_run(target)
+            problems = list(audit.problems)
+            if args.expect and args.expect != audit.digest:
+                problems.append(f"the run digest {audit.digest} is not the expected {args.expect}")
+            for problem in problems:
+                print(f"  {problem}", file=sys.stderr)
+            print(
+                f"arena verify: {target}: {audit.replays} replay(s), {audit.good} good, "
+                f"{audit.bad} bad; {len(problems)} problem(s)"
+            )
+            print(
+                f"run digest: {audit.digest}"
+                + (" (as expected)" if args.expect and not problems else "")
+            )
+            print(
+                f"results digest: {audit.results} (timings masked: a run of the same config "
+                "with the same replies has the same, locally or on a cluster)"
+            )
+            failed = failed or bool(problems)
+        elif not target.exists():
+            print(f"arena verify: {target} does not exist", file=sys.stderr)
+            failed = True
+        else:
+            try:
+                verify_file(target)
+                print(f"arena verify: {target}: re-derived, all fields match")
+            except VerifyError as exc:
+                print(f"arena verify: FAILED: {exc}", file=sys.stderr)
+                failed = True
+    return 1 if failed else 0
