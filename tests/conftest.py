@@ -16,3 +16,25 @@ def _quiet_logs() -> None:
     from arena.logs import close_logging
 
     close_logging()
+
+
+SLOW_FOLDERS = ("golden", "chaos", "nginx", "bench")
+"""Whole folders of slow tests: they play leagues, start servers or time benchmarks."""
+SLOW_MODULES = ("test_ray.py",)
+"""Modules of slow tests elsewhere: a real Ray cluster."""
+LONG_TIMEOUTS_S = {"golden": 1200, "chaos": 600, "nginx": 600, "test_ray.py": 600}
+"""Per-test timeouts above the default (pyproject's `timeout`), for what plays many games."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tiers: `slow` marks the golden, chaos, nginx, bench, Ray and browser tests (and
+    those marked by hand: each starts `arena` or a server in a subprocess), so that
+    `pytest -m "not slow"` is the fast tier; the long ones get their own timeouts."""
+    for item in items:
+        parts = item.path.relative_to(config.rootpath / "tests").parts
+        slow = parts[0] in SLOW_FOLDERS or item.path.name in SLOW_MODULES
+        if slow or item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.slow)
+        limit = LONG_TIMEOUTS_S.get(parts[0]) or LONG_TIMEOUTS_S.get(item.path.name)
+        if limit is not None and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(limit))

@@ -63,6 +63,7 @@ def _one_clean_line(done: subprocess.CompletedProcess[str]) -> str:
 # -- refusals: one line, never a traceback -----------------------------------------------
 
 
+@pytest.mark.slow  # starts `arena` in a subprocess
 def test_an_unknown_game_in_prompt_is_one_line_naming_the_known_ones() -> None:
     line = _one_clean_line(_arena("prompt", "--game", "nope", "--seed", "3"))
     assert "unknown game 'nope'" in line
@@ -70,6 +71,7 @@ def test_an_unknown_game_in_prompt_is_one_line_naming_the_known_ones() -> None:
     assert "rotate" in line
 
 
+@pytest.mark.slow  # starts `arena` in a subprocess
 def test_bad_mock_faults_on_run_are_one_line_and_nothing_is_written(tmp_path: Path) -> None:
     out = tmp_path / "out"
     config = str(ROOT / "configs" / "mock-llm.toml")
@@ -231,6 +233,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.slow  # starts `arena` in a subprocess
 def test_mock_port_reaches_every_model_policy(tmp_path: Path) -> None:
     models = (
         '[policies.openai]\nkind = "llm"\nprovider = "openai"\nmodel = "mock-1"\n'
@@ -286,6 +289,7 @@ path = "{path}"
 """
 
 
+@pytest.mark.slow  # starts `arena` in a subprocess
 def test_a_program_path_starts_at_the_config_files_folder(tmp_path: Path) -> None:
     configs = tmp_path / "configs"
     configs.mkdir()
@@ -304,6 +308,7 @@ def test_a_program_path_starts_at_the_config_files_folder(tmp_path: Path) -> Non
     assert len(list((tmp_path / "out" / "replays").glob("*.json"))) == 2  # one match, two games
 
 
+@pytest.mark.slow  # starts `arena` in a subprocess
 def test_a_program_path_written_from_the_current_folder_is_refused_with_the_fix(
     tmp_path: Path,
 ) -> None:
@@ -334,6 +339,7 @@ def test_without_a_terminal_a_run_prints_progress_lines(
     assert all("/4 episodes done" in x for x in lines)
 
 
+@pytest.mark.slow  # starts `arena` in a subprocess
 @pytest.mark.parametrize("width", [80, 120])
 def test_the_end_of_run_tables_fit_the_terminal(tmp_path: Path, width: int) -> None:
     config = _small(tmp_path, games='["connect-four", "hex"]', extra=(

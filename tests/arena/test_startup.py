@@ -67,6 +67,8 @@ NOT_BEFORE_THE_FIRST_DECISION = (
     "arena.mock_llm",
 )
 
+pytestmark = pytest.mark.slow  # each test starts `arena` in subprocesses
+
 
 @pytest.fixture(scope="module")
 def first_decision_modules(tmp_path_factory: pytest.TempPathFactory) -> set[str]:

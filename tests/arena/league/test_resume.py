@@ -45,6 +45,8 @@ latency_ms = {latency}
 author = "team-c"
 """
 
+pytestmark = pytest.mark.slow  # each test starts `arena` in subprocesses
+
 
 def _config(tmp_path: Path, *, latency: int = 4, matches: int = 1) -> Path:
     path = tmp_path / f"league-{latency}-{matches}.toml"

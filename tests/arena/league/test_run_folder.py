@@ -13,6 +13,7 @@ from arena.record.ledger import read_current, read_lines
 from tests.arena.league.test_resume import _arena, _config, _finished
 
 
+@pytest.mark.slow  # starts `arena` in a subprocess
 def test_a_second_run_on_a_folder_in_use_stops_at_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -35,6 +35,8 @@ kind = "scripted"
 baseline = "random"
 """
 
+pytestmark = pytest.mark.slow  # each test starts `arena` in subprocesses
+
 
 def _run(config: Path, out: Path, kill_at: str | None = None) -> int:
     env = {k: v for k, v in os.environ.items() if k != KILL_AT}

@@ -148,6 +148,7 @@ def test_owned_params_and_a_cache_without_the_chat_layout_are_refused() -> None:
         parse_config(_config({"model": policy}))
 
 
+@pytest.mark.slow  # starts `arena` in a subprocess
 def test_arena_prompt_needs_no_key_and_shows_the_chat_messages(tmp_path: Path) -> None:
     config = tmp_path / "models.toml"
     config.write_text(

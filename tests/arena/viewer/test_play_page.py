@@ -274,6 +274,7 @@ def test_a_human_policy_checks_its_deadlines() -> None:
         parse_config(_config("bad", "hex", decision_s=0))
 
 
+@pytest.mark.slow  # starts `arena` in a subprocess
 def test_arena_run_human_toml_prints_the_url_serves_the_page_and_stops_resumably(
     tmp_path: Path,
 ) -> None:
