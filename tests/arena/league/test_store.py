@@ -89,3 +89,21 @@ async def test_a_config_stored_before_new_settings_resumes_unchanged(tmp_path: P
     config["run"]["max_infra_share"] = 0.5
     with pytest.raises(ConfigError, match=r"run.max_infra_share: 0.25 -> 0.5"):
         plan_run(parse_config(config), tmp_path)  # another value is
+
+
+def test_a_resume_accepts_new_connection_settings_but_not_a_new_model() -> None:
+    """How an endpoint is reached (TLS, client certificate, gateway headers, idle
+    connections, the trust) never decides what it answers: a resume takes changes to it."""
+    from arena.league.plan import RESUME_ACCEPTS
+    from arena.league.store import config_changes
+
+    old = {"run": {"trust": "certifi"}, "policies": {"m": {"model": "a", "ca_bundle": None}}}
+    new = {
+        "run": {"trust": "system"},
+        "policies": {
+            "m": {"model": "a", "ca_bundle": "/etc/ca.pem", "headers": {"x-tenant": "lab"}}
+        },
+    }
+    assert config_changes(old, new, ignore=RESUME_ACCEPTS) == []
+    moved = {**new, "policies": {"m": {**new["policies"]["m"], "model": "b"}}}
+    assert config_changes(old, moved, ignore=RESUME_ACCEPTS) == ['policies.m.model: "a" -> "b"']
