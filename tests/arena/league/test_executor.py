@@ -18,13 +18,15 @@ import anyio
 import pytest
 import structlog
 
+from arena.cluster import EpisodeLost
+from arena.cluster.messages import Message, WorkerPlan
+from arena.cluster.remote import RemoteExecutor
+from arena.cluster.worker import code_build, episode_messages
 from arena.config import load_config
 from arena.league.audit import audit_run
-from arena.league.executor import EpisodeLost, Message, RemoteExecutor
 from arena.league.plan import RunPlan, plan_run
 from arena.league.run import LOST_TRIES, RunResult, execute
 from arena.league.store import LeagueStore
-from arena.league.worker import WorkerPlan, code_build, episode_messages
 from arena.logs import close_logging, configure_logging, relay
 from arena.play.match import Episode
 from arena.record.ledger import read_current
@@ -41,7 +43,7 @@ def _never(episode: Episode, message: Message, attempt: int) -> bool:
 
 
 class ThreadWorker(RemoteExecutor):
-    """`arena.league.worker` in a thread of this process, one episode at a time."""
+    """`arena.cluster.worker` in a thread of this process, one episode at a time."""
 
     def __init__(self, plan: RunPlan, lose: Lose = _never, build: str | None = None) -> None:
         super().__init__(plan, "a thread of the test")

@@ -1,4 +1,4 @@
-"""What a cluster's worker does with one episode (`arena.league.cluster` sends it).
+"""What a cluster's worker does with one episode (`arena.cluster.on_ray` sends it).
 
 The worker is given the run's plan (once per process: it is cached by its key),
 the episode, and each game's own chance: the match seed, or for a backgammon
@@ -34,37 +34,24 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, MutableMapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import structlog
 
+from arena.cluster.errors import WorkerRefused
+from arena.cluster.messages import Message, Plan, WorkerPlan
 from arena.config import ProgramPolicy
-from arena.league.executor import Message, WorkerRefused
-from arena.league.plan import RunPlan
 from arena.logs import stamp
 from arena.play.episode import EpisodeSetup, episode_replay, play_games
 from arena.play.match import Episode
 from arena.record.replay import Replay
 
-__all__ = ["FLUSH_S", "WorkerPlan", "code_build", "episode_messages", "worker_id"]
+__all__ = ["FLUSH_S", "code_build", "episode_messages", "worker_id"]
 
 FLUSH_S = 0.25
 """The longest a worker holds an event before it sends it on."""
-
-
-@dataclass(frozen=True)
-class WorkerPlan:
-    """What every worker needs of the run, sent once per worker process."""
-
-    key: str
-    """Unique per session: a worker caches the plan under it."""
-    build: str
-    """The driver's `code_build()`: a worker running other code is refused."""
-    plan: RunPlan
-    verbose: bool
 
 
 def worker_id() -> str:
@@ -86,7 +73,7 @@ def code_build() -> str:
     return digest.hexdigest()
 
 
-_cache: dict[str, tuple[RunPlan, dict[str, EpisodeSetup]]] = {}
+_cache: dict[str, tuple[Plan, dict[str, EpisodeSetup]]] = {}
 _build: list[str] = []
 _verbose = [False]
 _Item = tuple[str, str]
@@ -118,7 +105,7 @@ def _configure_logging(verbose: bool) -> None:
     )
 
 
-def _checked(key: str, load: Callable[[], WorkerPlan]) -> tuple[RunPlan, dict[str, EpisodeSetup]]:
+def _checked(key: str, load: Callable[[], WorkerPlan]) -> tuple[Plan, dict[str, EpisodeSetup]]:
     """The run's plan on this worker, fetched and checked once: the driver's code, a
     sandbox if needed."""
     cached = _cache.get(key)
@@ -220,7 +207,7 @@ def _batched(outbox: queue.Queue[_Item | None]) -> Iterator[Message]:
 
 
 async def _play(
-    plan: RunPlan,
+    plan: Plan,
     setups: dict[str, EpisodeSetup],
     episode: Episode,
     chances: dict[int, int | str],
