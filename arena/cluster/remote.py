@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
+from typing import assert_never
 
 import structlog
 
 from arena.cluster.errors import EpisodeLost
-from arena.cluster.messages import Message, Plan
+from arena.cluster.messages import Failed, Kept, Logged, Message, Plan, Played
 from arena.config import HumanPolicy, LlmPolicy
 from arena.logs import relay
 from arena.play.episode import EpisodeSetup, play_episode
@@ -62,15 +63,20 @@ class RemoteExecutor(ABC):
         """The replay the worker sent, its events relayed and its games kept. The messages
         are read to their end: a stream left open would be cancelled, and its worker with it."""
         replay: Replay | None = None
-        async for kind, payload, events in messages:
-            for line in events:
+        async for message in messages:
+            for line in message.events:
                 relay(json.loads(line))
-            if kind == "keep":
-                await scope.keep(Replay.model_validate_json(payload))
-            elif kind == "replay":
-                replay = Replay.model_validate_json(payload)
-            elif kind == "error":
-                raise RuntimeError(f"the episode failed on its worker:\n{payload}")
+            match message:
+                case Kept(replay_json=kept):
+                    await scope.keep(Replay.model_validate_json(kept))
+                case Played(replay_json=played):
+                    replay = Replay.model_validate_json(played)
+                case Failed(traceback=trace):
+                    raise RuntimeError(f"the episode failed on its worker:\n{trace}")
+                case Logged():
+                    pass  # its events, relayed above, are all it carries
+                case _:
+                    assert_never(message)
         if replay is None:
             raise EpisodeLost("the worker's messages ended without a replay")
         return replay

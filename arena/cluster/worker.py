@@ -5,17 +5,11 @@ the episode, and each game's own chance: the match seed, or for a backgammon
 card the two game seeds derived from the card seed, never the card seed
 itself, which stays with the driver's ledger. It plays the games as a local
 run does (`play_games`, its deadlines on this worker's monotonic clock, its
-program seats' sandboxes started here), and streams back messages:
-
-- `("keep", replay json, events)`: after each game but the last, the games so
-  far (a card cut later keeps them, as in a local run);
-- `("replay", replay json, events)`: the episode's replay, integrity block
-  empty: the driver adds it (or `("error", traceback, events)`);
-- `("events", None, events)`: while a game goes on, the events logged so far,
-  at most `FLUSH_S` apart.
-
-Each message carries the events logged before it (JSON lines, for the
-driver's events file), so a short episode is one message.
+program seats' sandboxes started here), and streams back its messages
+(`arena.cluster.messages`): `Kept` after each game but the last, `Played` (or
+`Failed`) at the end, and `Logged` while a game goes on, at most `FLUSH_S`
+apart. Each carries the events logged before it, so a short episode is one
+message.
 
 Before its first episode a worker checks that it runs the driver's code (the
 same engines give the same games) and, for program seats, that it can start a
@@ -24,6 +18,7 @@ sandbox; if not, it refuses with the reason (`WorkerRefused`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -41,7 +36,7 @@ import anyio
 import structlog
 
 from arena.cluster.errors import WorkerRefused
-from arena.cluster.messages import Message, Plan, WorkerPlan
+from arena.cluster.messages import Failed, Kept, Logged, Message, Plan, Played, WorkerPlan
 from arena.config import ProgramPolicy
 from arena.logs import stamp
 from arena.play.episode import EpisodeSetup, episode_replay, play_games
@@ -76,16 +71,16 @@ def code_build() -> str:
 _cache: dict[str, tuple[Plan, dict[str, EpisodeSetup]]] = {}
 _build: list[str] = []
 _verbose = [False]
-_Item = tuple[str, str]
-"""What the episode's thread puts in its outbox: ("event", json) or a message's kind and
-payload."""
+_Item = str | Kept | Played | Failed
+"""What the episode's thread puts in its outbox: an event (a JSON line), or a message, the
+events before it added when it is sent."""
 _outbox: list[queue.Queue[_Item | None]] = []
 """The queue the episode in play sends its events to (one episode at a time per worker)."""
 
 
 def _forward(logger: Any, method: str, event: MutableMapping[str, Any]) -> str:
     if _outbox:
-        _outbox[0].put(("event", json.dumps(event, default=str, separators=(",", ":"))))
+        _outbox[0].put(json.dumps(event, default=str, separators=(",", ":")))
     raise structlog.DropEvent
 
 
@@ -167,9 +162,9 @@ def episode_messages(
     def play() -> None:
         try:
             replay = anyio.run(_play, plan, setups, episode, chances, outbox)
-            outbox.put(("replay", replay.model_dump_json()))
+            outbox.put(Played(replay.model_dump_json()))
         except BaseException:  # the driver logs it as the episode's failure
-            outbox.put(("error", traceback.format_exc()))
+            outbox.put(Failed(traceback.format_exc()))
         finally:
             outbox.put(None)
 
@@ -192,17 +187,17 @@ def _batched(outbox: queue.Queue[_Item | None]) -> Iterator[Message]:
             item = outbox.get(timeout=FLUSH_S)
         except queue.Empty:
             if events:
-                yield ("events", None, events)
+                yield Logged(tuple(events))
                 events = []
             continue
         if item is None:
             if events:
-                yield ("events", None, events)
+                yield Logged(tuple(events))
             return
-        if item[0] == "event":
-            events.append(item[1])
+        if isinstance(item, str):
+            events.append(item)
             continue
-        yield (item[0], item[1], events)
+        yield dataclasses.replace(item, events=tuple(events))
         events = []
 
 
@@ -219,7 +214,7 @@ async def _play(
     setup = setups[game]
 
     async def keep(replay: Replay) -> None:
-        outbox.put(("keep", replay.model_dump_json()))
+        outbox.put(Kept(replay.model_dump_json()))
 
     with structlog.contextvars.bound_contextvars(run=plan.config.run.name, worker=worker_id()):
         records = await play_games(setup, episode, chances, keep)

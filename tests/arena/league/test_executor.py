@@ -10,6 +10,7 @@ cannot play as the run requires stops the run, resumably.
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import pytest
 import structlog
 
 from arena.cluster import EpisodeLost
-from arena.cluster.messages import Message, WorkerPlan
+from arena.cluster.messages import Failed, Kept, Logged, Message, Played, WorkerPlan
 from arena.cluster.remote import RemoteExecutor
 from arena.cluster.worker import code_build, episode_messages
 from arena.config import load_config
@@ -152,7 +153,7 @@ def test_a_worker_plays_the_replays_a_local_run_plays(tmp_path: Path) -> None:
 
 def _lose_board_game(episode: Episode, message: Message, attempt: int) -> bool:
     """The worker dies just before it sends its first two episodes' replays, the first time."""
-    return message[0] == "replay" and attempt == 1 and episode.match.index < 1
+    return isinstance(message, Played) and attempt == 1 and episode.match.index < 1
 
 
 def test_a_lost_worker_s_board_games_are_played_again_and_stored_once(tmp_path: Path) -> None:
@@ -174,7 +175,7 @@ def test_a_lost_worker_s_board_games_are_played_again_and_stored_once(tmp_path: 
 
 def _lose_card_after_game_one(episode: Episode, message: Message, attempt: int) -> bool:
     """The first card's worker dies after it sent the card's first game, before the second."""
-    return message[0] == "replay" and attempt == 1 and episode.match.index == 0
+    return isinstance(message, Played) and attempt == 1 and episode.match.index == 0
 
 
 def test_a_lost_worker_s_card_is_cancelled_kept_and_replaced(tmp_path: Path) -> None:
@@ -268,3 +269,12 @@ def test_a_run_may_switch_its_executor_when_it_resumes(tmp_path: Path) -> None:
     other = _config(tmp_path, '"connect-four"', SCRIPTED, extra="record_prompts = false")
     with pytest.raises(ConfigError, match="record_prompts"):  # a key that can change a game
         plan_run(load_config(other), tmp_path / "run")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [Kept("{}", ('{"event":"a"}',)), Played("{}"), Failed("Traceback ..."), Logged(("{}",))],
+    ids=lambda m: type(m).__name__,
+)
+def test_a_worker_s_messages_pickle_as_ray_carries_them(message: Message) -> None:
+    assert pickle.loads(pickle.dumps(message)) == message
