@@ -3,6 +3,8 @@
     config     the run config: TOML in, validated models out, before any game
     league/    the schedule, the plan, the run (workers and the one writer), the
                SQLite store, standings, ratings, the league tables and reports
+    cluster/   where the run's episodes are played: this process, or a Ray
+               cluster's workers (the executor seam, the worker and its messages)
     play/      a match and its episodes, the game loop, one decision (deadlines,
                the one retry, fallbacks), reading replies, prompts
     seats/     what sits in a seat: scripted baselines, models, the mock, programs,
@@ -16,6 +18,6 @@
     cli/       the `arena` command: one module per subcommand (its arguments and
                handler), the run's console and progress
 
-Imports point one way: cli -> viewer, mock_llm -> league -> seats -> programs
--> play -> record -> config, logs -> redact (a test holds the direction).
+Imports point one way: cli -> viewer, mock_llm -> league -> cluster -> seats
+-> programs -> play -> record -> config, logs -> redact (a test holds the direction).
 """

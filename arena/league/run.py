@@ -35,8 +35,8 @@ import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 import providers
+from arena.cluster import EpisodeLost, Executor, WorkerRefused, open_executor
 from arena.league.backlog import Backlog
-from arena.league.executor import EpisodeLost, Executor, WorkerRefused, open_executor
 from arena.league.health import EndpointHealth, model_policies
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
@@ -82,7 +82,7 @@ async def execute(
     The run folder is held for the whole session: a second run on it stops at once. Every
     model endpoint is probed first (`preflight`) unless `check_endpoints` is False. With
     `executor = "ray"` the episodes are played on the cluster at `ray_address`
-    (`arena.league.executor`); `executor` plays them instead, if given. A run with a
+    (`arena.cluster`); `executor` plays them instead, if given. A run with a
     human policy needs the `desk` of its play page (`arena.viewer.play.play_page`)."""
     if plan.people and desk is None:
         raise ValueError(

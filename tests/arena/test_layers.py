@@ -16,6 +16,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("arena.play",),
     ("arena.programs",),
     ("arena.seats",),
+    ("arena.cluster",),
     ("arena.league",),
     ("arena.viewer", "arena.mock_llm"),
     ("arena.cli",),

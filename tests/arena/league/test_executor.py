@@ -10,6 +10,7 @@ cannot play as the run requires stops the run, resumably.
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -18,13 +19,15 @@ import anyio
 import pytest
 import structlog
 
+from arena.cluster import EpisodeLost
+from arena.cluster.messages import Failed, Kept, Logged, Message, Played, WorkerPlan
+from arena.cluster.remote import RemoteExecutor
+from arena.cluster.worker import code_build, episode_messages
 from arena.config import load_config
 from arena.league.audit import audit_run
-from arena.league.executor import EpisodeLost, Message, RemoteExecutor
 from arena.league.plan import RunPlan, plan_run
 from arena.league.run import LOST_TRIES, RunResult, execute
 from arena.league.store import LeagueStore
-from arena.league.worker import WorkerPlan, code_build, episode_messages
 from arena.logs import close_logging, configure_logging, relay
 from arena.play.match import Episode
 from arena.record.ledger import read_current
@@ -41,7 +44,7 @@ def _never(episode: Episode, message: Message, attempt: int) -> bool:
 
 
 class ThreadWorker(RemoteExecutor):
-    """`arena.league.worker` in a thread of this process, one episode at a time."""
+    """`arena.cluster.worker` in a thread of this process, one episode at a time."""
 
     def __init__(self, plan: RunPlan, lose: Lose = _never, build: str | None = None) -> None:
         super().__init__(plan, "a thread of the test")
@@ -150,7 +153,7 @@ def test_a_worker_plays_the_replays_a_local_run_plays(tmp_path: Path) -> None:
 
 def _lose_board_game(episode: Episode, message: Message, attempt: int) -> bool:
     """The worker dies just before it sends its first two episodes' replays, the first time."""
-    return message[0] == "replay" and attempt == 1 and episode.match.index < 1
+    return isinstance(message, Played) and attempt == 1 and episode.match.index < 1
 
 
 def test_a_lost_worker_s_board_games_are_played_again_and_stored_once(tmp_path: Path) -> None:
@@ -172,7 +175,7 @@ def test_a_lost_worker_s_board_games_are_played_again_and_stored_once(tmp_path: 
 
 def _lose_card_after_game_one(episode: Episode, message: Message, attempt: int) -> bool:
     """The first card's worker dies after it sent the card's first game, before the second."""
-    return message[0] == "replay" and attempt == 1 and episode.match.index == 0
+    return isinstance(message, Played) and attempt == 1 and episode.match.index == 0
 
 
 def test_a_lost_worker_s_card_is_cancelled_kept_and_replaced(tmp_path: Path) -> None:
@@ -266,3 +269,12 @@ def test_a_run_may_switch_its_executor_when_it_resumes(tmp_path: Path) -> None:
     other = _config(tmp_path, '"connect-four"', SCRIPTED, extra="record_prompts = false")
     with pytest.raises(ConfigError, match="record_prompts"):  # a key that can change a game
         plan_run(load_config(other), tmp_path / "run")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [Kept("{}", ('{"event":"a"}',)), Played("{}"), Failed("Traceback ..."), Logged(("{}",))],
+    ids=lambda m: type(m).__name__,
+)
+def test_a_worker_s_messages_pickle_as_ray_carries_them(message: Message) -> None:
+    assert pickle.loads(pickle.dumps(message)) == message

@@ -5,7 +5,7 @@ driver opens the episode's hooks (a backgammon card is drawn and committed to
 the ledger here, before its first roll), gives the task each game's own chance
 (`Game.game_chance`: the card seed never leaves the driver), and the worker
 streams back its events, each finished game and the replay
-(`arena.league.worker`). The driver relays the events to its events file,
+(`arena.cluster.worker`). The driver relays the events to its events file,
 keeps a card's finished games, adds the episode's integrity block and returns
 the replay to the one writer (`RemoteExecutor`), so resume, verify and the
 viewer see what a local run writes.
@@ -36,16 +36,17 @@ import ray
 import ray.exceptions
 import structlog
 
+from arena.cluster.errors import EpisodeLost, WorkerRefused
+from arena.cluster.messages import Message, Plan, WorkerPlan
+from arena.cluster.remote import RemoteExecutor
+from arena.cluster.worker import code_build, episode_messages
 from arena.config import ConfigError
-from arena.league.executor import EpisodeLost, Message, RemoteExecutor, WorkerRefused
-from arena.league.plan import RunPlan
-from arena.league.worker import WorkerPlan, code_build, episode_messages
 from arena.logs import verbose_logging
 from arena.play.match import Episode
 
 __all__ = ["CONNECT_S", "RayExecutor", "ray_executor"]
 
-log = structlog.get_logger("arena.league.cluster")
+log = structlog.get_logger("arena.cluster")
 
 CONNECT_S = 60.0
 """The longest the driver waits to join (or start) a Ray cluster."""
@@ -64,9 +65,7 @@ def _episode_task(
 class RayExecutor(RemoteExecutor):
     """Episodes with no model seat as Ray tasks (`RemoteExecutor`)."""
 
-    def __init__(
-        self, plan: RunPlan, spec: ray.ObjectRef[WorkerPlan], key: str, where: str
-    ) -> None:
+    def __init__(self, plan: Plan, spec: ray.ObjectRef[WorkerPlan], key: str, where: str) -> None:
         super().__init__(plan, where)
         self._spec = spec
         self._key = key
@@ -94,7 +93,7 @@ class RayExecutor(RemoteExecutor):
 
 
 @asynccontextmanager
-async def ray_executor(plan: RunPlan, address: str | None) -> AsyncIterator[RayExecutor]:
+async def ray_executor(plan: Plan, address: str | None) -> AsyncIterator[RayExecutor]:
     """Join the cluster at `address` (else `RAY_ADDRESS`; else start a Ray instance on this
     machine) for the session, and leave it at the end."""
     address = address or os.environ.get("RAY_ADDRESS") or None

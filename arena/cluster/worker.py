@@ -1,21 +1,15 @@
-"""What a cluster's worker does with one episode (`arena.league.cluster` sends it).
+"""What a cluster's worker does with one episode (`arena.cluster.on_ray` sends it).
 
 The worker is given the run's plan (once per process: it is cached by its key),
 the episode, and each game's own chance: the match seed, or for a backgammon
 card the two game seeds derived from the card seed, never the card seed
 itself, which stays with the driver's ledger. It plays the games as a local
 run does (`play_games`, its deadlines on this worker's monotonic clock, its
-program seats' sandboxes started here), and streams back messages:
-
-- `("keep", replay json, events)`: after each game but the last, the games so
-  far (a card cut later keeps them, as in a local run);
-- `("replay", replay json, events)`: the episode's replay, integrity block
-  empty: the driver adds it (or `("error", traceback, events)`);
-- `("events", None, events)`: while a game goes on, the events logged so far,
-  at most `FLUSH_S` apart.
-
-Each message carries the events logged before it (JSON lines, for the
-driver's events file), so a short episode is one message.
+program seats' sandboxes started here), and streams back its messages
+(`arena.cluster.messages`): `Kept` after each game but the last, `Played` (or
+`Failed`) at the end, and `Logged` while a game goes on, at most `FLUSH_S`
+apart. Each carries the events logged before it, so a short episode is one
+message.
 
 Before its first episode a worker checks that it runs the driver's code (the
 same engines give the same games) and, for program seats, that it can start a
@@ -24,6 +18,7 @@ sandbox; if not, it refuses with the reason (`WorkerRefused`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -34,37 +29,24 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator, MutableMapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import structlog
 
+from arena.cluster.errors import WorkerRefused
+from arena.cluster.messages import Failed, Kept, Logged, Message, Plan, Played, WorkerPlan
 from arena.config import ProgramPolicy
-from arena.league.executor import Message, WorkerRefused
-from arena.league.plan import RunPlan
 from arena.logs import stamp
 from arena.play.episode import EpisodeSetup, episode_replay, play_games
 from arena.play.match import Episode
 from arena.record.replay import Replay
 
-__all__ = ["FLUSH_S", "WorkerPlan", "code_build", "episode_messages", "worker_id"]
+__all__ = ["FLUSH_S", "code_build", "episode_messages", "worker_id"]
 
 FLUSH_S = 0.25
 """The longest a worker holds an event before it sends it on."""
-
-
-@dataclass(frozen=True)
-class WorkerPlan:
-    """What every worker needs of the run, sent once per worker process."""
-
-    key: str
-    """Unique per session: a worker caches the plan under it."""
-    build: str
-    """The driver's `code_build()`: a worker running other code is refused."""
-    plan: RunPlan
-    verbose: bool
 
 
 def worker_id() -> str:
@@ -86,19 +68,19 @@ def code_build() -> str:
     return digest.hexdigest()
 
 
-_cache: dict[str, tuple[RunPlan, dict[str, EpisodeSetup]]] = {}
+_cache: dict[str, tuple[Plan, dict[str, EpisodeSetup]]] = {}
 _build: list[str] = []
 _verbose = [False]
-_Item = tuple[str, str]
-"""What the episode's thread puts in its outbox: ("event", json) or a message's kind and
-payload."""
+_Item = str | Kept | Played | Failed
+"""What the episode's thread puts in its outbox: an event (a JSON line), or a message, the
+events before it added when it is sent."""
 _outbox: list[queue.Queue[_Item | None]] = []
 """The queue the episode in play sends its events to (one episode at a time per worker)."""
 
 
 def _forward(logger: Any, method: str, event: MutableMapping[str, Any]) -> str:
     if _outbox:
-        _outbox[0].put(("event", json.dumps(event, default=str, separators=(",", ":"))))
+        _outbox[0].put(json.dumps(event, default=str, separators=(",", ":")))
     raise structlog.DropEvent
 
 
@@ -118,7 +100,7 @@ def _configure_logging(verbose: bool) -> None:
     )
 
 
-def _checked(key: str, load: Callable[[], WorkerPlan]) -> tuple[RunPlan, dict[str, EpisodeSetup]]:
+def _checked(key: str, load: Callable[[], WorkerPlan]) -> tuple[Plan, dict[str, EpisodeSetup]]:
     """The run's plan on this worker, fetched and checked once: the driver's code, a
     sandbox if needed."""
     cached = _cache.get(key)
@@ -180,9 +162,9 @@ def episode_messages(
     def play() -> None:
         try:
             replay = anyio.run(_play, plan, setups, episode, chances, outbox)
-            outbox.put(("replay", replay.model_dump_json()))
+            outbox.put(Played(replay.model_dump_json()))
         except BaseException:  # the driver logs it as the episode's failure
-            outbox.put(("error", traceback.format_exc()))
+            outbox.put(Failed(traceback.format_exc()))
         finally:
             outbox.put(None)
 
@@ -205,22 +187,22 @@ def _batched(outbox: queue.Queue[_Item | None]) -> Iterator[Message]:
             item = outbox.get(timeout=FLUSH_S)
         except queue.Empty:
             if events:
-                yield ("events", None, events)
+                yield Logged(tuple(events))
                 events = []
             continue
         if item is None:
             if events:
-                yield ("events", None, events)
+                yield Logged(tuple(events))
             return
-        if item[0] == "event":
-            events.append(item[1])
+        if isinstance(item, str):
+            events.append(item)
             continue
-        yield (item[0], item[1], events)
+        yield dataclasses.replace(item, events=tuple(events))
         events = []
 
 
 async def _play(
-    plan: RunPlan,
+    plan: Plan,
     setups: dict[str, EpisodeSetup],
     episode: Episode,
     chances: dict[int, int | str],
@@ -232,7 +214,7 @@ async def _play(
     setup = setups[game]
 
     async def keep(replay: Replay) -> None:
-        outbox.put(("keep", replay.model_dump_json()))
+        outbox.put(Kept(replay.model_dump_json()))
 
     with structlog.contextvars.bound_contextvars(run=plan.config.run.name, worker=worker_id()):
         records = await play_games(setup, episode, chances, keep)
