@@ -259,7 +259,9 @@ class EndpointHealth:
 
     def gateway_too_short(self, replay: Replay, spoiled: list[GameRecord]) -> bool:
         """Whether a replayed episode was spoiled again by a gateway's timeouts alone (502,
-        504): then every game of its endpoint would be, and the run stops (exit 3)."""
+        504): then every game of its endpoint would be, and the run stops (exit 3), once."""
+        if self.misconfigured:  # already stopped: said once, whichever replay ends next
+            return bool(spoiled) and all(gateway_timeouts(g) for g in spoiled)
         waits: list[float] = []
         names: set[str] = set()
         for game in spoiled:
