@@ -9,7 +9,10 @@ that was down, whenever their endpoints are up again. A rule (a budget, the
 SPRT) can close the schedule before a match starts.
 
 What is out is kept by episode: handed to the workers or on its way to the
-writer (`out`), and being played (`playing`); the counts are their sizes.
+writer (`out`), taken by a worker (`playing`) and being played (`running`); the
+counts are their sizes. After the writer has stored an episode, the backlog
+decides whether it is played again (a game the infrastructure spoiled, under
+the cap), and after its worker was lost, whether it is tried again.
 """
 
 from __future__ import annotations
@@ -24,16 +27,22 @@ import structlog
 from arena.league.plan import RunPlan
 from arena.league.stopping import StopRules
 from arena.league.store import LeagueStore
+from arena.league.summary import EpisodeFailure, RunResult
 from arena.play.match import Episode, Match
+from arena.record.replay import GameRecord, Replay
+from arena.record.validity import measured
 
 if TYPE_CHECKING:
     from arena.league.rounds import AdaptiveRounds
     from arena.league.standings import GameSummary
-    from arena.league.summary import RunResult
 
-__all__ = ["Backlog"]
+__all__ = ["LOST_TRIES", "Backlog"]
 
 log = structlog.get_logger("arena.league.run")
+
+
+LOST_TRIES = 3
+"""An episode whose process is lost this often in one session is given up (a failure)."""
 
 
 class _RoundEnd:
@@ -45,7 +54,8 @@ _ROUND_END = _RoundEnd()
 
 class Backlog:
     """One session's episodes still to play, and those out; `blocked` says whether a
-    match's endpoints are all down."""
+    match's endpoints are all down, `given_up` whether a replay spoiled again is left a
+    no-contest whatever the cap (a gateway's timeouts stopped the run)."""
 
     def __init__(
         self,
@@ -54,8 +64,10 @@ class Backlog:
         finished: set[str],
         result: RunResult,
         blocked: Callable[[Match], bool],
+        given_up: Callable[[Replay, list[GameRecord]], bool] = lambda replay, spoiled: False,
     ) -> None:
         self._plan = plan
+        self._given_up = given_up
         self._store = store
         self._finished = finished
         self._result = result
@@ -75,6 +87,10 @@ class Backlog:
         """What the workers and the writer still have to deal with, by episode id."""
         self.playing: dict[str, Episode] = {}
         """Episodes a worker took, until the writer has dealt with them."""
+        self.running: set[str] = set()
+        """Episodes a worker is playing now (what the progress calls in flight)."""
+        self._lost: Counter[str] = Counter()
+        """How often each episode's process was lost this session."""
         self.rounds: AdaptiveRounds | None = None
         """The adaptive schedule's rounds, if the run has one."""
         self._round_end = False
@@ -122,6 +138,53 @@ class Backlog:
         if self.out[episode_id] <= 0:
             del self.out[episode_id]
 
+    def start(self, episode: Episode) -> None:
+        """A worker plays `episode` now."""
+        self.playing[episode.id] = episode
+        self.running.add(episode.id)
+
+    def ended(self, episode: Episode) -> None:
+        """`episode`'s worker is done with it: its replay or failure goes to the writer."""
+        self.running.discard(episode.id)
+
+    def let_go(self, episode: Episode) -> None:
+        """The episode leaves the workers unstored (it waits, or a resume plays it)."""
+        self.playing.pop(episode.id, None)
+        self.dealt_with(episode.id)
+
+    def lost(self, episode: Episode, why: str, kept: str | None) -> EpisodeFailure | None:
+        """`episode`'s process was lost (a cut card's finished games are `kept` as that
+        episode): it is played again from its start, or after `LOST_TRIES` its failure."""
+        self._lost[episode.id] += 1
+        tries = self._lost[episode.id]
+        log.warning(
+            "episode_lost", episode=episode.id, error=why, lost=tries, kept=kept,
+            note="played again from its start" if tries < LOST_TRIES else "given up",
+        )  # fmt: skip
+        if kept is not None:
+            self._result.replays += 1
+        if tries >= LOST_TRIES:
+            return EpisodeFailure(episode.id, f"its worker was lost {tries} times; last: {why}")
+        self.again.append(episode)
+        self.let_go(episode)
+        return None
+
+    def again_if_spoiled(self, replay: Replay, episode: Episode | None) -> None:
+        """Queue a stored episode to be played again if a game of it did not measure a seat
+        and it is under the cap; past the cap it stays a no-contest."""
+        spoiled = [g for g in replay.games if g.result is not None and not measured(g.result)]
+        if not spoiled or episode is None:
+            return
+        if episode.replay >= 1 and self._given_up(replay, spoiled):
+            return
+        if episode.replay < self.replay_cap:
+            self.again_later(episode, spoiled[0].result.detail if spoiled[0].result else "")
+        else:
+            log.warning(
+                "no_contest_kept", episode=episode.id, replays=episode.replay,
+                reason="played again as often as replay_no_contest allows",
+            )  # fmt: skip
+
     def again_later(self, episode: Episode, why: str) -> None:
         """Play `episode` again, before the schedule goes on."""
         self.again.append(self.replayed(episode, why))
@@ -133,11 +196,15 @@ class Backlog:
         log.warning("episode_replayed", episode=episode.id, replay=again.id, reason=why)
         return again
 
-    def stored(self, summaries: list[GameSummary]) -> None:
-        """The stopping rules see a stored episode's games."""
+    def stored(self, replay: Replay, episode: Episode | None, games: list[GameSummary]) -> None:
+        """The writer stored `replay` (`episode`'s, its `games`): counted, played again if
+        the infrastructure spoiled it, and seen by the stopping rules."""
+        self._result.played += 1
+        self._result.fallbacks += sum(g.fallback_count for g in games)
+        self.again_if_spoiled(replay, episode)
         if self.rules.active:
             queued = itertools.chain(self.playing.values(), self.again, self.waiting)
-            self.rules.stored(summaries, {e.match.index for e in queued})
+            self.rules.stored(games, {e.match.index for e in queued})
 
     def _ready(self) -> Episode | None:
         """The first replay, then the first waiting episode, whose endpoints are up."""

@@ -1,19 +1,13 @@
 """Playing a run: a producer, a bounded pool of workers, a signal watcher and one writer.
 
-The schedule is produced lazily into a zero-buffer stream, so a run of 10,000
-matches holds no more in memory than one of 10; `concurrency` workers each
-play one episode at a time; every finished replay flows to one writer, which
-writes the replay atomically and then stores the episode in the league's
-SQLite store in one transaction. Episodes the store already holds are not
-played again, so a run killed at any moment resumes where it stopped.
-
-Which episode goes out next is the backlog's (`league.backlog`). A game the
-infrastructure spoiled (`record.validity`) is stored as a no-contest and its
-episode played again later in the run, up to `replay_no_contest` times, as
-`<episode>~replay<n>`; a resumed session queues the stored ones still under
-the cap. Whether each model endpoint is up, and when its state stops the run,
-is endpoint health's (`league.health`). What the session leaves for readers
-is the summary's (`league.summary`).
+The producer hands the backlog's episodes (`league.backlog`: the schedule,
+lazily, and the episodes to play again) to `concurrency` workers, each playing
+one episode at a time; every finished replay flows to one writer, which writes
+it atomically and then stores it in the league's SQLite store in one
+transaction. Episodes the store already holds are not played again, so a run
+killed at any moment resumes where it stopped. Whether each model endpoint is
+up, and when its state stops the run, is endpoint health's (`league.health`);
+what the session leaves for readers is the summary's (`league.summary`).
 
 A first SIGINT or SIGTERM stops the schedule and gives the episodes in flight
 `grace_s` to finish; a second one, or the end of the grace period, discards
@@ -23,11 +17,9 @@ error and the run goes on.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import signal
 import time
-from collections import Counter
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import anyio
@@ -36,17 +28,16 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 import providers
 from arena.cluster import EpisodeLost, Executor, WorkerRefused, open_executor
-from arena.league.backlog import Backlog
+from arena.league.backlog import LOST_TRIES, Backlog
 from arena.league.health import EndpointHealth, model_policies
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
 from arena.league.store import LeagueStore
-from arena.league.summary import EpisodeFailure, Progress, RunResult, start_over, write_summary
+from arena.league.summary import EpisodeFailure, Progress, RunResult, close_session, open_session
 from arena.play.episode import EpisodeSetup
 from arena.play.match import Episode
 from arena.record.crash import crash_point
-from arena.record.replay import Replay, write_atomic
-from arena.record.validity import measured
+from arena.record.replay import Replay
 
 if TYPE_CHECKING:
     from arena.league.standings import GameSummary
@@ -60,8 +51,6 @@ Failure = EpisodeFailure
 """Deprecated: `EpisodeFailure`, a typed record (an episode that failed: its id, the error)."""
 
 
-LOST_TRIES = 3
-"""An episode whose process is lost this often in one session is given up (a failure)."""
 WAKE_S = 1.0
 """The producer looks again at least this often while it waits for an endpoint or a replay."""
 
@@ -95,65 +84,12 @@ async def execute(
                 from arena.league.preflight import preflight
 
                 await preflight(plan, pool)
-            if executor is not None:
-                return await _execute(
-                    plan, pool, executor, on_episode, grace_s, handle_signals, desk
-                )
-            async with open_executor(plan, ray_address) as opened:
-                return await _execute(plan, pool, opened, on_episode, grace_s, handle_signals, desk)
-
-
-async def _execute(
-    plan: RunPlan,
-    pool: providers.Providers,
-    executor: Executor,
-    on_episode: Progress | None,
-    grace_s: float,
-    handle_signals: bool,
-    desk: Desk | None,
-) -> RunResult:
-    if plan.resume == "new":
-        start_over(plan.out)
-    write_atomic(plan.out / "config.resolved.json", json.dumps(plan.resolved(), indent=2))
-    store = LeagueStore.open_for_run(plan.out)
-    result = RunResult()
-    started = time.monotonic()
-    name = plan.config.run.name
-    try:
-        plan.begin(store, lambda replay: _store(plan, store, replay))
-        finished = store.finished_episodes()
-        log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count(),
-                 already_finished=len(finished), executor=executor.where)  # fmt: skip
-        result.finished_before, result.episodes = len(finished), plan.episode_count()
-        if on_episode:
-            on_episode(result)  # the session starts: a resume is said before anything plays
-        with structlog.contextvars.bound_contextvars(run=name):
-            session = _Session(plan, pool, executor, store, finished, result, on_episode, desk)
-            await session.play(grace_s, handle_signals)
-        result.stopping = session.backlog.rules.to_json()
-        if session.backlog.rounds is not None:
-            result.stopping["adaptive"] = session.backlog.rounds.to_json()
-        from arena.league.tables import league_tables
-
-        result.tables = league_tables(store.game_summaries(), plan.config, plan.master_seed)
-        store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])
-        result.wall_s = time.monotonic() - started
-        write_summary(plan, result, store.game_summaries())
-    finally:
-        store.close()
-    log.info("run_finished", run=name, played=result.played, skipped=result.skipped,
-             failed=len(result.failed), interrupted=result.interrupted,
-             wall_s=round(result.wall_s, 3))  # fmt: skip
-    return result
-
-
-def _store(plan: RunPlan, store: LeagueStore, replay: Replay) -> list[GameSummary]:
-    """The replay file first (atomic), then the store (one transaction)."""
-    path = plan.out / "replays" / f"{replay.episode}.json"
-    text = replay.model_dump_json()
-    write_atomic(path, text)
-    crash_point("replay")
-    return store.record(replay, path, hashlib.sha256(text.encode()).hexdigest())
+            opened = (
+                nullcontext(executor) if executor is not None else open_executor(plan, ray_address)
+            )
+            async with opened as where:
+                session = _Session(plan, pool, where, on_episode, desk)
+                return await session.run(grace_s, handle_signals)
 
 
 class _Session:
@@ -164,31 +100,45 @@ class _Session:
         plan: RunPlan,
         pool: providers.Providers,
         executor: Executor,
-        store: LeagueStore,
-        finished: set[str],
-        result: RunResult,
         on_episode: Progress | None,
-        desk: Desk | None = None,
+        desk: Desk | None,
     ) -> None:
-        self.plan = plan
+        self.plan, self.pool, self.executor = plan, pool, executor
+        self.on_episode: Progress = on_episode or (lambda result: None)
         self.desk = desk
-        self.pool = pool
-        self.executor = executor
-        self.store = store
-        self.result = result
-        self.on_episode = on_episode
+        self.result = RunResult()
         self.setups: dict[str, EpisodeSetup] = {}
         self.schedule_scope = anyio.CancelScope()
         """Cancelled by the first signal: no new episode starts."""
         self.work_scope = anyio.CancelScope()
         """The workers' scope: the grace period's deadline, or a second signal, ends it."""
-        self.health = EndpointHealth(plan, pool, changed=self._poke, stop=self._stop)
-        self.backlog = Backlog(plan, store, finished, result, self.health.blocked)
-        self.lost: Counter[str] = Counter()
-        """How often each episode's process was lost this session."""
-        self.flying: set[str] = set()
-        """Episodes a worker is playing now (what the progress calls in flight)."""
         self._changed = anyio.Event()
+
+    async def run(self, grace_s: float, handle_signals: bool) -> RunResult:
+        """The session from its start (a new run's folder cleared) to its summary."""
+        plan, result = self.plan, self.result
+        open_session(plan)
+        self.store = store = LeagueStore.open_for_run(plan.out)
+        started, name = time.monotonic(), plan.config.run.name
+        try:
+            plan.begin(store, lambda replay: store.keep(replay, plan.out))
+            finished = store.finished_episodes()
+            log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count(),
+                     already_finished=len(finished), executor=self.executor.where)  # fmt: skip
+            result.finished_before, result.episodes = len(finished), plan.episode_count()
+            self.on_episode(self.result)  # the session starts: a resume is said before any move
+            health = EndpointHealth(plan, self.pool, changed=self._poke, stop=self._stop)
+            self.health, blocked, given_up = health, health.blocked, health.gateway_too_short
+            self.backlog = Backlog(plan, store, finished, result, blocked, given_up)
+            with structlog.contextvars.bound_contextvars(run=name):
+                await self.play(grace_s, handle_signals)
+            close_session(plan, store, result, self.backlog, time.monotonic() - started)
+        finally:
+            store.close()
+        log.info("run_finished", run=name, played=result.played, skipped=result.skipped,
+                 failed=len(result.failed), interrupted=result.interrupted,
+                 wall_s=round(result.wall_s, 3))  # fmt: skip
+        return result
 
     async def play(self, grace_s: float, handle_signals: bool) -> None:
         """Producer and workers inside the work scope; the writer outside it, so what
@@ -229,8 +179,7 @@ class _Session:
                         with anyio.move_on_after(WAKE_S):  # a missed wake-up costs a second
                             await changed.wait()
                         continue
-                    game = episode.match.game
-                    if game not in self.setups:
+                    if (game := episode.match.game) not in self.setups:
                         self.setups[game] = self.plan.setup_for(
                             game, self.pool, self.health.breakers, self.desk
                         )
@@ -253,13 +202,10 @@ class _Session:
             self.work_scope.cancel()
 
     def _moved(self, episode: Episode, playing: bool) -> None:
-        if playing:
-            self.flying.add(episode.id)
-        else:
-            self.flying.discard(episode.id)
-        self.result.in_flight = len(self.flying)
-        if self.on_episode:
-            self.on_episode(self.result)
+        """A worker starts playing `episode`, or is done with it."""
+        (self.backlog.start if playing else self.backlog.ended)(episode)
+        self.result.in_flight = len(self.backlog.running)
+        self.on_episode(self.result)
 
     async def _work(
         self,
@@ -273,15 +219,23 @@ class _Session:
                     self.backlog.waiting.append(episode)
                     self._let_go(episode)
                     continue
-                self.backlog.playing[episode.id] = episode
                 self._moved(episode, True)
                 try:
+                    game = episode.match.game
                     replay: Replay | EpisodeFailure = await self.executor.play(
-                        self.setups[episode.match.game], episode
+                        self.setups[game], episode
                     )
-                except EpisodeLost as exc:
-                    await self._lost(episode, exc, done)
-                    continue
+                except EpisodeLost as exc:  # nothing stored but a cut card's finished games
+                    cut = await anyio.to_thread.run_sync(self.setups[game].hooks.cut, episode.id)
+                    if cut is not None:
+                        self.backlog.expect(cut.episode)  # one more item for the writer
+                        await done.send(cut)
+                    kept = cut.episode if cut is not None else None
+                    failed = self.backlog.lost(episode, str(exc), kept)
+                    if failed is None:  # played again (a card with a new card)
+                        self._poke()
+                        continue
+                    replay = failed
                 except WorkerRefused as exc:
                     self._let_go(episode)
                     self._stop(str(exc))
@@ -294,66 +248,30 @@ class _Session:
                 await done.send(replay)
 
     def _let_go(self, episode: Episode) -> None:
-        """The episode leaves the workers unstored (it waits, or a resume plays it)."""
-        self.backlog.playing.pop(episode.id, None)
-        self.backlog.dealt_with(episode.id)
+        self.backlog.let_go(episode)
         self._poke()
-
-    async def _lost(
-        self,
-        episode: Episode,
-        why: EpisodeLost,
-        done: MemoryObjectSendStream[Replay | EpisodeFailure],
-    ) -> None:
-        """The process playing `episode` was lost: nothing of it is stored but a cut card's
-        finished games; it is played again (a card with a new card), up to `LOST_TRIES`."""
-        self.lost[episode.id] += 1
-        tries = self.lost[episode.id]
-        cut = await anyio.to_thread.run_sync(self.setups[episode.match.game].hooks.cut, episode.id)
-        log.warning(
-            "episode_lost", episode=episode.id, error=str(why), lost=tries,
-            kept=cut.episode if cut is not None else None,
-            note="played again from its start" if tries < LOST_TRIES else "given up",
-        )  # fmt: skip
-        if cut is not None:
-            self.backlog.expect(cut.episode)  # one more item for the writer
-            self.result.replays += 1
-            await done.send(cut)
-        if tries < LOST_TRIES:
-            self.backlog.again.append(episode)
-            self._let_go(episode)
-            return
-        error = f"its worker was lost {tries} times; last: {why}"
-        await done.send(EpisodeFailure(episode.id, error))
 
     async def _watch_signals(self, watcher: anyio.CancelScope, grace_s: float) -> None:
         """First signal: stop scheduling, grace for the episodes in flight; second: stop now."""
         with watcher, anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for signum in signals:
                 self.result.interrupted = True
-                work = self.work_scope
-                flying = self.result.in_flight
-                if work.deadline == float("inf"):
-                    log.warning(
-                        "stop_requested", signal=signal.Signals(signum).name, grace_s=grace_s,
-                        in_flight=flying,
-                        note=f"no new episode starts; the {flying} in flight get {grace_s:g} s to "
-                        "finish; a second Ctrl-C discards them (a resume plays them again)",
-                    )  # fmt: skip
-                    self.schedule_scope.cancel()
-                    work.deadline = anyio.current_time() + grace_s
-                else:
-                    log.warning(
-                        "stop_forced",
-                        signal=signal.Signals(signum).name,
-                        discarded=flying,
-                        note=f"{flying} episode(s) in flight discarded: a resume plays them again",
-                    )
-                    work.cancel()
+                name, flying = signal.Signals(signum).name, self.result.in_flight
+                if self.work_scope.deadline < float("inf"):
+                    log.warning("stop_forced", signal=name, discarded=flying,
+                                note=f"{flying} episode(s) in flight discarded: a resume plays "
+                                "them again")  # fmt: skip
+                    self.work_scope.cancel()
+                    continue
+                log.warning("stop_requested", signal=name, grace_s=grace_s, in_flight=flying,
+                            note=f"no new episode starts; the {flying} in flight get {grace_s:g} s "
+                            "to finish; a second Ctrl-C discards them (a resume plays them again)")  # fmt: skip
+                self.schedule_scope.cancel()
+                self.work_scope.deadline = anyio.current_time() + grace_s
 
     def _store_durably(self, replay: Replay) -> list[GameSummary]:
         """Store the replay, then tell its game's hooks it is durable (a card's reveal)."""
-        summaries = _store(self.plan, self.store, replay)
+        summaries = self.store.keep(replay, self.plan.out)
         crash_point("store")
         self.setups[replay.game].hooks.stored(replay)
         return summaries
@@ -374,27 +292,7 @@ class _Session:
                         log.error("episode_not_stored", episode=item.episode, error=repr(exc))
                         self.result.failed.append(EpisodeFailure(item.episode, repr(exc)))
                     else:
-                        self.result.played += 1
-                        self.result.fallbacks += sum(s.fallback_count for s in summaries)
-                        self._again_if_spoiled(item, episode)
-                        self.backlog.stored(summaries)
+                        self.backlog.stored(item, episode, summaries)
                 self.backlog.dealt_with(item.episode)
                 self._poke()
-                if self.on_episode:
-                    self.on_episode(self.result)
-
-    def _again_if_spoiled(self, replay: Replay, episode: Episode | None) -> None:
-        """Queue the episode to be played again if a game of it did not measure a seat and it
-        is under the cap; past the cap it stays a no-contest."""
-        spoiled = [g for g in replay.games if g.result is not None and not measured(g.result)]
-        if not spoiled or episode is None:
-            return
-        if episode.replay >= 1 and self.health.gateway_too_short(replay, spoiled):
-            return
-        if episode.replay < self.backlog.replay_cap:
-            self.backlog.again_later(episode, spoiled[0].result.detail if spoiled[0].result else "")
-        else:
-            log.warning(
-                "no_contest_kept", episode=episode.id, replays=episode.replay,
-                reason="played again as often as replay_no_contest allows",
-            )  # fmt: skip
+                self.on_episode(self.result)

@@ -9,6 +9,7 @@ again. Readers (`arena report`, the viewer) open it read-only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.config import Config, ConfigError
+from arena.record.crash import crash_point
+from arena.record.replay import write_atomic
 from arena.record.validity import INFRASTRUCTURE_NC
 
 if TYPE_CHECKING:  # the standings are imported when the first result is stored or read
@@ -265,6 +268,15 @@ class LeagueStore:
             (len(INFRASTRUCTURE_NC), INFRASTRUCTURE_NC),
         )
         return {row[0] for row in rows}
+
+    def keep(self, replay: Replay, out: Path) -> list[GameSummary]:
+        """A finished episode kept for good: its replay file first (written atomically to
+        `out/replays/`), then the store (one transaction); its game summaries."""
+        path = out / "replays" / f"{replay.episode}.json"
+        text = replay.model_dump_json()
+        write_atomic(path, text)
+        crash_point("replay")
+        return self.record(replay, path, hashlib.sha256(text.encode()).hexdigest())
 
     def record(self, replay: Replay, replay_path: Path, digest: str) -> list[GameSummary]:
         """Store a finished episode in one transaction, with the SHA-256 of its replay file

@@ -21,8 +21,10 @@ from arena.record.ledger import new_generation
 from arena.record.replay import write_atomic, write_atomic_lines
 
 if TYPE_CHECKING:
+    from arena.league.backlog import Backlog
     from arena.league.plan import RunPlan
     from arena.league.standings import GameSummary
+    from arena.league.store import LeagueStore
 
 __all__ = [
     "GAMES_NAME",
@@ -30,6 +32,8 @@ __all__ = [
     "EpisodeFailure",
     "Progress",
     "RunResult",
+    "close_session",
+    "open_session",
     "read_summary_head",
     "start_over",
     "write_summary",
@@ -88,6 +92,14 @@ Progress = Callable[[RunResult], None]
 run's counts so far."""
 
 
+def open_session(plan: RunPlan) -> None:
+    """The run folder as a session starts: with `--force-new`, earlier sessions' results
+    gone (`start_over`); the resolved config written, for readers and for a resume."""
+    if plan.resume == "new":
+        start_over(plan.out)
+    write_atomic(plan.out / "config.resolved.json", json.dumps(plan.resolved(), indent=2))
+
+
 def start_over(out: Path) -> None:
     """--force-new: remove the old results, replays, the viewer's pages and the cut cards'
     kept games; the ledger is append-only and stays, with a new generation begun."""
@@ -98,6 +110,22 @@ def start_over(out: Path) -> None:
     for folder in ("replays", "view", PARTIAL):
         shutil.rmtree(out / folder, ignore_errors=True)
     new_generation(out)
+
+
+def close_session(
+    plan: RunPlan, store: LeagueStore, result: RunResult, backlog: Backlog, wall_s: float
+) -> None:
+    """The session's end: the stopping rules' state and the league's tables over every
+    stored game in `result`, the Elo history stored, `summary.json` and `games.jsonl`."""
+    from arena.league.tables import league_tables  # numpy's fits: not before the first move
+
+    result.stopping = backlog.rules.to_json()
+    if backlog.rounds is not None:
+        result.stopping["adaptive"] = backlog.rounds.to_json()
+    result.tables = league_tables(store.game_summaries(), plan.config, plan.master_seed)
+    store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])
+    result.wall_s = wall_s
+    write_summary(plan, result, store.game_summaries())
 
 
 def write_summary(plan: RunPlan, result: RunResult, games: Iterable[GameSummary]) -> None:
