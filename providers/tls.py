@@ -55,14 +55,14 @@ def tls_context(
 
 def _default_trust(trust: Trust) -> ssl.SSLContext:
     if trust == "system":
-        import truststore
+        import truststore  # the trust the run asks for, only
 
         return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     cafile = os.environ.get("SSL_CERT_FILE")
     capath = os.environ.get("SSL_CERT_DIR")
     if cafile or capath:
         return ssl.create_default_context(cafile=cafile or None, capath=capath or None)
-    import certifi
+    import certifi  # the trust the run asks for, only
 
     return ssl.create_default_context(cafile=certifi.where())
 

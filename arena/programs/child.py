@@ -26,6 +26,7 @@ A program that trips the guard forfeits even if it catches the refusal.
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import io
 import json
@@ -34,6 +35,7 @@ import os
 import random
 import resource
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any, BinaryIO, NoReturn, cast
@@ -330,9 +332,6 @@ def _drop_privileges(uid: int | None, parent_pid: int) -> dict[str, Any]:
 
 def _lock(seed: int) -> None:
     """From here on the guard refuses; the global rng is seeded so even escapes are replayable."""
-    import _thread
-    import time
-
     random.seed(f"program-global:{seed}")
     for name in _CLOCKS:
         if hasattr(time, name):
