@@ -17,6 +17,7 @@ from games.core import (
     ProgramHelper,
     TurnGame,
     Unreadable,
+    is_card_seed,
 )
 from games.registry import (
     ROTATION,
@@ -44,6 +45,7 @@ __all__ = [
     "Unreadable",
     "board_text",
     "families",
+    "is_card_seed",
     "load",
     "move_help",
     "names",

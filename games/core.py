@@ -40,6 +40,7 @@ __all__ = [
     "TurnGame",
     "TurnState",
     "Unreadable",
+    "is_card_seed",
     "normalise_token",
 ]
 
@@ -140,6 +141,12 @@ class MatchFormat:
     """Where the engine's chance comes from: `seed`, the match seed; `card`, a card seed
     drawn when the episode starts, committed before its first roll and revealed after."""
 
+    @property
+    def dealt_in_cards(self) -> bool:
+        """Whether each episode is dealt a card (`chance = "card"`): what a run's `dice`
+        setting and a given card seed apply to."""
+        return self.chance == "card"
+
     def aliases(self, seed: int, game_index: int = 1) -> tuple[str, str]:
         """The names of seats 0 and 1 inside game `game_index` (1 or 2) of a match on `seed`.
 
@@ -203,6 +210,13 @@ class Game(ABC, Generic[S]):
     @abstractmethod
     def initial(self, seed: int | str, game: int = 1) -> S:
         """The starting state; all chance derives from `seed` and `game` (1 or 2)."""
+
+    def derived_chance(self, seed: int, card: int = 1, attempt: int = 1) -> int | str:
+        """The chance of an episode all of whose chance follows from the integer `seed`:
+        `seed` itself where the match seed is the chance; for a game dealt in cards, the
+        seed of card `card` (its `attempt`-th deal) in a run with `dice = "derived"` and
+        master seed `seed` (what `arena prompt` and `arena check` play by default)."""
+        return seed
 
     def game_chance(self, chance: int | str, game: int) -> int | str:
         """What game `game` of an episode needs of the episode's chance, and nothing more: the
@@ -272,6 +286,13 @@ class Game(ABC, Generic[S]):
 
 
 _STRIP = re.compile(r"[^a-z0-9]")
+_CARD_SEED = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def is_card_seed(text: object) -> bool:
+    """Whether `text` has the shape of a card seed, what a game dealt in cards is dealt:
+    a string of 64 hex digits (32 random bytes, drawn when the card starts)."""
+    return isinstance(text, str) and _CARD_SEED.fullmatch(text) is not None
 
 
 def normalise_token(text: str) -> str:

@@ -36,11 +36,13 @@ from providers.errors import (
     TransportError,
 )
 from providers.spec import (
+    CONNECTION_SETTINGS,
     DEFAULT_BASE_URLS,
     DEFAULT_IDLE_EXPIRY_S,
     DEFAULT_MAX_RESPONSE_BYTES,
     PROTOCOLS,
     TRUSTS,
+    EndpointSettings,
     Price,
     ProviderSpec,
     Trust,
@@ -73,6 +75,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CONNECTION_SETTINGS",
     "DEFAULT_BASE_URLS",
     "DEFAULT_IDLE_EXPIRY_S",
     "DEFAULT_MAX_RESPONSE_BYTES",
@@ -84,6 +87,7 @@ __all__ = [
     "CertificateError",
     "Completion",
     "CompletionRequest",
+    "EndpointSettings",
     "HTTPProvider",
     "HTTPStatusError",
     "InvalidResponse",

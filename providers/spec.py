@@ -1,22 +1,40 @@
-"""Which endpoint, model and key a provider client talks to, and what its tokens cost."""
+"""Which endpoint, model and key a provider client talks to, and what its tokens cost.
+
+`EndpointSettings` are a model endpoint's settings as a run config writes them (one URL
+or several replicas, the names of the variables that hold its secrets, TLS files, params,
+limits); they are checked once, where they are written, and `EndpointSettings.specs`
+makes the `ProviderSpec` of each replica, the one endpoint with its key that a client
+calls.
+"""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
+from providers.checks import check_header_values, check_settings, owned_param
 from providers.completion import Usage
 
 __all__ = [
+    "CONNECTION_SETTINGS",
     "DEFAULT_BASE_URLS",
     "DEFAULT_IDLE_EXPIRY_S",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "PROTOCOLS",
     "TRUSTS",
+    "EndpointSettings",
     "Price",
     "ProviderSpec",
     "Trust",
@@ -45,62 +63,6 @@ DEFAULT_BASE_URLS: dict[WireProtocolName, str] = {
 """Where each protocol's vendor serves it when no base_url is given."""
 
 _REDACTED = "[redacted]"
-
-# What a policy adds to a protocol's request (`params`) is merged into the wire body as the
-# protocol spells it (`wire.deep_merge`). The fields the arena itself sets are not params:
-# each is refused, naming the policy field that sets it.
-_CAP_SPELLINGS = ("max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens")
-
-_COMMON: dict[str, str] = {
-    "model": "use `model` instead",
-    "stream": "leave it out: the arena reads whole replies",
-    **{cap: "use `max_tokens` instead" for cap in _CAP_SPELLINGS},
-}
-_OWNED: dict[WireProtocolName, dict[str, str]] = {
-    "openai": {
-        **_COMMON,
-        "messages": "use the prompt template (`prompt`; `layout` for a system message) instead",
-        "temperature": "use `temperature` instead",
-        "seed": "use `seed` instead",
-        "response_format": "use `json_mode` instead",
-    },
-    "anthropic": {
-        **_COMMON,
-        "messages": "use the prompt template (`prompt`) instead",
-        "system": 'use `layout = "chat"` instead (the template\'s stable part is the system message)',
-        "temperature": "use `temperature` instead",
-    },
-    "gemini": {
-        **_COMMON,
-        "contents": "use the prompt template (`prompt`) instead",
-        "systemInstruction": 'use `layout = "chat"` instead (the template\'s stable part)',
-        "generationConfig.temperature": "use `temperature` instead",
-        "generationConfig.seed": "use `seed` instead",
-        "generationConfig.responseMimeType": "use `json_mode` instead",
-        **{f"generationConfig.{cap}": "use `max_tokens` instead" for cap in _CAP_SPELLINGS},
-    },
-}
-
-
-def owned_param(protocol: WireProtocolName, params: Mapping[str, Any]) -> tuple[str, str] | None:
-    """The first key of `params` (dotted, for a nested one) the arena sets itself in
-    `protocol`'s body, and what to do instead; None when there is none."""
-    owned = _OWNED[protocol]
-    for path in _paths(params):
-        if path in owned:
-            return path, owned[path]
-    return None
-
-
-def _paths(params: Mapping[str, Any], prefix: str = "") -> list[str]:
-    """Every key of `params`, dotted, with each nested table's own keys."""
-    found = []
-    for key, value in params.items():
-        path = f"{prefix}{key}"
-        found.append(path)
-        if isinstance(value, Mapping):
-            found += _paths(value, f"{path}.")
-    return found
 
 
 class Price(BaseModel):
@@ -141,13 +103,13 @@ DEFAULT_IDLE_EXPIRY_S = 5.0
 shorter than the idle timeouts of the NATs, load balancers and gateways that drop a quiet
 connection without a word."""
 
-_HEADER_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
-_FRAMING_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "content-type"})
-"""Headers the HTTP client writes for every request itself: a policy cannot replace them."""
+_CHECKED = "settings_checked"
+"""Set in the validation context of a spec made of checked `EndpointSettings`."""
 
 
 class ProviderSpec(BaseModel):
-    """One model behind one endpoint: everything a client needs to call it.
+    """One model behind one endpoint: everything a client needs to call it (a config's
+    settings give one per replica, `EndpointSettings.specs`).
 
     The API key is a `SecretStr`: reprs, `str()` and JSON dumps show it masked,
     and `redact` scrubs it from any text a server sends back.
@@ -203,34 +165,15 @@ class ProviderSpec(BaseModel):
         )
 
     @model_validator(mode="after")
-    def _headers_of_our_own(self) -> ProviderSpec:
-        names = [*self.headers, *self.secret_headers]
-        for name in names:
-            if not _HEADER_NAME.fullmatch(name):
-                raise ValueError(f"header name {name!r} is not an HTTP token: check its spelling")
-            if name.lower() in _FRAMING_HEADERS:
-                raise ValueError(
-                    f"header {name!r} is written by the HTTP client for every request: remove it"
-                )
-        lowered = [n.lower() for n in names]
-        twice = sorted({n for n in lowered if lowered.count(n) > 1})
-        if twice:
-            raise ValueError(f"header {twice[0]!r} is given twice (headers and headers_env)")
-        values = [
-            *self.headers.values(),
-            *(v.get_secret_value() for v in self.secret_headers.values()),
-        ]
-        if any(c in value for value in values for c in "\r\n\0"):
-            raise ValueError("a header value holds a line break or NUL: remove it")
-        if self.client_key is not None and self.client_cert is None:
-            raise ValueError("client_key is the key of client_cert: give client_cert too")
-        return self
-
-    @model_validator(mode="after")
-    def _no_owned_params(self) -> ProviderSpec:
-        owned = owned_param(self.protocol, self.params)
-        if owned is not None:
-            raise ValueError(f"params.{owned[0]} is set by the arena itself: {owned[1]}")
+    def _checked(self, info: ValidationInfo) -> ProviderSpec:
+        # A spec made of checked settings (`EndpointSettings.specs`) is not checked again:
+        # only the secret header values, read from the environment since, are new.
+        if not (info.context or {}).get(_CHECKED):
+            check_settings(
+                self.protocol, self.params, self.headers, self.secret_headers,
+                self.client_cert, self.client_key,
+            )  # fmt: skip
+        check_header_values(v.get_secret_value() for v in self.secret_headers.values())
         return self
 
     @model_validator(mode="before")
@@ -280,3 +223,139 @@ class ProviderSpec(BaseModel):
     def cost_usd(self, usage: Usage) -> float | None:
         """The cost of `usage` in USD, or None without a price table or token counts."""
         return None if self.price is None else self.price.cost_usd(usage)
+
+
+CONNECTION_SETTINGS = (
+    "ca_bundle",
+    "client_cert",
+    "client_key",
+    "headers",
+    "headers_env",
+    "idle_expiry_s",
+)
+"""The endpoint settings that decide how it is reached, never what it answers: a resumed
+run may change them."""
+
+_AS_WRITTEN = (
+    "model",
+    "max_connections",
+    "price",
+    "max_response_bytes",
+    "params",
+    "prompt_cache",
+    "headers",
+    "idle_expiry_s",
+)
+"""The settings a replica's spec takes as they are written."""
+
+_FILES = ("ca_bundle", "client_cert", "client_key")
+"""The settings that are paths (a spec takes them as text)."""
+
+
+class EndpointSettings(BaseModel):
+    """A model endpoint's settings, as a run config's `llm` policy writes them (these are
+    its keys); `specs` makes the spec of each replica.
+
+    Each check runs here, once: a spec made of these settings checks only what is its own.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    provider: WireProtocolName
+    """The wire protocol the endpoint speaks."""
+    model: str = Field(min_length=1)
+    """The model name the endpoint expects."""
+    base_url: str | list[str] | None = None
+    """The endpoint, or a list of replicas serving the same model: each request goes to
+    the replica with the fewest in flight, and past one that fails."""
+    api_key_env: str | None = None
+    """The environment variable that holds the API key; None for keyless local servers."""
+    max_connections: int = Field(default=16, ge=1)
+    """Requests in flight at once, per replica."""
+    # An empty dict as the default (pydantic copies it for each model), not
+    # `default_factory=dict`: pydantic reads a factory's signature, and a builtin's is
+    # parsed from its text by the tokenizer, whose patterns take a while to compile.
+    params: dict[str, Any] = Field(default={})
+    """Fields merged into the protocol's request body (e.g. reasoning_effort, thinking,
+    generationConfig.thinkingConfig, top_p, provider); not the arena's own fields."""
+    prompt_cache: bool = False
+    """Anthropic, with layout = "chat": mark the stable part for the prompt cache."""
+    price: Price | None = None
+    """USD per million tokens: input_per_mtok, output_per_mtok, cached_input_per_mtok."""
+    max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, ge=1024)
+    """The most of a response body read; past it the attempt is `provider_error`."""
+    ca_bundle: Path | None = None
+    """A PEM file of the CA(s) that signed the endpoint's certificate (a company gateway's
+    private CA), trusted beside the default trust (`[run] trust`), not instead of it."""
+    client_cert: Path | None = None
+    """A PEM client certificate, for an endpoint that asks for one (mutual TLS); its
+    private key in the same file, or in `client_key`."""
+    client_key: Path | None = None
+    """The unencrypted PEM private key of `client_cert`."""
+    headers: dict[str, str] = Field(default={})
+    """Headers sent with every request (a gateway's routing or tenant headers)."""
+    headers_env: dict[str, str] = Field(default={})
+    """Headers whose values are secrets, each read from the environment variable named
+    (`{ "api-key" = "AZURE_KEY" }`): redacted from every output, as keys are."""
+    idle_expiry_s: float = Field(default=DEFAULT_IDLE_EXPIRY_S, gt=0)
+    """Seconds an idle keep-alive connection is kept for the next request: shorter than
+    the idle timeout of any NAT, load balancer or gateway on the way."""
+
+    @property
+    def base_urls(self) -> list[str]:
+        """Every replica's URL; [""] for the protocol's default endpoint."""
+        if isinstance(self.base_url, list):
+            return self.base_url
+        return [self.base_url or ""]
+
+    @field_validator("base_url")
+    @classmethod
+    def _replicas(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("base_url = [] names no replica: give one URL or a list of them")
+            repeated = sorted({u for u in value if value.count(u) > 1})
+            if repeated:
+                raise ValueError(f"base_url lists {', '.join(repeated)} more than once")
+        return value
+
+    @model_validator(mode="after")
+    def _checked(self) -> Self:
+        check_settings(
+            self.provider, self.params, self.headers, self.headers_env,
+            self.client_cert, self.client_key,
+        )  # fmt: skip
+        if self.prompt_cache and self.provider != "anthropic":
+            raise ValueError(
+                f"prompt_cache marks Anthropic's cache_control; {self.provider} caches a "
+                'repeated prefix on its own: remove prompt_cache (keep layout = "chat")'
+            )
+        return self
+
+    def located(self, folder: Path) -> Self:
+        """The settings with their certificate paths read from `folder` where they are
+        relative (a config's paths start at its file's folder)."""
+        update = {
+            key: folder / path
+            for key in _FILES
+            if (path := getattr(self, key)) is not None and not path.is_absolute()
+        }
+        return self.model_copy(update=update) if update else self
+
+    def specs(self, environ: Mapping[str, str]) -> list[ProviderSpec]:
+        """The spec of each replica (one for a single `base_url`), with the key and the
+        secret headers read from `environ` by the variable names the settings give."""
+        key = environ.get(self.api_key_env) if self.api_key_env else None
+        fields = {
+            **{name: getattr(self, name) for name in _AS_WRITTEN},
+            **{name: str(path) for name in _FILES if (path := getattr(self, name)) is not None},
+            "protocol": self.provider,
+            "api_key": SecretStr(key) if key else None,
+            "secret_headers": {
+                name: SecretStr(environ.get(env, "")) for name, env in self.headers_env.items()
+            },
+        }
+        return [
+            ProviderSpec.model_validate({**fields, "base_url": url}, context={_CHECKED: True})
+            for url in self.base_urls
+        ]

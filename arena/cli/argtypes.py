@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from games import is_card_seed
+
 __all__ = ["card_seed", "match_seed", "port"]
 
 
@@ -18,8 +20,6 @@ def port(text: str) -> int:
 
 def match_seed(text: str) -> int:
     """An argparse type: an integer match seed; a card's hex seed is pointed at --card-seed."""
-    from games.backgammon.dice import is_card_seed
-
     if is_card_seed(text):
         raise argparse.ArgumentTypeError(
             f"{text[:8]}... is a backgammon card's seed: pass it as --card-seed HEX, "
@@ -33,8 +33,6 @@ def match_seed(text: str) -> int:
 
 def card_seed(text: str) -> str:
     """An argparse type: a backgammon card's seed, 64 hex digits."""
-    from games.backgammon.dice import is_card_seed
-
     if not is_card_seed(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a card seed (64 hex digits)")
     return text

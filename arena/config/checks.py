@@ -139,7 +139,7 @@ def _check_game_table(game: games.Game[Any], name: str, table: GameTable, source
             f"{source}: [game.{name}] episode_wall_s = {table.episode_wall_s:g}: {name} is never "
             f"stopped by time (a game runs to its end{cap}; docs/rules.md): remove episode_wall_s"
         )
-    if table.dice is not None and fmt.chance != "card":
+    if table.dice is not None and not fmt.dealt_in_cards:
         raise ConfigError(
             f"{source}: [game.{name}] dice = {table.dice!r}: {name}'s chance comes from the match "
             "seed, not from cards: remove dice"

@@ -20,8 +20,8 @@ from pydantic import (
 )
 
 import games
-from providers import DEFAULT_IDLE_EXPIRY_S, DEFAULT_MAX_RESPONSE_BYTES, Price, Trust
-from providers.spec import owned_param
+import providers
+from providers import EndpointSettings, Trust
 
 __all__ = [
     "CONNECTION_SETTINGS",
@@ -219,111 +219,31 @@ class MockPolicy(_PolicyBase):
         return value
 
 
-class LlmPolicy(_PolicyBase):
-    """A model behind one of the wire protocols."""
+class LlmPolicy(EndpointSettings, _PolicyBase):
+    """A model behind one of the wire protocols: its endpoint's settings (the keys of
+    `providers.EndpointSettings`, checked there) and how each request asks it."""
 
     kind: Literal["llm"]
-    provider: Literal["openai", "anthropic", "gemini"]
-    model: str = Field(min_length=1)
-    base_url: str | list[str] | None = None
-    """The endpoint, or a list of replicas serving the same model: each request goes to
-    the replica with the fewest in flight, and past one that fails."""
-    api_key_env: str | None = None
-    max_connections: int = Field(default=16, ge=1)
-    """Requests in flight at once, per replica."""
     max_tokens: int = Field(default=1024, ge=1)
     temperature: float | None = Field(default=None, ge=0)
     seed: int | None = None
     """A sampling seed, sent where the protocol has one (OpenAI-compatible, Gemini)."""
     json_mode: bool = False
     """Ask the provider to enforce a JSON object reply, where its protocol can."""
-    params: dict[str, Any] = Field(default={})  # a copy for each model, as `faults`
-    """Fields merged into the protocol's request body (e.g. reasoning_effort, thinking,
-    generationConfig.thinkingConfig, top_p, provider); not the arena's own fields."""
     layout: Literal["single", "chat"] = "single"
     """`chat`: the template's stable part goes as the system message, the rest as the
     user message (what a provider's prompt cache can keep); `single`: one user message."""
-    prompt_cache: bool = False
-    """Anthropic, with layout = "chat": mark the stable part for the prompt cache."""
-    price: Price | None = None
-    """USD per million tokens: input_per_mtok, output_per_mtok, cached_input_per_mtok."""
-    max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, ge=1024)
-    """The most of a response body read; past it the attempt is `provider_error`."""
-    ca_bundle: Path | None = None
-    """A PEM file of the CA(s) that signed the endpoint's certificate (a company gateway's
-    private CA), trusted beside the default trust (`[run] trust`), not instead of it."""
-    client_cert: Path | None = None
-    """A PEM client certificate, for an endpoint that asks for one (mutual TLS); its
-    private key in the same file, or in `client_key`."""
-    client_key: Path | None = None
-    """The unencrypted PEM private key of `client_cert`."""
-    headers: dict[str, str] = Field(default={})
-    """Headers sent with every request (a gateway's routing or tenant headers)."""
-    headers_env: dict[str, str] = Field(default={})
-    """Headers whose values are secrets, each read from the environment variable named
-    (`{ "api-key" = "AZURE_KEY" }`): redacted from every output, as keys are."""
-    idle_expiry_s: float = Field(default=DEFAULT_IDLE_EXPIRY_S, gt=0)
-    """Seconds an idle keep-alive connection is kept for the next request: shorter than
-    the idle timeout of any NAT, load balancer or gateway on the way."""
-
-    @property
-    def base_urls(self) -> list[str]:
-        """Every replica's URL; [""] for the protocol's default endpoint."""
-        if isinstance(self.base_url, list):
-            return self.base_url
-        return [self.base_url or ""]
-
-    @field_validator("base_url")
-    @classmethod
-    def _replicas(cls, value: str | list[str] | None) -> str | list[str] | None:
-        if isinstance(value, list):
-            if not value:
-                raise ValueError("base_url = [] names no replica: give one URL or a list of them")
-            repeated = sorted({u for u in value if value.count(u) > 1})
-            if repeated:
-                raise ValueError(f"base_url lists {', '.join(repeated)} more than once")
-        return value
 
     @model_validator(mode="after")
-    def _extras(self) -> LlmPolicy:
-        owned = owned_param(self.provider, self.params)
-        if owned is not None:
-            raise ValueError(f"params.{owned[0]} is a field the arena sets itself: {owned[1]}")
-        if self.prompt_cache and self.provider != "anthropic":
-            raise ValueError(
-                f"prompt_cache marks Anthropic's cache_control; {self.provider} caches a "
-                'repeated prefix on its own: remove prompt_cache (keep layout = "chat")'
-            )
+    def _cache_needs_chat(self) -> LlmPolicy:
         if self.prompt_cache and self.layout != "chat":
             raise ValueError('prompt_cache caches the system message: set layout = "chat" with it')
-        if self.client_key is not None and self.client_cert is None:
-            raise ValueError("client_key is the private key of client_cert: set client_cert too")
-        both = sorted({n.lower() for n in self.headers} & {n.lower() for n in self.headers_env})
-        if both:
-            raise ValueError(f"header {both[0]!r} is in both headers and headers_env: keep one")
         return self
 
-    def located(self, folder: Path) -> LlmPolicy:
-        """The policy with its certificate paths read from `folder` where they are relative
-        (a config's paths start at its file's folder)."""
-        update = {
-            key: folder / path
-            for key in ("ca_bundle", "client_cert", "client_key")
-            if (path := getattr(self, key)) is not None and not path.is_absolute()
-        }
-        return self.model_copy(update=update) if update else self
 
-
-CONNECTION_SETTINGS = (
-    "ca_bundle",
-    "client_cert",
-    "client_key",
-    "headers",
-    "headers_env",
-    "idle_expiry_s",
-)
+CONNECTION_SETTINGS = providers.CONNECTION_SETTINGS
 """The `llm` policy keys that decide how its endpoint is reached, never what it answers: a
-resumed run may change them."""
+resumed run may change them (the endpoint settings' own list)."""
 
 
 class ProgramPolicy(_PolicyBase):

@@ -74,11 +74,16 @@ deadlines, the test's hypotheses, the validity rules, what a replay records) is
 compared."""
 
 
-_ASKED_AS = {
-    "provider", "model", "base_url", "params", "layout", "prompt_cache", "max_tokens",
-    "temperature", "seed", "json_mode",
-}  # fmt: skip
-"""What a replay records of how a model policy was asked."""
+_ASKED_AS = (
+    "provider", "model", "base_url", "max_tokens", "temperature", "seed", "json_mode",
+    "params", "layout", "prompt_cache",
+)  # fmt: skip
+"""What a replay records of how a model policy was asked, in the order it records it."""
+
+
+def _asked_as(spec: LlmPolicy) -> dict[str, Any]:
+    asked = spec.model_dump(mode="json", include=set(_ASKED_AS))
+    return {key: asked[key] for key in _ASKED_AS}
 
 
 @dataclass(frozen=True)
@@ -209,7 +214,7 @@ class RunPlan:
             hooks=self._hooks(game),
             max_infra_share=config.run.max_infra_share,
             models={
-                name: self.redactor.value(spec.model_dump(mode="json", include=_ASKED_AS))
+                name: self.redactor.value(_asked_as(spec))
                 for name, spec in config.policies.items()
                 if isinstance(spec, LlmPolicy)
             },

@@ -8,7 +8,6 @@ from typing import Any
 import games
 from arena.config import ConfigError, LlmPolicy, load_config
 from arena.play.prompts import Prompt, SeatContext, load_template, render_prompt
-from games.backgammon import derived_card_seed
 
 __all__ = ["SYSTEM_HEADER", "USER_HEADER", "preview_prompt", "shown", "stable_note"]
 
@@ -95,12 +94,13 @@ def preview_prompt(
 
 
 def _chance(rules: games.Game[Any], seed: int, card_seed: str | None) -> int | str:
-    """What the game's chance comes from: the match seed, or a card's seed."""
-    if rules.match_format.chance == "card":
-        return card_seed or derived_card_seed(seed, 1, 1)
-    if card_seed is not None:
+    """What the game's chance comes from: the match seed, or a card's seed (`card_seed`, by
+    default the game's `derived_chance` of `seed`)."""
+    if card_seed is None:
+        return rules.derived_chance(seed)
+    if not rules.match_format.dealt_in_cards:
         raise ConfigError(
             f"--card-seed: {rules.name} is not dealt in cards (its chance comes from --seed): "
             "remove --card-seed"
         )
-    return seed
+    return card_seed

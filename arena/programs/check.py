@@ -173,11 +173,7 @@ async def check_program(
         return replace(report, problems=tuple(exc.problems))
     report = replace(report, sha256=info.sha256)
     game = games.load(game_name)
-    game_seed: int | str = seed
-    if game.match_format.chance == "card":  # a card's seed, derived as a research run derives it
-        from games.backgammon import derived_card_seed
-
-        game_seed = derived_card_seed(seed, 1, 1)
+    game_seed = game.derived_chance(seed)  # the seed, or card 1 as a derived-dice run deals it
     if game.reply_key(game.initial(game_seed)) == "setup" and not info.plays_setup:
         return replace(
             report,

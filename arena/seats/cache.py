@@ -81,19 +81,8 @@ def request_key(
     policy: LlmPolicy, request: providers.CompletionRequest, redactor: Redactor | None = None
 ) -> RequestKey:
     """The key of `request` to `policy`'s model: the same whichever replica answers it."""
-    specs = sorted(
-        (
-            providers.ProviderSpec(
-                protocol=policy.provider,
-                model=policy.model,
-                base_url=url,
-                params=policy.params,
-                prompt_cache=policy.prompt_cache,
-            )  # no api_key: the body never holds one, and the spec cannot leak it
-            for url in policy.base_urls
-        ),
-        key=lambda spec: spec.base_url,
-    )
+    # An empty environment: no key, which the body never holds, so the spec cannot leak it.
+    specs = sorted(policy.specs({}), key=lambda spec: spec.base_url)
     body = WIRE_PROTOCOLS[policy.provider].build_request(specs[0], request).json
     parts = (redactor or Redactor()).value(
         {

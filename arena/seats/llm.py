@@ -12,12 +12,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import fields, replace
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import anyio
 import structlog
-from pydantic import SecretStr
 
 import providers
 from arena.config import LlmPolicy
@@ -36,35 +34,8 @@ log = structlog.get_logger("arena.seats.llm")
 
 def provider_specs(policy: LlmPolicy) -> list[providers.ProviderSpec]:
     """The provider spec of each of a policy's replicas (one for a single `base_url`); the
-    key comes from the variable `api_key_env` names."""
-    key = os.environ.get(policy.api_key_env) if policy.api_key_env else None
-    secret_headers = {
-        name: SecretStr(os.environ.get(env, "")) for name, env in policy.headers_env.items()
-    }
-    return [
-        providers.ProviderSpec(
-            protocol=policy.provider,
-            model=policy.model,
-            base_url=url,
-            api_key=SecretStr(key) if key else None,
-            max_connections=policy.max_connections,
-            price=policy.price,
-            max_response_bytes=policy.max_response_bytes,
-            params=policy.params,
-            prompt_cache=policy.prompt_cache,
-            headers=policy.headers,
-            secret_headers=secret_headers,
-            ca_bundle=_path(policy.ca_bundle),
-            client_cert=_path(policy.client_cert),
-            client_key=_path(policy.client_key),
-            idle_expiry_s=policy.idle_expiry_s,
-        )
-        for url in policy.base_urls
-    ]
-
-
-def _path(path: Path | None) -> str | None:
-    return None if path is None else str(path)
+    key and the secret headers come from the variables the policy names."""
+    return policy.specs(os.environ)
 
 
 def provider_spec(policy: LlmPolicy) -> providers.ProviderSpec:

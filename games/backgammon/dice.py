@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 from dataclasses import dataclass
+
+from games.core import is_card_seed
 
 __all__ = [
     "GAME_SEED_MARK",
@@ -41,7 +42,6 @@ __all__ = [
 ]
 
 _ACCEPT_BELOW = 252
-_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +59,6 @@ class Roll:
     def to_json(self) -> dict[str, object]:
         """A JSON-able copy, as a replay records it."""
         return {"ply": self.ply, "nonce": self.nonce, "dice": list(self.dice)}
-
-
-def is_card_seed(text: object) -> bool:
-    """Whether `text` has the shape of a card seed: a string of 64 hex digits."""
-    return isinstance(text, str) and _HEX64.fullmatch(text) is not None
 
 
 def commitment(card_seed: str) -> str:

@@ -157,6 +157,11 @@ class Backgammon(Game[BackgammonState]):
         turn = dice_rules.opener(opening)
         return BackgammonState(OPENING, OPENING, turn, opening, 0, game, seed_of_game)
 
+    def derived_chance(self, seed: int, card: int = 1, attempt: int = 1) -> int | str:
+        """The card seed of card `card`, deal `attempt`, in a `dice = "derived"` run with
+        master seed `seed`."""
+        return dice_rules.derived_card_seed(seed, card, attempt)
+
     def game_chance(self, chance: int | str, game: int) -> int | str:
         """The game's own seed: the card seed stays with whoever holds the ledger."""
         if not isinstance(chance, str) or not dice_rules.is_card_seed(chance):

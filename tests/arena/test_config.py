@@ -123,3 +123,21 @@ def test_a_game_never_stopped_by_time_refuses_a_wall_clock() -> None:
     data["game"] = {"hex": {"dice": "derived"}}
     with pytest.raises(ConfigError, match=r"\[game.hex\] dice = 'derived'"):
         parse_config(data)
+
+
+def test_an_llm_policy_s_endpoint_settings_are_checked_when_the_config_loads() -> None:
+    llm = {"kind": "llm", "provider": "openai", "model": "m"}
+    bad = _with(policies__b={**llm, "headers": {"Host": "gateway"}})
+    with pytest.raises(ConfigError, match=r"policies\.b.*header 'Host' is written by the HTTP"):
+        parse_config(bad, keys=False)
+    bad = _with(policies__b={**llm, "base_url": ["http://a/v1", "http://a/v1"]})
+    with pytest.raises(ConfigError, match=r"base_url lists http://a/v1 more than once"):
+        parse_config(bad, keys=False)
+
+
+def test_the_connection_settings_a_resume_may_change_are_the_endpoint_s_own() -> None:
+    import arena.config
+    import providers
+
+    assert arena.config.CONNECTION_SETTINGS == providers.CONNECTION_SETTINGS
+    assert set(providers.CONNECTION_SETTINGS) <= set(providers.EndpointSettings.model_fields)

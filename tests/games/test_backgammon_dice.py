@@ -74,6 +74,18 @@ def test_derived_card_seed_is_sha256_of_the_label() -> None:
     expected = hashlib.sha256(b"42:backgammon:3:2").hexdigest()
     assert derived_card_seed(42, 3, 2) == expected
     assert derived_card_seed(42, 3, 1) != expected
+    assert Backgammon().derived_chance(42, 3, 2) == expected  # the hook `arena prompt` asks
+
+
+def test_a_card_seed_is_64_hex_digits_of_either_case() -> None:
+    import games
+    from games.backgammon.dice import is_card_seed
+
+    assert is_card_seed is games.is_card_seed  # the shape of every card, named by both
+    assert games.is_card_seed(SEED)
+    assert games.is_card_seed(SEED.upper())
+    for not_one in (SEED[:-1], SEED + "0", "g" * 64, 12345, None):
+        assert not games.is_card_seed(not_one)
 
 
 def test_initial_refuses_an_integer_seed() -> None:

@@ -21,8 +21,8 @@ MAX_PLIES = 5000
 
 
 def _seed(name: str, n: int) -> int | str:
-    # Backgammon's chance comes from a card seed string; every other game takes an int.
-    return f"{n:064x}" if name == "backgammon" else n
+    # A game dealt in cards (backgammon) takes a card seed string; every other game an int.
+    return f"{n:064x}" if games.load(name).match_format.dealt_in_cards else n
 
 
 def _choose(game: games.Game[Any], state: Any, seat: int, rng: random.Random) -> Any:
@@ -76,6 +76,20 @@ def test_same_seed_and_moves_give_identical_states(name: str) -> None:
             game.standing(expected, s) for s in (0, 1)
         ]
     assert again.outcome(state) == game.outcome(states[-1])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_derived_chance_is_the_seed_or_a_card_seed_and_starts_the_game(name: str) -> None:
+    game = games.load(name)
+    chance = game.derived_chance(5)
+    if game.match_format.dealt_in_cards:
+        assert games.is_card_seed(chance)
+        others = {game.derived_chance(5, card=2), game.derived_chance(5, attempt=2)}
+        assert chance not in others
+        assert len(others) == 2
+    else:
+        assert chance == 5
+    assert game.initial(chance, game=1) == game.initial(game.derived_chance(5), game=1)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from providers import (
     CompletionRequest,
+    EndpointSettings,
     Providers,
     ProviderSpec,
     TransportError,
@@ -92,8 +93,11 @@ def test_a_field_the_arena_sets_is_refused_naming_the_one_to_use(
     assert owned is not None
     assert owned[0] == path
     assert use in owned[1]
-    with pytest.raises(ValidationError, match=f"params.{path} is set by the arena"):
+    wording = f"params.{path} is a field the arena sets itself"  # one check, one wording
+    with pytest.raises(ValidationError, match=wording):
         ProviderSpec(protocol=protocol, model="m", params=params)
+    with pytest.raises(ValidationError, match=wording):
+        EndpointSettings(provider=protocol, model="m", params=params)
 
 
 def test_fields_of_the_same_name_elsewhere_are_not_owned() -> None:
