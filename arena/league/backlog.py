@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -137,6 +137,13 @@ class Backlog:
         self.out[episode_id] -= 1
         if self.out[episode_id] <= 0:
             del self.out[episode_id]
+
+    def stopping(self) -> dict[str, Any]:
+        """The budgets' spending, the SPRT and the adaptive rounds, as the summary shows them."""
+        shown = self.rules.to_json()
+        if self.rounds is not None:
+            shown["adaptive"] = self.rounds.to_json()
+        return shown
 
     def start(self, episode: Episode) -> None:
         """A worker plays `episode` now."""

@@ -132,7 +132,7 @@ class _Session:
             self.backlog = Backlog(plan, store, finished, result, blocked, given_up)
             with structlog.contextvars.bound_contextvars(run=name):
                 await self.play(grace_s, handle_signals)
-            close_session(plan, store, result, self.backlog, time.monotonic() - started)
+            close_session(plan, store, result, self.backlog.stopping(), time.monotonic() - started)
         finally:
             store.close()
         log.info("run_finished", run=name, played=result.played, skipped=result.skipped,

@@ -21,7 +21,6 @@ from arena.record.ledger import new_generation
 from arena.record.replay import write_atomic, write_atomic_lines
 
 if TYPE_CHECKING:
-    from arena.league.backlog import Backlog
     from arena.league.plan import RunPlan
     from arena.league.standings import GameSummary
     from arena.league.store import LeagueStore
@@ -113,15 +112,13 @@ def start_over(out: Path) -> None:
 
 
 def close_session(
-    plan: RunPlan, store: LeagueStore, result: RunResult, backlog: Backlog, wall_s: float
+    plan: RunPlan, store: LeagueStore, result: RunResult, stopping: dict[str, Any], wall_s: float
 ) -> None:
     """The session's end: the stopping rules' state and the league's tables over every
     stored game in `result`, the Elo history stored, `summary.json` and `games.jsonl`."""
     from arena.league.tables import league_tables  # numpy's fits: not before the first move
 
-    result.stopping = backlog.rules.to_json()
-    if backlog.rounds is not None:
-        result.stopping["adaptive"] = backlog.rounds.to_json()
+    result.stopping = stopping
     result.tables = league_tables(store.game_summaries(), plan.config, plan.master_seed)
     store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])
     result.wall_s = wall_s
