@@ -28,8 +28,8 @@ from arena.play.match import Episode, Match
 
 if TYPE_CHECKING:
     from arena.league.rounds import AdaptiveRounds
-    from arena.league.standings import GameSummary
     from arena.league.summary import RunResult
+    from arena.results.standings import GameSummary
 
 __all__ = ["Backlog"]
 

@@ -17,8 +17,8 @@ from typing import Any
 from arena.config import ConfigError
 from arena.league.lock import hold_run_folder
 from arena.league.store import DB_NAME, LeagueStore, read_resolved
-from arena.league.tables import league_tables
 from arena.record.replay import load_replay
+from arena.results.tables import league_tables
 
 __all__ = ["rebuild_store"]
 

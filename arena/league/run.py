@@ -49,7 +49,7 @@ from arena.record.replay import Replay, write_atomic
 from arena.record.validity import measured
 
 if TYPE_CHECKING:
-    from arena.league.standings import GameSummary
+    from arena.results.standings import GameSummary
     from arena.seats.desk import Desk
 
 __all__ = ["LOST_TRIES", "WAKE_S", "Failure", "execute"]
@@ -133,7 +133,7 @@ async def _execute(
         result.stopping = session.backlog.rules.to_json()
         if session.backlog.rounds is not None:
             result.stopping["adaptive"] = session.backlog.rounds.to_json()
-        from arena.league.tables import league_tables
+        from arena.results.tables import league_tables
 
         result.tables = league_tables(store.game_summaries(), plan.config, plan.master_seed)
         store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])

@@ -21,8 +21,8 @@ from arena.config import Config, ConfigError
 from arena.record.validity import INFRASTRUCTURE_NC
 
 if TYPE_CHECKING:  # the standings are imported when the first result is stored or read
-    from arena.league.standings import GameSummary
     from arena.record.replay import Replay
+    from arena.results.standings import GameSummary
 
 __all__ = [
     "DB_NAME",
@@ -269,7 +269,7 @@ class LeagueStore:
     def record(self, replay: Replay, replay_path: Path, digest: str) -> list[GameSummary]:
         """Store a finished episode in one transaction, with the SHA-256 of its replay file
         (`digest`, which `arena verify` checks the file against); its game summaries."""
-        from arena.league.standings import summarise
+        from arena.results.standings import summarise
 
         summaries = summarise(replay)
         match = replay.match
@@ -328,7 +328,7 @@ class LeagueStore:
 
     def game_summaries(self) -> Iterator[GameSummary]:
         """Every stored game, in schedule order, read as it is iterated."""
-        from arena.league.standings import GameSummary
+        from arena.results.standings import GameSummary
 
         rows = self._db.execute(
             "SELECT summary FROM games ORDER BY match_index, episode, game_index"

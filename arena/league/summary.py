@@ -22,7 +22,7 @@ from arena.record.replay import write_atomic, write_atomic_lines
 
 if TYPE_CHECKING:
     from arena.league.plan import RunPlan
-    from arena.league.standings import GameSummary
+    from arena.results.standings import GameSummary
 
 __all__ = [
     "GAMES_NAME",
