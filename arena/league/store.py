@@ -5,10 +5,17 @@ finished episode (its games, fallback records and summary) goes in in one
 transaction after its replay file is on disk, so a kill at any moment loses at
 most the episodes in flight, and a resumed run never plays a finished one
 again. Readers (`arena report`, the viewer) open it read-only.
+
+The replays hold everything the store holds: `arena rebuild RUN` re-creates a
+damaged or deleted store by storing every replay again, in schedule order, and
+working out the ratings anew (`rebuild_store`). The digests the new store
+keeps are those of the replays as they are now: after a rebuild, only a run
+digest published earlier still tells whether a replay was edited.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
@@ -18,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.config import Config, ConfigError
+from arena.league.lock import hold_run_folder
 from arena.record.validity import INFRASTRUCTURE_NC
 
 if TYPE_CHECKING:  # the standings are imported when the first result is stored or read
@@ -32,6 +40,7 @@ __all__ = [
     "StoreDamaged",
     "config_changes",
     "read_resolved",
+    "rebuild_store",
 ]
 
 DB_NAME = "league.db"
@@ -381,3 +390,42 @@ def _detail(replay: Replay, index: int) -> str:
         if game.index == index and game.result is not None:
             return game.result.detail
     return ""
+
+
+def rebuild_store(out: Path) -> int:
+    """Re-create `out/league.db` from `out/replays/` (see the module docstring); returns the
+    episodes stored."""
+    from arena.record.replay import load_replay
+    from arena.results.tables import league_tables
+
+    config, master, resolved = read_resolved(out)
+    paths = sorted((out / "replays").glob("*.json"))
+    if not paths:
+        raise ConfigError(f"{out} has no replays to rebuild its store from")
+    replays = []
+    for path in paths:
+        try:
+            replays.append((load_replay(path), path))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(
+                f"{path} cannot be read as a replay ({exc}): move it out of replays/ to rebuild "
+                "without it"
+            ) from exc
+    replays.sort(key=lambda item: (item[0].match.index, item[0].episode))
+    with hold_run_folder(out):
+        for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
+            (out / name).unlink(missing_ok=True)
+        store = LeagueStore.open_for_run(out)
+        try:
+            policies: list[dict[str, Any]] = [
+                {"name": n, "kind": p.kind, "author": p.author, "templates": {}}
+                for n, p in config.policies.items()
+            ]
+            store.begin_run(config.run.name, master, resolved, policies)
+            for replay, path in replays:
+                store.record(replay, path, hashlib.sha256(path.read_bytes()).hexdigest())
+            tables = league_tables(store.game_summaries(), config, master)
+            store.store_ratings([(i, r) for i, r in tables["ratings"]["elo_history"]])
+        finally:
+            store.close()
+    return len(replays)
