@@ -2,7 +2,9 @@
 
     config     the run config: TOML in, validated models out, before any game
     league/    the schedule, the plan, the run (workers and the one writer), the
-               SQLite store, standings, ratings, the league tables and reports
+               SQLite store, endpoint health, the summary, the stop rules
+    results/   what the games mean: standings, ratings, the league's tables,
+               reports and exports (a report is handed the store it reads)
     cluster/   where the run's episodes are played: this process, or a Ray
                cluster's workers (the executor seam, the worker and its messages)
     play/      a match and its episodes, the game loop, one decision (deadlines,
@@ -10,7 +12,8 @@
     seats/     what sits in a seat: scripted baselines, models, the mock, programs,
                a person (at a table of the run's desk)
     programs/  the sandbox program seats run in, and `arena program check`
-    record/    replays, the ledger, backgammon cards, the episode hooks, verify
+    record/    replays, the ledger, backgammon cards, the episode hooks, verify,
+               the audit of a run folder (handed the store it checks against)
     viewer/    the static replay viewer and its server; the live play page
     mock_llm/  a local server speaking the three wire protocols, with faults
     logs       structlog, configured once
@@ -18,6 +21,7 @@
     cli/       the `arena` command: one module per subcommand (its arguments and
                handler), the run's console and progress
 
-Imports point one way: cli -> viewer, mock_llm -> league -> cluster -> seats
--> programs -> play -> record -> config, logs -> redact (a test holds the direction).
+Imports point one way: cli -> viewer, mock_llm -> league -> results -> cluster
+-> seats -> programs -> play -> record -> config, logs -> redact (a test holds
+the direction).
 """

@@ -42,8 +42,8 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.league.adaptive import pick_round_from_view, round_view
-from arena.league.ratings import MatchOutcome, _fit_log_strengths, _with_anchor_prior
 from arena.league.sprt import OUTCOMES, SequentialTest, bounds, expected_score, llr_many
+from arena.results.ratings import MatchOutcome, _fit_log_strengths, _with_anchor_prior
 
 ELO0, ELO1, ALPHA, BETA = 0.0, 20.0, 0.05, 0.05
 MAX_ERROR = 0.065

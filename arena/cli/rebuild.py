@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena rebuild` with the parsed `args`; its exit status."""
-    from arena.league.rebuild import rebuild_store
+    from arena.league.store import rebuild_store
 
     stored = rebuild_store(args.run)
     print(

@@ -4,10 +4,18 @@ sequential test, as a table, JSON or CSV."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from arena.cli.console import stdout
-from arena.league.formats import FORMATS, WHATS
+from arena.results.formats import FORMATS, WHATS
+
+if TYPE_CHECKING:  # the config, the store and the report are imported when a report is asked for
+    from arena.config import Config
+    from arena.league.store import LeagueStore
 
 __all__ = ["add_arguments", "handle"]
 
@@ -35,7 +43,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena report` with the parsed `args`; its exit status."""
-    from arena.league.report import load_league, render
+    from arena.league.store import read_resolved
+    from arena.results.report import League, render
 
-    render(load_league(args.run), args.what, args.format, stdout())
+    config, seed, _ = read_resolved(args.run)
+    with _stored(args.run) as store:
+        league = League(args.run, config, seed, store, partial(_sprt, config, store))
+        render(league, args.what, args.format, stdout())
     return 0
+
+
+@contextmanager
+def _stored(run: Path) -> Iterator[LeagueStore]:
+    """The league store of run folder `run`, read-only, for as long as the report is written."""
+    from arena.config import ConfigError
+    from arena.league.store import LeagueStore
+
+    try:
+        store = LeagueStore.open_readonly(run)
+    except FileNotFoundError as exc:
+        raise ConfigError(str(exc)) from exc
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _sprt(config: Config, store: LeagueStore) -> dict[str, Any] | None:
+    """The run's SPRT, re-derived from the stored games by the league's stop rules."""
+    from arena.league.stopping import StopRules
+
+    rules = StopRules(config, store.game_summaries(), store.spoiled_episodes())
+    sprt: dict[str, Any] | None = rules.to_json()["sprt"]
+    return sprt

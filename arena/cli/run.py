@@ -157,7 +157,7 @@ def _config(args: argparse.Namespace) -> Config:
 
 def _print_outcome(plan: RunPlan, result: RunResult) -> int:
     """The standings and what became of the run, on the console; the run's exit status."""
-    from arena.league.report import sprt_lines, standings_tables
+    from arena.results.report import sprt_lines, standings_tables
 
     out = stdout()
     for table in standings_tables(result.tables, out.width):

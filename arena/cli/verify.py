@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import closing
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["add_arguments", "handle"]
+if TYPE_CHECKING:  # the store and the audit are imported when a run folder is checked
+    from arena.record.audit import RunAudit
+
+__all__ = ["add_arguments", "audit_folder", "handle"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,13 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena verify` with the parsed `args`; its exit status."""
-    from arena.league.audit import audit_run
     from arena.record.verify import VerifyError, verify_file
 
     failed = False
     for target in args.paths:
         if (target / "replays").is_dir():
-            audit = audit_run(target)
+            audit = audit_folder(target)
             problems = list(audit.problems)
             if args.expect and args.expect != audit.digest:
                 problems.append(f"the run digest {audit.digest} is not the expected {args.expect}")
@@ -59,3 +63,16 @@ def handle(args: argparse.Namespace) -> int:
                 print(f"arena verify: FAILED: {exc}", file=sys.stderr)
                 failed = True
     return 1 if failed else 0
+
+
+def audit_folder(run: Path) -> RunAudit:
+    """Run folder `run` checked whole (`record.audit`) against its league store, opened
+    read-only (a missing store is one of the problems)."""
+    from arena.league.store import DB_NAME, LeagueStore
+    from arena.record.audit import audit_run
+
+    db = run / DB_NAME
+    if not db.exists():
+        return audit_run(run, db, None)
+    with closing(LeagueStore.open_readonly(run)) as store:
+        return audit_run(run, db, store)

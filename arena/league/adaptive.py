@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena.league.ratings import MatchOutcome, _bt_fit
+from arena.results.ratings import MatchOutcome, _bt_fit
 
 __all__ = [
     "Pair",

@@ -34,7 +34,7 @@ from arena.record.validity import measured
 
 if TYPE_CHECKING:
     from arena.league.rounds import AdaptiveRounds
-    from arena.league.standings import GameSummary
+    from arena.results.standings import GameSummary
 
 __all__ = ["LOST_TRIES", "Backlog"]
 

@@ -22,9 +22,9 @@ import games
 from arena.config import Config
 from arena.league.adaptive import pick_round_from_view, round_view
 from arena.league.schedule import match_seed
-from arena.league.standings import GameSummary
-from arena.league.tables import match_outcomes
 from arena.play.match import Match
+from arena.results.standings import GameSummary
+from arena.results.tables import match_outcomes
 
 __all__ = ["AdaptiveRounds"]
 

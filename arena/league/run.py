@@ -28,7 +28,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 import providers
 from arena.cluster import EpisodeLost, Executor, WorkerRefused, open_executor
-from arena.league.backlog import LOST_TRIES, Backlog
+from arena.league.backlog import Backlog
 from arena.league.health import EndpointHealth, model_policies
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
@@ -40,10 +40,10 @@ from arena.record.crash import crash_point
 from arena.record.replay import Replay
 
 if TYPE_CHECKING:
-    from arena.league.standings import GameSummary
+    from arena.results.standings import GameSummary
     from arena.seats.desk import Desk
 
-__all__ = ["LOST_TRIES", "WAKE_S", "Failure", "execute"]
+__all__ = ["WAKE_S", "Failure", "execute"]
 
 log = structlog.get_logger("arena.league.run")
 

@@ -23,7 +23,7 @@ from arena.config import Config
 
 if TYPE_CHECKING:  # the tables are imported by a run with a rule to feed
     from arena.league.sprt import SequentialTest
-    from arena.league.standings import GameSummary
+    from arena.results.standings import GameSummary
 
 __all__ = ["StopRules"]
 
@@ -109,7 +109,7 @@ class StopRules:
         """Give the test match `index` once it is settled."""
         if self.sprt is None or index in self._fed or index in pending:
             return
-        from arena.league.tables import counted_games, match_outcomes
+        from arena.results.tables import counted_games, match_outcomes
 
         counted = counted_games(self._games[index])
         if len(counted) != 2 or any(self._to_replay(g) for g in counted):
@@ -126,8 +126,8 @@ class StopRules:
     def _to_replay(self, g: GameSummary) -> bool:
         """A game that another play replaces: spoiled under the replay cap, or of a cut card
         (its replacement card follows)."""
-        from arena.league.tables import play_rank
         from arena.record.cards import CANCELLED_MARK
+        from arena.results.tables import play_rank
 
         if CANCELLED_MARK in g.episode:
             return True

@@ -5,6 +5,12 @@ finished episode (its games, fallback records and summary) goes in in one
 transaction after its replay file is on disk, so a kill at any moment loses at
 most the episodes in flight, and a resumed run never plays a finished one
 again. Readers (`arena report`, the viewer) open it read-only.
+
+The replays hold everything the store holds: `arena rebuild RUN` re-creates a
+damaged or deleted store by storing every replay again, in schedule order, and
+working out the ratings anew (`rebuild_store`). The digests the new store
+keeps are those of the replays as they are now: after a rebuild, only a run
+digest published earlier still tells whether a replay was edited.
 """
 
 from __future__ import annotations
@@ -19,13 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.config import Config, ConfigError
+from arena.league.lock import hold_run_folder
 from arena.record.crash import crash_point
 from arena.record.replay import write_atomic
 from arena.record.validity import INFRASTRUCTURE_NC
 
 if TYPE_CHECKING:  # the standings are imported when the first result is stored or read
-    from arena.league.standings import GameSummary
     from arena.record.replay import Replay
+    from arena.results.standings import GameSummary
 
 __all__ = [
     "DB_NAME",
@@ -35,6 +42,7 @@ __all__ = [
     "StoreDamaged",
     "config_changes",
     "read_resolved",
+    "rebuild_store",
 ]
 
 DB_NAME = "league.db"
@@ -281,7 +289,7 @@ class LeagueStore:
     def record(self, replay: Replay, replay_path: Path, digest: str) -> list[GameSummary]:
         """Store a finished episode in one transaction, with the SHA-256 of its replay file
         (`digest`, which `arena verify` checks the file against); its game summaries."""
-        from arena.league.standings import summarise
+        from arena.results.standings import summarise
 
         summaries = summarise(replay)
         match = replay.match
@@ -340,7 +348,7 @@ class LeagueStore:
 
     def game_summaries(self) -> Iterator[GameSummary]:
         """Every stored game, in schedule order, read as it is iterated."""
-        from arena.league.standings import GameSummary
+        from arena.results.standings import GameSummary
 
         rows = self._db.execute(
             "SELECT summary FROM games ORDER BY match_index, episode, game_index"
@@ -393,3 +401,42 @@ def _detail(replay: Replay, index: int) -> str:
         if game.index == index and game.result is not None:
             return game.result.detail
     return ""
+
+
+def rebuild_store(out: Path) -> int:
+    """Re-create `out/league.db` from `out/replays/` (see the module docstring); returns the
+    episodes stored."""
+    from arena.record.replay import load_replay
+    from arena.results.tables import league_tables
+
+    config, master, resolved = read_resolved(out)
+    paths = sorted((out / "replays").glob("*.json"))
+    if not paths:
+        raise ConfigError(f"{out} has no replays to rebuild its store from")
+    replays = []
+    for path in paths:
+        try:
+            replays.append((load_replay(path), path))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(
+                f"{path} cannot be read as a replay ({exc}): move it out of replays/ to rebuild "
+                "without it"
+            ) from exc
+    replays.sort(key=lambda item: (item[0].match.index, item[0].episode))
+    with hold_run_folder(out):
+        for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
+            (out / name).unlink(missing_ok=True)
+        store = LeagueStore.open_for_run(out)
+        try:
+            policies: list[dict[str, Any]] = [
+                {"name": n, "kind": p.kind, "author": p.author, "templates": {}}
+                for n, p in config.policies.items()
+            ]
+            store.begin_run(config.run.name, master, resolved, policies)
+            for replay, path in replays:
+                store.record(replay, path, hashlib.sha256(path.read_bytes()).hexdigest())
+            tables = league_tables(store.game_summaries(), config, master)
+            store.store_ratings([(i, r) for i, r in tables["ratings"]["elo_history"]])
+        finally:
+            store.close()
+    return len(replays)

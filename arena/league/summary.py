@@ -22,8 +22,8 @@ from arena.record.replay import write_atomic, write_atomic_lines
 
 if TYPE_CHECKING:
     from arena.league.plan import RunPlan
-    from arena.league.standings import GameSummary
     from arena.league.store import LeagueStore
+    from arena.results.standings import GameSummary
 
 __all__ = [
     "GAMES_NAME",
@@ -116,7 +116,7 @@ def close_session(
 ) -> None:
     """The session's end: the stopping rules' state and the league's tables over every
     stored game in `result`, the Elo history stored, `summary.json` and `games.jsonl`."""
-    from arena.league.tables import league_tables  # numpy's fits: not before the first move
+    from arena.results.tables import league_tables  # numpy's fits: not before the first move
 
     result.stopping = stopping
     result.tables = league_tables(store.game_summaries(), plan.config, plan.master_seed)

@@ -2,7 +2,7 @@
 
 `summary.json` is the source when the run has written it. While a run is in
 progress it has not: the same tables are then derived from the games of the
-replays drawn so far (`Drawn`), with `arena.league.standings`, so a served
+replays drawn so far (`Drawn`), with `arena.results.standings`, so a served
 league page fills in as games finish. The site keeps of each replay only what
 this page needs, never the replay itself.
 """
@@ -17,12 +17,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from arena.league.ratings import pair_tallies
-from arena.league.report import sprt_lines
-from arena.league.standings import GameSummary, by_game, standings, summarise
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.summary import read_summary_head
 from arena.record.replay import Replay, load_replay
+from arena.results.ratings import pair_tallies
+from arena.results.report import sprt_lines
+from arena.results.standings import GameSummary, by_game, standings, summarise
 
 __all__ = ["Drawn", "h2h_from_games", "league_data"]
 

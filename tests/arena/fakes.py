@@ -11,11 +11,11 @@ from typing import Any, NamedTuple
 import anyio
 
 import games
-from arena.league.standings import GameSummary
 from arena.league.store import LeagueStore
 from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
 from arena.record.replay import AttemptRecord, Replay
+from arena.results.standings import GameSummary
 
 
 @dataclass

@@ -17,6 +17,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("arena.programs",),
     ("arena.seats",),
     ("arena.cluster",),
+    ("arena.results",),
     ("arena.league",),
     ("arena.viewer", "arena.mock_llm"),
     ("arena.cli",),

@@ -56,10 +56,10 @@ NOT_BEFORE_THE_FIRST_DECISION = (
     "arena.seats.program",
     "games.backgammon",  # cards, for a run without backgammon
     "arena.record.cards",
-    "arena.league.standings",  # the tables, read when results are
-    "arena.league.tables",
-    "arena.league.ratings",
-    "arena.league.report",
+    "arena.results.standings",  # the tables, read when results are
+    "arena.results.tables",
+    "arena.results.ratings",
+    "arena.results.report",
     "arena.viewer",  # the play page, the viewer's drawers
     "arena.seats.desk",  # people's seats, for a run without them
     "arena.seats.human",

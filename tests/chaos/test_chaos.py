@@ -16,8 +16,8 @@ from typing import Any
 import anyio
 import pytest
 
+from arena.cli.verify import audit_folder
 from arena.config import parse_config
-from arena.league.audit import audit_run
 from arena.league.plan import plan_run
 from arena.league.run import RunResult, execute
 from arena.record.replay import load_replay
@@ -165,7 +165,7 @@ async def test_every_fault_mode_of_every_protocol(tmp_path: Path) -> None:
         if causes or mode not in MISCONFIGURED:  # a stopped run may have stored no game
             assert EXPECTED[mode] in causes, f"{where}: causes {causes}"
             assert causes <= allowed, f"{where}: causes {causes}"
-        assert audit_run(out).problems == [], where
+        assert audit_folder(out).problems == [], where
         assert _files_with_the_key(out) == [], where
 
 

@@ -24,7 +24,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.league.audit import audit_run
+from arena.cli.verify import audit_folder
 from arena.record.crash import KILL_AT
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,4 +172,4 @@ def test_a_dozen_kills_lose_nothing_and_change_no_rating(tmp_path: Path) -> None
     assert len(stored) == EPISODES  # nothing lost (ids are the key: none is there twice)
     assert len(list((cut / "replays").glob("*.json"))) == EPISODES
     assert _ratings(cut) == _ratings(whole)
-    assert audit_run(cut).problems == []
+    assert audit_folder(cut).problems == []

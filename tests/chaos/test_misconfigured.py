@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from arena.league.audit import audit_run
+from arena.cli.verify import audit_folder
 from arena.record.replay import load_replay
 from arena.record.validity import BREAKER_NOTES, INFRASTRUCTURE
 from tests.chaos.hostile import GATEWAY_WAIT_S
@@ -90,7 +90,7 @@ def test_a_gateway_that_refuses_every_body_stops_the_run_with_exit_3_and_resumes
     assert event["url"] == f"{hostile}/too_large/v1"
     assert "413 Request Entity Too Large" in event["body"]
     assert len(event["body"]) <= 200
-    assert audit_run(out).problems == []
+    assert audit_folder(out).problems == []
     # Fixed: the same run folder resumes and finishes (the URL changed, so anyway).
     config = _config(tmp_path, hostile, "sound")
     (tmp_path / "too_large.toml").write_text(config.read_text().replace("sound", "too_large", 1))
@@ -98,7 +98,7 @@ def test_a_gateway_that_refuses_every_body_stops_the_run_with_exit_3_and_resumes
     assert resumed.returncode == 0, resumed.stderr
     replays = sorted((out / "replays").glob("*.json"))
     assert len(replays) == 4  # 2 matches x 2 seat orders, none lost, none twice
-    assert audit_run(out).problems == []
+    assert audit_folder(out).problems == []
 
 
 def test_a_key_refused_at_the_first_completion_stops_at_once(hostile: str, tmp_path: Path) -> None:
@@ -138,4 +138,4 @@ def test_gateway_timeouts_alone_are_the_infrastructures_and_stop_the_run_naming_
                             BREAKER_NOTES
                         ), attempt
     assert seen_gateway
-    assert audit_run(out).problems == []
+    assert audit_folder(out).problems == []

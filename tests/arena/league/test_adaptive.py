@@ -13,7 +13,7 @@ from arena.league.adaptive import (
     ranking_probability,
     round_view,
 )
-from arena.league.ratings import MatchOutcome
+from arena.results.ratings import MatchOutcome
 
 M = MatchOutcome
 ABC = ["A", "B", "C"]

@@ -19,14 +19,15 @@ import anyio
 import pytest
 import structlog
 
+from arena.cli.verify import audit_folder
 from arena.cluster import EpisodeLost
 from arena.cluster.messages import Failed, Kept, Logged, Message, Played, WorkerPlan
 from arena.cluster.remote import RemoteExecutor
 from arena.cluster.worker import code_build, episode_messages
 from arena.config import load_config
-from arena.league.audit import audit_run
+from arena.league.backlog import LOST_TRIES
 from arena.league.plan import RunPlan, plan_run
-from arena.league.run import LOST_TRIES, RunResult, execute
+from arena.league.run import RunResult, execute
 from arena.league.store import LeagueStore
 from arena.logs import close_logging, configure_logging, relay
 from arena.play.match import Episode
@@ -138,7 +139,7 @@ def test_a_worker_plays_the_replays_a_local_run_plays(tmp_path: Path) -> None:
     assert local.played == remote.played == 3 * 3 * 2 - 3  # a backgammon match is one episode
     assert _digests(tmp_path / "worker") == _digests(tmp_path / "local")
     assert remote.tables["ratings"] == local.tables["ratings"]
-    audit, local_audit = audit_run(tmp_path / "worker"), audit_run(tmp_path / "local")
+    audit, local_audit = audit_folder(tmp_path / "worker"), audit_folder(tmp_path / "local")
     assert audit.problems == []
     assert audit.results == local_audit.results  # what `arena verify` prints to compare runs
     assert audit.digest != local_audit.digest  # the timings differ
@@ -196,7 +197,7 @@ def test_a_lost_worker_s_card_is_cancelled_kept_and_replaced(tmp_path: Path) -> 
     assert len(whole["games"]) == 2
     reveals = [(e["attempt"], e["status"]) for e in read_current(out) if e["event"] == "reveal"]
     assert reveals == [(1, "cancelled"), (2, "finished")]
-    assert audit_run(out).problems == []
+    assert audit_folder(out).problems == []
     assert not list((out / "partial-cards").glob("*.json"))
 
 

@@ -21,8 +21,8 @@ from typing import Any
 import anyio
 import pytest
 
+from arena.cli.verify import audit_folder
 from arena.config import load_config
-from arena.league.audit import audit_run
 from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.league.store import LeagueStore
@@ -194,7 +194,7 @@ def test_a_league_on_ray_equals_its_local_run(tmp_path: Path, cluster: str, leag
     assert len(local) >= 9
     assert on_ray == local
     assert _summary(tmp_path / "ray")["ratings"] == _summary(tmp_path / "local")["ratings"]
-    assert audit_run(tmp_path / "ray").problems == []
+    assert audit_folder(tmp_path / "ray").problems == []
     # The workers' events reach the driver's log: every game's end, each named by its worker.
     events = _events(tmp_path / "ray")
     games = [e for e in events if e["event"] == "game_finished"]
@@ -260,7 +260,7 @@ def test_a_worker_killed_by_its_pid_loses_nothing_and_doubles_nothing(
     lost = [e for e in _events(out) if e["event"] == "episode_lost"]
     assert len(lost) == 2
     assert all("WorkerCrashedError" in e["error"] for e in lost)
-    assert audit_run(out).problems == []
+    assert audit_folder(out).problems == []
     # The board game played again is the game a local run plays.
     _local(config, tmp_path / "local")
     assert _digests(out, "connect-four") == _digests(tmp_path / "local", "connect-four")
@@ -281,7 +281,7 @@ def test_a_driver_killed_mid_run_resumes_as_a_local_run_does(tmp_path: Path, clu
     assert before <= set(stored)
     scheduled = plan_run(load_config(config), tmp_path / "fresh").episode_count()
     assert len([e for e in stored if "~" not in e]) == scheduled
-    assert audit_run(out).problems == []
+    assert audit_folder(out).problems == []
     _local(config, tmp_path / "local")
     assert _digests(out, "connect-four") == _digests(tmp_path / "local", "connect-four")
     # A card the kill cut is cancelled and replaced; every other card is the local run's.

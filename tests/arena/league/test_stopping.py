@@ -15,8 +15,8 @@ from arena.cli import main
 from arena.config import ConfigError, parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
-from arena.league.standings import GameSummary, SeatStats
 from arena.league.stopping import StopRules
+from arena.results.standings import GameSummary, SeatStats
 from tests.arena.league.test_resume import _arena, _finished, _kill_after
 
 

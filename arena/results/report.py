@@ -3,9 +3,13 @@
 Read from the run's league store (read-only) and its resolved config, as a
 rich table fitted to the console's width, JSON or CSV. JSON and CSV hold the
 same tidy rows, one per record (a policy's standing in one game, a pair's head
-to head, a fallback, a game) with flat typed columns (`arena.league.export`),
+to head, a fallback, a game) with flat typed columns (`arena.results.export`),
 for a researcher's dataframe; the whole summary is the run's `summary.json`.
 `arena run` prints the same standings.
+
+The results sit below the league: the caller (`arena.cli.report`) opens the
+store and hands it in as a `LeagueSource`, with the SPRT the league's stop
+rules re-derive from it.
 """
 
 from __future__ import annotations
@@ -14,70 +18,66 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.table import Table
 
-from arena.config import ConfigError
-from arena.league.export import fallback_rows, game_rows, h2h_rows, standings_rows
-from arena.league.fit import Column, fitted
-from arena.league.formats import FORMATS, WHATS
-from arena.league.standings import GameSummary
-from arena.league.stopping import StopRules
-from arena.league.store import LeagueStore, read_resolved
-from arena.league.tables import league_tables
+from arena.config import Config, ConfigError
+from arena.results.export import fallback_rows, game_rows, h2h_rows, standings_rows
+from arena.results.fit import Column, fitted
+from arena.results.formats import FORMATS, WHATS
+from arena.results.standings import GameSummary
+from arena.results.tables import league_tables
 
 __all__ = [
-    "League", "load_league", "render", "sprt_lines", "sprt_row",
-    "standings_tables",
+    "League", "LeagueSource", "render", "sprt_lines", "sprt_row", "standings_tables",
 ]  # fmt: skip
+
+
+class LeagueSource(Protocol):
+    """What a report reads of a run's stored results; the league store
+    (`arena.league.store.LeagueStore`, opened read-only) is one."""
+
+    def game_summaries(self) -> Iterator[GameSummary]:
+        """Every stored game's summary, in schedule order, read as it is iterated."""
+        ...
+
+    def fallback_rows(self) -> Iterator[dict[str, Any]]:
+        """Every fallback record, in schedule order, read as it is iterated."""
+        ...
 
 
 class League:
     """A finished or running league as stored: config, seed and tables; its games and
-    fallback records are read from the store as they are reported, never held whole."""
+    fallback records are read from `source` as they are reported, never held whole."""
 
-    def __init__(self, run: Path) -> None:
+    def __init__(
+        self,
+        run: Path,
+        config: Config,
+        seed: int,
+        source: LeagueSource,
+        sprt: Callable[[], dict[str, Any] | None],
+    ) -> None:
         self.run = run
-        self.config, self.seed, _ = read_resolved(run)
-        with self._store() as store:
-            self.tables = league_tables(store.game_summaries(), self.config, self.seed)
-
-    @contextmanager
-    def _store(self) -> Iterator[LeagueStore]:
-        try:
-            store = LeagueStore.open_readonly(self.run)
-        except FileNotFoundError as exc:
-            raise ConfigError(str(exc)) from exc
-        try:
-            yield store
-        finally:
-            store.close()
+        self.config = config
+        self.seed = seed
+        self.source = source
+        self.sprt = sprt
+        """The SPRT as summary.json shows it, re-derived from the stored games when a report
+        asks for it (by the league's stop rules, which know the test)."""
+        self.tables = league_tables(source.game_summaries(), config, seed)
 
     def games(self) -> Iterator[GameSummary]:
         """Every stored game's summary, in schedule order."""
-        with self._store() as store:
-            yield from store.game_summaries()
+        return self.source.game_summaries()
 
     def fallbacks(self) -> Iterator[dict[str, Any]]:
         """Every fallback record, in schedule order."""
-        with self._store() as store:
-            yield from store.fallback_rows()
-
-    def stopping(self) -> dict[str, Any]:
-        """Budgets' spending and the SPRT, re-derived from the stored games."""
-        with self._store() as store:
-            rules = StopRules(self.config, store.game_summaries(), store.spoiled_episodes())
-        return rules.to_json()
-
-
-def load_league(run: Path) -> League:
-    """The stored league of run folder `run`."""
-    return League(run)
+        return self.source.fallback_rows()
 
 
 def standings_tables(
@@ -249,7 +249,7 @@ def sprt_row(sprt: dict[str, Any]) -> dict[str, Any]:
 
 def _rows(league: League, what: str) -> Iterable[dict[str, Any]]:
     if what == "sprt":
-        sprt = league.stopping()["sprt"]
+        sprt = league.sprt()
         return [sprt_row(sprt)] if sprt else []
     if what == "standings":
         return standings_rows(league.tables)
@@ -313,7 +313,9 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
     elif what == "h2h":
         console.print(_h2h_table(league.tables, list(league.config.policies)))
     elif what == "sprt":
-        for line in sprt_lines(league.stopping()["sprt"]):
+        sprt = league.sprt()
+        assert sprt is not None  # the config has [run.sprt], checked above
+        for line in sprt_lines(sprt):
             console.print(line, highlight=False, markup=False)
     else:
         rows = list(_rows(league, what))

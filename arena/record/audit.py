@@ -8,6 +8,9 @@ and scores included; the backgammon ledger (`cards.audit_ledger`). The run
 digest, one SHA-256 over every replay's digest in schedule order, is what a
 user publishes: checking a folder against it (`--expect`) still tells an
 edited replay after someone rewrote both the replays and the store.
+
+The store is the league's (`arena.league.store`), which sits above the record:
+the caller opens it read-only and hands it in as `StoredEpisodes`.
 """
 
 from __future__ import annotations
@@ -15,14 +18,27 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
-from arena.league.store import DB_NAME, LeagueStore
 from arena.record.cards import audit_ledger
 from arena.record.ledger import LEDGER
 from arena.record.replay import Replay, load_replay, results_digest
 from arena.record.verify import VerifyError, verify_replay
 
-__all__ = ["RunAudit", "audit_run", "run_digest"]
+__all__ = ["RunAudit", "StoredEpisodes", "audit_run", "run_digest"]
+
+
+class StoredEpisodes(Protocol):
+    """What a run's league store claims of its episodes; the store
+    (`arena.league.store.LeagueStore`, opened read-only) is one."""
+
+    def episode_rows(self) -> list[dict[str, Any]]:
+        """Every stored episode: id, match index, replay path and digest."""
+        ...
+
+    def stored_results(self) -> dict[str, dict[int, tuple[object, ...]]]:
+        """Episode -> game index -> (scores, reason, ending, plies), as stored."""
+        ...
 
 
 @dataclass
@@ -50,11 +66,12 @@ def run_digest(digests: list[tuple[int, str, str]]) -> str:
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
-def audit_run(out: Path) -> RunAudit:
-    """Check run folder `out` whole (see the module docstring)."""
+def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
+    """Check run folder `out` whole (see the module docstring) against its league store, the
+    file `db`: `store` is it opened read-only, None where `db` is missing."""
     audit = RunAudit()
     files = {p.stem: p for p in sorted((out / "replays").glob("*.json"))}
-    stored = _stored(out, audit)
+    stored = _stored(out, db, store, audit)
     digests: list[tuple[int, str, str]] = []
     results: list[tuple[int, str, str]] = []
     finished_cards: dict[tuple[str, int], str] = {}
@@ -83,9 +100,7 @@ def audit_run(out: Path) -> RunAudit:
         audit.problems.extend(problems)
         audit.good += not problems
     for episode in stored or {}:
-        audit.problems.append(
-            f"{out / DB_NAME}: episode {episode} is stored, its replay is missing"
-        )
+        audit.problems.append(f"{db}: episode {episode} is stored, its replay is missing")
     if (out / LEDGER).exists():
         audit.problems.extend(f"ledger: {p}" for p in audit_ledger(out, finished_cards))
     elif finished_cards:
@@ -97,19 +112,17 @@ def audit_run(out: Path) -> RunAudit:
     return audit
 
 
-def _stored(out: Path, audit: RunAudit) -> dict[str, dict[str, object]] | None:
+def _stored(
+    out: Path, db: Path, store: StoredEpisodes | None, audit: RunAudit
+) -> dict[str, dict[str, object]] | None:
     """The store's episodes by id, or None (and a problem) without a store to compare."""
-    if not (out / DB_NAME).exists():
+    if store is None:
         audit.problems.append(
-            f"{out / DB_NAME} is missing: `arena rebuild {out}` re-creates it from the replays"
+            f"{db} is missing: `arena rebuild {out}` re-creates it from the replays"
         )
         return None
-    store = LeagueStore.open_readonly(out)
-    try:
-        rows = {str(r["id"]): r for r in store.episode_rows()}
-        results = store.stored_results()
-    finally:
-        store.close()
+    rows = {str(r["id"]): r for r in store.episode_rows()}
+    results = store.stored_results()
     for episode, row in rows.items():
         row["results"] = results.get(episode, {})
     return rows

@@ -8,11 +8,14 @@ import sqlite3
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arena.cli import main
-from arena.league.audit import audit_run
+from arena.cli.verify import audit_folder
+from arena.league.store import LeagueStore
+from arena.record.audit import audit_run
 from arena.record.ledger import LEDGER, read_lines
 
 CONFIG = """\
@@ -69,7 +72,7 @@ def _first_attempt(data: dict[str, object]) -> dict[str, object]:
 def test_an_untouched_run_passes_with_its_digest(
     played: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    audit = audit_run(played)
+    audit = audit_folder(played)
     assert (audit.replays, audit.good, audit.problems) == (3, 3, [])  # 2 board games, 1 card
     assert main(["verify", str(played), "--expect", audit.digest]) == 0
     assert f"run digest: {audit.digest} (as expected)" in capsys.readouterr().out
@@ -99,7 +102,7 @@ def test_an_edited_prompt_reply_or_say_is_caught(
     run: Path, change: Callable[[dict[str, object]], None], found: str
 ) -> None:
     _edit(_board_replay(run), change)
-    audit = audit_run(run)
+    audit = audit_folder(run)
     assert audit.bad == 1
     assert any(found in p for p in audit.problems), audit.problems
 
@@ -108,7 +111,7 @@ def test_every_problem_is_reported_not_only_the_first(run: Path) -> None:
     replays = sorted((run / "replays").glob("connect-four*.json"))
     for path in replays:
         _edit(path, _say)
-    audit = audit_run(run)
+    audit = audit_folder(run)
     assert (audit.good, audit.bad) == (1, 2)
     assert len(audit.problems) == 2
 
@@ -119,26 +122,60 @@ def test_a_deleted_replay_and_an_edited_score_are_caught(run: Path) -> None:
         db.execute(
             "UPDATE games SET scores = '[0, 0]' WHERE episode LIKE 'backgammon%' AND game_index = 1"
         )
-    problems = audit_run(run).problems
+    problems = audit_folder(run).problems
     assert any("is stored, its replay is missing" in p for p in problems), problems
     assert any("league store's results" in p for p in problems), problems
+
+
+def test_a_missing_store_is_one_problem_that_names_the_fix(run: Path) -> None:
+    for name in ("league.db", "league.db-wal", "league.db-shm"):
+        (run / name).unlink(missing_ok=True)
+    audit = audit_folder(run)
+    assert audit.problems == [
+        f"{run / 'league.db'} is missing: `arena rebuild {run}` re-creates it from the replays"
+    ]
+    assert audit.good == audit.replays == 3
+
+
+class _Claims:
+    """A store's claims with one episode more than the folder holds."""
+
+    def __init__(self, store: LeagueStore) -> None:
+        self.rows = [*store.episode_rows(), {"id": "ghost", "match_index": 9, "digest": None}]
+        self.results = store.stored_results()
+
+    def episode_rows(self) -> list[dict[str, Any]]:
+        return self.rows
+
+    def stored_results(self) -> dict[str, dict[int, tuple[object, ...]]]:
+        return self.results
+
+
+def test_the_audit_reads_the_store_only_through_what_it_is_handed(played: Path) -> None:
+    with closing(LeagueStore.open_readonly(played)) as store:
+        claims = _Claims(store)
+    audit = audit_run(played, played / "league.db", claims)
+    assert audit.problems == [
+        f"{played / 'league.db'}: episode ghost is stored, its replay is missing"
+    ]
+    assert audit.digest == audit_folder(played).digest
 
 
 def test_a_deleted_ledger_or_an_altered_seed_is_caught(run: Path) -> None:
     events = read_lines(run / LEDGER)
     (run / LEDGER).unlink()
-    assert any("is missing" in p for p in audit_run(run).problems)
+    assert any("is missing" in p for p in audit_folder(run).problems)
     reveal = next(e for e in events if e["event"] == "reveal")
     reveal["seed"] = "f" * 64
     (run / LEDGER).write_text("".join(json.dumps(e) + "\n" for e in events))
-    problems = audit_run(run).problems
+    problems = audit_folder(run).problems
     assert any("does not match its commitment" in p for p in problems), problems
 
 
 def test_an_edited_replay_rewritten_in_the_store_too_is_told_by_the_published_digest(
     run: Path,
 ) -> None:
-    published = audit_run(run).digest
+    published = audit_folder(run).digest
     path = _board_replay(run)
     _edit(path, _say)
     # Someone who can write both rewrites the store's digest to match the edited file...
@@ -147,7 +184,7 @@ def test_an_edited_replay_rewritten_in_the_store_too_is_told_by_the_published_di
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     with closing(sqlite3.connect(run / "league.db")) as db, db:
         db.execute("UPDATE episodes SET digest = ? WHERE id = ?", (digest, path.stem))
-    audit = audit_run(run)
+    audit = audit_folder(run)
     assert audit.problems == []  # ...the folder agrees with itself
     assert audit.digest != published  # but not with what was published
 
@@ -166,7 +203,7 @@ def test_rebuild_recreates_the_store_and_the_report_is_identical(
     assert "recomputed from the replays as they now are" in said
     assert main(["report", str(run), "--format", "json"]) == 0
     assert capsys.readouterr().out == before
-    assert audit_run(run).problems == []
+    assert audit_folder(run).problems == []
 
 
 @pytest.mark.parametrize("damage", ["truncated", "overwritten"])

@@ -22,9 +22,9 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from arena.league.standings import GameSummary, Row, SeatStats
 from arena.play.protocol import CAUSES
 from arena.record.replay import INFRASTRUCTURE, SEAT
+from arena.results.standings import GameSummary, Row, SeatStats
 
 __all__ = ["ATTEMPTS", "fallback_rows", "game_rows", "h2h_rows", "move_text", "standings_rows"]
 

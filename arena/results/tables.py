@@ -12,7 +12,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from arena.config import Config
-from arena.league.ratings import (
+from arena.play.match import REPLAY_MARK
+from arena.record.cards import CANCELLED_MARK
+from arena.results.ratings import (
     MatchOutcome,
     bradley_terry,
     bt_difference,
@@ -20,9 +22,7 @@ from arena.league.ratings import (
     elo_history,
     head_to_head,
 )
-from arena.league.standings import GameSummary, Table
-from arena.play.match import REPLAY_MARK
-from arena.record.cards import CANCELLED_MARK
+from arena.results.standings import GameSummary, Table
 
 __all__ = ["ab_pairs", "counted_games", "league_tables", "match_outcomes", "play_rank"]
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from arena.config import parse_config
-from arena.league.standings import GameSummary, SeatStats, Table, _seat_stats
-from arena.league.tables import counted_games, league_tables, play_rank
 from arena.record.replay import (
     DecisionRecord,
     FallbackRecord,
     GameRecord,
     PlyRecord,
 )
+from arena.results.standings import GameSummary, SeatStats, Table, _seat_stats
+from arena.results.tables import counted_games, league_tables, play_rank
 
 CONFIG = parse_config(
     {

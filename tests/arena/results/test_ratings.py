@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.league.ratings import (
+from arena.results.ratings import (
     MatchOutcome,
     bradley_terry,
     bt_difference,
@@ -304,7 +304,7 @@ def test_two_matches_on_one_index_are_refused() -> None:
 def test_a_rows_latency_percentile_is_numpys_over_every_decision(
     latencies: list[int], percentile: float
 ) -> None:
-    from arena.league.standings import Row, SeatStats
+    from arena.results.standings import Row, SeatStats
 
     row = Row("p")
     row.add(SeatStats(tuple(latencies), {}))
