@@ -13,7 +13,7 @@
     record/    replays, the ledger, backgammon cards, the episode hooks, verify
     viewer/    the static replay viewer and its server; the live play page
     mock_llm/  a local server speaking the three wire protocols, with faults
-    logs       structlog, configured once
+    logs       structlog, configured once (a cluster's workers too)
     redact     the run's secrets out of everything it writes
     asgi       what the viewer's and the mock's servers share: bodies, responses,
                uvicorn on a bound port with bounded start and stop
