@@ -133,8 +133,8 @@ def listen(host: str, port: int, *, what: str, flag: str) -> socket.socket:
 def _server(
     app: App, *, log_level: str, on_stop: Callable[[], None] | None, signals: bool
 ) -> uvicorn.Server:
-    """The uvicorn server for `app`: `on_stop` is called as its shutdown begins (to end what
-    would keep a request open); without `signals` it leaves Ctrl-C to its caller."""
+    """The uvicorn server for `app` (no access log, no lifespan), `on_stop` and `signals`
+    as `serving` has them."""
     import uvicorn  # only a command that serves loads it
 
     class Server(uvicorn.Server):
@@ -171,7 +171,9 @@ async def serving(
     signals: bool = True,
 ) -> AsyncIterator[int]:
     """Serve `app` on `sock` in this event loop for the block; yields the port. The socket is
-    closed after. `on_stop` and `signals` as `serve` has them."""
+    closed after. `on_stop` is called as the shutdown begins (to end what would keep a
+    request open); with `signals` uvicorn takes Ctrl-C and SIGTERM while it serves, without
+    them they stay the caller's (a run's grace period)."""
     server = _server(app, log_level=log_level, on_stop=on_stop, signals=signals)
     with sock:
         async with anyio.create_task_group() as group:
@@ -193,8 +195,8 @@ async def serve(
     log_level: str = "info",
     on_stop: Callable[[], None] | None = None,
 ) -> None:
-    """Serve `app` on `sock` until uvicorn is told to stop (Ctrl-C, SIGTERM): its shutdown
-    then calls `on_stop` first. The socket is closed after."""
+    """Serve `app` on `sock` until uvicorn is told to stop (Ctrl-C, SIGTERM), `on_stop` as
+    `serving` has it. The socket is closed after."""
     server = _server(app, log_level=log_level, on_stop=on_stop, signals=True)
     with sock:
         await server.serve(sockets=[sock])
