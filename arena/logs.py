@@ -1,5 +1,9 @@
 """structlog, configured once: JSON lines to the run's events file, a console on a terminal.
 
+This module is the one place structlog is configured: a run's own process
+calls `configure_logging`, a cluster's worker `forward_logging`, whose events
+the driver logs again through `relay`.
+
 Events are snake_case past-tense facts with fields (`decision_requested`,
 `reply_received`, `fallback_recorded`, `game_finished`, ...). Context (run,
 episode, game, seat) is bound with `structlog.contextvars` per task, so every
@@ -16,7 +20,7 @@ import logging
 import sys
 import textwrap
 import time
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -47,7 +51,14 @@ with _rich_hidden():
 
 from arena.redact import Redactor  # noqa: E402
 
-__all__ = ["close_logging", "configure_logging", "relay", "stamp", "verbose_logging"]
+__all__ = [
+    "close_logging",
+    "configure_logging",
+    "forward_logging",
+    "relay",
+    "stamp",
+    "verbose_logging",
+]
 
 _CONSOLE_EVENTS = frozenset({"run_started", "run_finished", "episode_failed", "endpoint_up"})
 _JSON_LINE = json.JSONEncoder(default=str, separators=(",", ":"))
@@ -165,18 +176,41 @@ def configure_logging(
     """Send events to `events_path` (JSON lines, appended; started afresh with `fresh`) and,
     if asked, to stderr."""
     close_logging()
-    _verbose[0] = verbose
     events: TextIO | None = None
     if events_path is not None:
         events_path.parent.mkdir(parents=True, exist_ok=True)
         events = events_path.open("w" if fresh else "a", encoding="utf-8", buffering=1)
         _open_files.append(events)
+    _configure([stamp, _EventSink(events, console, verbose, redactor or Redactor())], verbose)
+
+
+def forward_logging(send: Callable[[str], None], *, verbose: bool) -> None:
+    """A cluster worker's logging: each event, as one JSON line, handed to `send` (the
+    worker's outbox), for the driver to log through `relay`; an exception is formatted
+    here, where its traceback is."""
+    _configure([stamp, structlog.processors.format_exc_info, _Forward(send)], verbose)
+
+
+class _Forward:
+    """The final stage of a worker's events: the JSON line, sent on."""
+
+    def __init__(self, send: Callable[[str], None]) -> None:
+        self.send = send
+
+    def __call__(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> str:
+        self.send(_JSON_LINE.encode(event))
+        raise structlog.DropEvent
+
+
+def _configure(stages: list[Any], verbose: bool) -> None:
+    """Structlog with the context and the level first, then `stages`, the last of which
+    writes the event and drops it; debug events only if `verbose`."""
+    _verbose[0] = verbose
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
-            stamp,
-            _EventSink(events, console, verbose, redactor or Redactor()),
+            *stages,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.DEBUG if verbose else logging.INFO

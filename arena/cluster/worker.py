@@ -20,17 +20,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
-import logging
 import os
 import queue
 import socket
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import structlog
@@ -38,7 +35,7 @@ import structlog
 from arena.cluster.errors import WorkerRefused
 from arena.cluster.messages import Failed, Kept, Logged, Message, Plan, Played, WorkerPlan
 from arena.config import ProgramPolicy
-from arena.logs import stamp
+from arena.logs import forward_logging
 from arena.play.episode import EpisodeSetup, episode_replay, play_games
 from arena.play.match import Episode
 from arena.record.replay import Replay
@@ -78,26 +75,10 @@ _outbox: list[queue.Queue[_Item | None]] = []
 """The queue the episode in play sends its events to (one episode at a time per worker)."""
 
 
-def _forward(logger: Any, method: str, event: MutableMapping[str, Any]) -> str:
+def _to_outbox(line: str) -> None:
+    """An event logged here, to the outbox of the episode in play (none between episodes)."""
     if _outbox:
-        _outbox[0].put(json.dumps(event, default=str, separators=(",", ":")))
-    raise structlog.DropEvent
-
-
-def _configure_logging(verbose: bool) -> None:
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            stamp,
-            structlog.processors.format_exc_info,
-            _forward,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.DEBUG if verbose else logging.INFO
-        ),
-        cache_logger_on_first_use=False,
-    )
+        _outbox[0].put(line)
 
 
 def _checked(key: str, load: Callable[[], WorkerPlan]) -> tuple[Plan, dict[str, EpisodeSetup]]:
@@ -155,7 +136,7 @@ def episode_messages(
     driver's own process, in tests)."""
     plan, setups = _checked(key, load)
     if capture_events:
-        _configure_logging(_verbose[0])
+        forward_logging(_to_outbox, verbose=_verbose[0])
     outbox: queue.Queue[_Item | None] = queue.Queue()
     _outbox[:] = [outbox]
 

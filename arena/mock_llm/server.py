@@ -7,31 +7,36 @@ import json
 import random
 import socket
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, suppress
 from functools import partial
 from typing import Any
 
 import anyio
-import uvicorn
 
+from arena.asgi import Headers, Receive, Scope, Send, listen, read_body, send_bytes
+from arena.asgi import serve as serve_app
+from arena.asgi import serving as serving_app
 from arena.mock_llm.answers import FAULTS, check_faults, parse_faults
 from arena.mock_llm.outage import Front, Outage
 from arena.mock_llm.shapes import respond, route
 
-__all__ = ["MODELS", "REASONING", "MockLLM", "build_app", "main_mock_llm", "serve", "serving"]
+__all__ = [
+    "MAX_BODY",
+    "MODELS",
+    "REASONING",
+    "MockLLM",
+    "build_app",
+    "main_mock_llm",
+    "serve",
+    "serving",
+]
 
 REASONING = ("off", "apart", "think")
 """How the mock may reason: not at all, apart from the reply, or in a leading <think>."""
 
-_START_S = 5.0  # a loopback server that is not up in 5 s never will be
-_STOP_S = 5.0
-_GRACE_S = 1  # then uvicorn cancels whatever still runs
-
-_Scope = MutableMapping[str, Any]
-_Message = MutableMapping[str, Any]
-_Receive = Callable[[], Awaitable[_Message]]
-_Send = Callable[[_Message], Awaitable[None]]
+MAX_BODY = 64 * 1024 * 1024
+"""The largest request the mock reads (an arena prompt is a few kilobytes)."""
 
 
 class MockLLM:
@@ -73,14 +78,17 @@ class MockLLM:
         for scope in list(self._pauses):
             scope.cancel()
 
-    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one ASGI connection scope."""
         if scope["type"] != "http":  # run with lifespan="off": nothing to start or stop
             return
-        body = await _read_body(receive)
+        body = await read_body(receive, MAX_BODY)
         method, path = scope["method"], scope["path"]
         endpoint = route(path)
-        if method == "GET" and path == "/stats":
+        if body is None:
+            message = f"a request to the mock is at most {MAX_BODY} bytes"
+            await _send_json(send, 413, {"error": {"message": message}})
+        elif method == "GET" and path == "/stats":
             await _send_json(send, 200, self.stats())
         elif method == "GET" and (listing := _models(path)) is not None:
             await _send_json(send, 200, listing)
@@ -92,7 +100,7 @@ class MockLLM:
             await _send_json(send, 404, {"error": {"message": message}})
 
     async def _answer(
-        self, endpoint: tuple[str, str | None], body: bytes, receive: _Receive, send: _Send
+        self, endpoint: tuple[str, str | None], body: bytes, receive: Receive, send: Send
     ) -> None:
         try:
             request = json.loads(body)
@@ -110,15 +118,15 @@ class MockLLM:
         fault = self._draw_fault(rng)
         if await self._delay(fault, receive):
             protocol, path_model = endpoint
-            answer = respond(
+            status, answer, headers = respond(
                 protocol, request, fault, rng, f"mock{digest.hex()[:16]}", path_model,
                 self.reasoning,
             )  # fmt: skip
-            await _send(send, *answer)
+            await send_bytes(send, status, answer, _json_headers(headers))
         else:  # sent only if the client is still there: the server is stopping
             await _send_json(send, 503, {"error": {"message": "mock server stopping"}})
 
-    async def _delay(self, fault: str | None, receive: _Receive) -> bool:
+    async def _delay(self, fault: str | None, receive: Receive) -> bool:
         if fault == "hang":
             return await self._pause(receive, None)
         if fault == "slow":
@@ -146,7 +154,7 @@ class MockLLM:
             draw -= rate
         return None
 
-    async def _pause(self, receive: _Receive, seconds: float | None) -> bool:
+    async def _pause(self, receive: Receive, seconds: float | None) -> bool:
         """Wait `seconds` (None: forever); False if the client left or `release` ended it."""
         with anyio.CancelScope() as pause:
             self._pauses.add(pause)
@@ -160,19 +168,10 @@ class MockLLM:
         return not pause.cancelled_caught
 
 
-async def _cancel_on_disconnect(receive: _Receive, scope: anyio.CancelScope) -> None:
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
     scope.cancel()
-
-
-async def _read_body(receive: _Receive) -> bytes:
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        chunks.append(message.get("body", b""))
-        if message["type"] != "http.request" or not message.get("more_body"):
-            return b"".join(chunks)
 
 
 MODELS = ("mock-1",)
@@ -191,19 +190,16 @@ def _models(path: str) -> dict[str, Any] | None:
     return None
 
 
-async def _send_json(
-    send: _Send, status: int, value: object, headers: Mapping[str, str] | None = None
-) -> None:
-    await _send(send, status, json.dumps(value).encode(), headers)
+async def _send_json(send: Send, status: int, value: object) -> None:
+    """The mock's own JSON (stats, model lists, errors), spaced as its answers are."""
+    await send_bytes(send, status, json.dumps(value).encode(), _json_headers({}))
 
 
-async def _send(
-    send: _Send, status: int, body: bytes, headers: Mapping[str, str] | None = None
-) -> None:
-    raw = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
-    raw += [(name.encode(), value.encode()) for name, value in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status, "headers": raw})
-    await send({"type": "http.response.body", "body": body})  # one write per body
+def _json_headers(headers: Mapping[str, str]) -> Headers:
+    """An answer's content type and its protocol's own headers (request id, retry hints)."""
+    return [(b"content-type", b"application/json")] + [
+        (name.encode(), value.encode()) for name, value in headers.items()
+    ]
 
 
 # -- running it -------------------------------------------------------------------------------
@@ -224,69 +220,32 @@ def build_app(
     )
 
 
-class _Server(uvicorn.Server):
-    """uvicorn's server, ending the mock's hung and slow answers as its shutdown begins."""
-
-    def __init__(self, config: uvicorn.Config, app: MockLLM) -> None:
-        super().__init__(config)
-        self._app = app
-
-    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        """Release pending answers, then shut down as uvicorn does."""
-        self._app.release()
-        await super().shutdown(sockets)
-
-
-def _server(app: MockLLM, host: str, port: int, log_level: str) -> tuple[_Server, socket.socket]:
-    # Binding ourselves turns a busy port into an OSError here, not uvicorn's sys.exit.
-    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on sockets that say
-    # so, and without it every keep-alive answer waits ~40 ms for a delayed ACK.
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise OSError(
-            f"mock LLM cannot listen on {host}:{port} ({exc}); pick another --port"
-        ) from exc
-    config = uvicorn.Config(
-        app,
-        log_level=log_level,
-        access_log=False,
-        lifespan="off",
-        timeout_graceful_shutdown=_GRACE_S,
-    )
-    return _Server(config, app), sock
-
-
 @asynccontextmanager
 async def serving(
     app: MockLLM, *, host: str = "127.0.0.1", port: int = 0, outage: Outage | None = None
 ) -> AsyncIterator[str]:
     """Run `app` in this event loop for the block (port 0: a free one); yields its base URL.
     With an `outage`, the URL's port goes down and comes back as it says (`outage.Front`)."""
-    server, sock = _server(app, host, port if outage is None else 0, log_level="warning")
-    with sock:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(partial(server.serve, sockets=[sock]))
-            front: Front | None = None
+    sock = _listen(host, port if outage is None else 0)
+    async with serving_app(app, sock, on_stop=app.release) as bound:
+        if outage is None:
+            yield _url(host, bound)
+            return
+        front = Front(bound, outage, host)
+        front.port = port
+        async with anyio.create_task_group() as group:
             try:
-                with anyio.fail_after(_START_S):
-                    while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, no event
-                        await anyio.sleep(0.005)
-                bound = sock.getsockname()[1]
-                if outage is not None:
-                    front = Front(bound, outage, host)
-                    front.port = port
-                    bound = await tg.start(front.run)
-                yield f"http://[{host}]:{bound}" if ":" in host else f"http://{host}:{bound}"
+                yield _url(host, await group.start(front.run))
             finally:
-                if front is not None:
-                    front.close()
-                server.should_exit = True
-                tg.cancel_scope.deadline = anyio.current_time() + _STOP_S
+                front.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    return listen(host, port, what="mock LLM", flag="--port")
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 async def serve(
@@ -307,9 +266,7 @@ async def serve(
     if outage is not None:
         async with serving(app, host=host, port=port, outage=outage):
             await anyio.sleep_forever()
-    server, sock = _server(app, host, port, log_level="info")
-    with sock:
-        await server.serve(sockets=[sock])
+    await serve_app(app, _listen(host, port), on_stop=app.release)
 
 
 def main_mock_llm(

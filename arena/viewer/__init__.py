@@ -29,7 +29,11 @@ def main_view(run: Path, serve: bool, port: int) -> int:
         )
         return 2
     if serve:
-        server.serve(run, port)
+        try:
+            server.serve(run, port)
+        except OSError as exc:  # the port is taken: the message names --port
+            print(f"arena view: {exc}", file=sys.stderr)
+            return 2
         return 0
     out = build_site(run)
     print(f"arena view: open {(out / 'index.html').resolve().as_uri()}")

@@ -23,18 +23,26 @@ from __future__ import annotations
 import json
 import re
 import secrets
-import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from functools import partial
 from importlib import resources
 from string import Template
 from typing import Any
 from urllib.parse import parse_qs
 
-import anyio
-
+from arena.asgi import (
+    Headers,
+    Receive,
+    Scope,
+    Send,
+    listen,
+    read_body,
+    send_bytes,
+    send_json,
+    send_text,
+    serving,
+)
 from arena.seats.desk import Desk, Table, TurnClosed
 from arena.viewer.boards import drawer_for
 
@@ -46,15 +54,8 @@ MAX_BODY = 64 * 1024
 """The largest move a page may send (a battle's orders are far smaller)."""
 _ASSET = re.compile(r"[a-z0-9_-]+\.(js|css)")
 """The files of arena/viewer/static the page may load: scripts and style sheets."""
-_START_S = 10.0
-_STOP_S = 2.0
 
-_Scope = MutableMapping[str, Any]
-_Message = MutableMapping[str, Any]
-_Receive = Callable[[], Awaitable[_Message]]
-_Send = Callable[[_Message], Awaitable[None]]
-
-_HEADERS = [
+_HEADERS: Headers = [
     (b"cache-control", b"no-store"),
     (b"referrer-policy", b"no-referrer"),  # the token stays out of any Referer
     (b"x-content-type-options", b"nosniff"),
@@ -104,7 +105,7 @@ class PlayPage:
         """The page listens on 127.0.0.1:`port`."""
         self.hosts = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
 
-    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one request."""
         if scope["type"] != "http":  # run with lifespan="off": nothing to start or stop
             return
@@ -135,13 +136,13 @@ class PlayPage:
         else:
             await _text(send, 404, f"no such page: {method} {scope['path']}")
 
-    async def _page(self, send: _Send) -> None:
+    async def _page(self, send: Send) -> None:
         html = Template(_static("play.html").decode()).safe_substitute(
             title=f"play · {self.desk.run}", root=f"/play/{self.token}/"
         )
         await _send(send, 200, html.encode(), [(b"content-type", _TYPES["html"])])
 
-    async def _asset(self, send: _Send, name: str) -> None:
+    async def _asset(self, send: Send, name: str) -> None:
         if (
             not _ASSET.fullmatch(name)
             or not resources.files("arena.viewer").joinpath("static", name).is_file()
@@ -151,7 +152,7 @@ class PlayPage:
         kind = _TYPES[name.rsplit(".", 1)[-1]]
         await _send(send, 200, _static(name), [(b"content-type", kind)])
 
-    async def _tables(self, scope: _Scope, send: _Send) -> None:
+    async def _tables(self, scope: Scope, send: Send) -> None:
         query = parse_qs(scope.get("query_string", b"").decode())
         try:
             since = int(query.get("since", ["-1"])[0])
@@ -161,8 +162,8 @@ class PlayPage:
         await self.desk.wait(since, POLL_S)
         await _json(send, 200, self.tables())
 
-    async def _move(self, receive: _Receive, send: _Send) -> None:
-        body = await _body(receive)
+    async def _move(self, receive: Receive, send: Send) -> None:
+        body = await read_body(receive, MAX_BODY)
         if body is None:
             await _json(send, 413, {"ok": False, "error": f"a move is at most {MAX_BODY} bytes"})
             return
@@ -187,34 +188,17 @@ class PlayPage:
         await _json(send, 200, {"ok": True})
 
 
-async def _body(receive: _Receive) -> bytes | None:
-    """The request body, or None past MAX_BODY."""
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
+# Every answer of the page carries its _HEADERS.
+async def _send(send: Send, status: int, body: bytes, headers: Headers) -> None:
+    await send_bytes(send, status, body, [*_HEADERS, *headers])
 
 
-async def _send(send: _Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": [
-        *_HEADERS, *headers, (b"content-length", str(len(body)).encode()),
-    ]})  # fmt: skip
-    await send({"type": "http.response.body", "body": body})
+async def _text(send: Send, status: int, text: str) -> None:
+    await send_text(send, status, text, _HEADERS)
 
 
-async def _text(send: _Send, status: int, text: str) -> None:
-    await _send(send, status, text.encode(), [(b"content-type", b"text/plain; charset=utf-8")])
-
-
-async def _json(send: _Send, status: int, data: Any) -> None:
-    body = json.dumps(data, separators=(",", ":"), allow_nan=False).encode()
-    await _send(send, status, body, [(b"content-type", b"application/json")])
+async def _json(send: Send, status: int, data: Any) -> None:
+    await send_json(send, status, data, _HEADERS)
 
 
 @dataclass(frozen=True)
@@ -226,49 +210,16 @@ class PlayServer:
     page: PlayPage
 
 
-def _quiet_server(uvicorn: Any, config: Any) -> Any:
-    """Uvicorn's server without its signal handlers: Ctrl-C is the run's to handle (its
-    grace period), not the page's."""
-
-    class Server(uvicorn.Server):  # type: ignore[misc]
-        @contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield
-
-    return Server(config)
-
-
 @asynccontextmanager
 async def play_page(run: str, port: int = 0) -> AsyncIterator[PlayServer]:
     """Serve a new desk's play page on 127.0.0.1:`port` (0: a free one) for the block."""
-    import uvicorn  # only a run with people serves a page
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(("127.0.0.1", port))
-    except OSError as exc:
-        sock.close()
-        raise OSError(
-            f"the play page cannot listen on 127.0.0.1:{port} ({exc}); pick another --play-port"
-        ) from exc
+    sock = listen("127.0.0.1", port, what="the play page", flag="--play-port")
     desk = Desk(run)
     page = PlayPage(desk)
-    bound = sock.getsockname()[1]
-    page.bound(bound)
-    config = uvicorn.Config(
-        page, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1
-    )
-    server = _quiet_server(uvicorn, config)
-    with sock:
-        async with anyio.create_task_group() as group:
-            group.start_soon(partial(server.serve, sockets=[sock]))
-            try:
-                with anyio.fail_after(_START_S):
-                    while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, no event
-                        await anyio.sleep(0.005)
-                yield PlayServer(desk, f"http://127.0.0.1:{bound}/play/{page.token}/", page)
-            finally:
-                desk.close()  # the long polls answer, so the server stops gracefully
-                server.should_exit = True
-                group.cancel_scope.deadline = anyio.current_time() + _STOP_S
+    page.bound(sock.getsockname()[1])
+    # Ctrl-C is the run's to handle (its grace period), not the page's.
+    async with serving(page, sock, signals=False) as bound:
+        try:
+            yield PlayServer(desk, f"http://127.0.0.1:{bound}/play/{page.token}/", page)
+        finally:
+            desk.close()  # the long polls answer, so the server stops gracefully

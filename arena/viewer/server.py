@@ -1,26 +1,30 @@
 """`arena view RUN --serve`: the site over HTTP on 127.0.0.1, redrawn as replays appear.
 
-The stdlib HTTP server runs in a thread and serves `RUN/view/`; the calling
-thread polls the replays folder every `poll_s` seconds and draws the pages of
-new or changed replays and the league page (`Site.update`). A league page
-served this way reloads itself when the site changes. Ctrl-C (or `stop`)
-shuts the server down and joins its thread.
+`SiteFiles` serves the files of `RUN/view/` (uvicorn, in a thread of its own);
+the calling thread polls the replays folder every `poll_s` seconds and draws
+the pages of new or changed replays and the league page (`Site.update`). A
+league page served this way reloads itself when the site changes. Ctrl-C (or
+`stop`) shuts the server down and joins its thread.
 """
 
 from __future__ import annotations
 
-import functools
+import mimetypes
+import posixpath
 import threading
 from collections.abc import Callable
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from functools import partial
 from pathlib import Path
-from typing import Any
+from urllib.parse import quote
 
+import anyio
+import anyio.to_thread
 import structlog
 
+from arena.asgi import Headers, Receive, Scope, Send, ServerThread, listen, send_bytes
 from arena.viewer.site import Site
 
-__all__ = ["POLL_S", "Server", "serve"]
+__all__ = ["POLL_S", "Server", "SiteFiles", "serve"]
 
 POLL_S = 1.0
 """How often the replays folder is looked at while serving."""
@@ -28,11 +32,55 @@ POLL_S = 1.0
 log = structlog.get_logger("arena.viewer")
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    """Serves files without a log line per request on stderr."""
+class SiteFiles:
+    """The ASGI app serving the files below `root`, GET and HEAD, as a plain file server
+    does: a folder's `index.html` (a folder named without its slash is redirected to it),
+    the content type guessed from the file name. No cache validators: a live site's pages
+    are redrawn under the same names, and a reload fetches them anew."""
 
-    def log_message(self, format: str, *args: Any) -> None:
-        return
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one request (its files are looked up and read in a worker thread)."""
+        if scope["type"] != "http":  # run with lifespan="off": nothing to start or stop
+            return
+        method = scope["method"]
+        answer = partial(self.answer, method, scope["path"])
+        status, body, headers = await anyio.to_thread.run_sync(answer)
+        await send_bytes(send, status, body, headers, head=method == "HEAD")
+
+    def answer(self, method: str, path: str) -> tuple[int, bytes, Headers]:
+        """The status, body and headers answering `method` `path`."""
+        if method not in ("GET", "HEAD"):
+            return _text(501, f"unsupported method {method}: the site is read-only")
+        target = self._target(path)
+        if target is not None and target.is_dir():
+            if not path.endswith("/"):
+                return 301, b"", [(b"location", quote(f"{path}/").encode())]
+            target = target / "index.html"
+        if target is None or (body := _read(target)) is None:
+            return _text(404, f"not found: {path}")
+        kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        return 200, body, [(b"content-type", kind.encode())]
+
+    def _target(self, path: str) -> Path | None:
+        """The file or folder `path` names below the root, or None for one outside it."""
+        parts = [p for p in posixpath.normpath(path).split("/") if p not in ("", ".", "..")]
+        target = self.root.joinpath(*parts).resolve()
+        return target if target.is_relative_to(self.root) else None
+
+
+def _read(path: Path) -> bytes | None:
+    """The file's bytes, or None if there is none such (or it is gone since it was seen)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _text(status: int, text: str) -> tuple[int, bytes, Headers]:
+    return status, text.encode(), [(b"content-type", b"text/plain; charset=utf-8")]
 
 
 class Server:
@@ -41,21 +89,18 @@ class Server:
     def __init__(self, run: Path, port: int = 8000) -> None:
         self.site = Site(run, live=True)
         self.site.update()
-        handler = functools.partial(_QuietHandler, directory=str(self.site.out))
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
-        self.httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="arena-view")
+        sock = listen("127.0.0.1", port, what="the viewer", flag="--port")
+        self._server = ServerThread(SiteFiles(self.site.out), sock)
         self._stop = threading.Event()
 
     @property
     def url(self) -> str:
         """The league page's address."""
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}/"
+        return f"http://127.0.0.1:{self._server.port}/"
 
     def start(self) -> None:
-        """Start answering requests (in a background thread)."""
-        self._thread.start()
+        """Start answering requests (in a background thread); returns once it does."""
+        self._server.start()
 
     def watch(
         self, poll_s: float = POLL_S, on_update: Callable[[list[str]], None] | None = None
@@ -75,18 +120,15 @@ class Server:
     def stop(self) -> None:
         """Stop watching and serving; returns once the server thread has ended."""
         self._stop.set()
-        if self._thread.is_alive():
-            self.httpd.shutdown()
-            self._thread.join()
-        self.httpd.server_close()
+        self._server.stop()
 
 
 def serve(run: Path, port: int = 8000, *, poll_s: float = POLL_S) -> None:
     """Serve the site of `run` until Ctrl-C, redrawing it as new replays appear."""
     server = Server(run, port)
-    server.start()
-    print(f"serving {server.site.out} on {server.url} (Ctrl-C stops)", flush=True)
     try:
+        server.start()
+        print(f"serving {server.site.out} on {server.url} (Ctrl-C stops)", flush=True)
         server.watch(poll_s, on_update=lambda drawn: print(f"drew {len(drawn)} new replay page(s)"))
     except KeyboardInterrupt:
         print("stopped", flush=True)

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("arena.redact",),
+    ("arena.redact", "arena.asgi"),
     ("arena.logs", "arena.config"),
     ("arena.record",),
     ("arena.play",),

@@ -1,11 +1,14 @@
-"""The events log's stamp: ISO 8601 in UTC, as structlog's own stamper writes it."""
+"""The events log's stamp (ISO 8601 in UTC, as structlog's own stamper writes it), and a
+worker's events forwarded as JSON lines."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 
 import pytest
+import structlog
 
 from arena import logs
 
@@ -37,3 +40,29 @@ def test_the_stamp_is_written_as_datetime_isoformat_writes_it(
 
 def test_a_relayed_event_keeps_its_time() -> None:
     assert logs.stamp(None, "info", {"timestamp": "then"})["timestamp"] == "then"
+
+
+def test_a_worker_forwards_each_event_as_a_json_line_with_its_traceback() -> None:
+    lines: list[str] = []
+    logs.forward_logging(lines.append, verbose=False)
+    try:
+        log = structlog.get_logger("test")
+        with structlog.contextvars.bound_contextvars(run="r1"):
+            log.debug("looked_at", n=1)  # not verbose: dropped
+            try:
+                raise ValueError("bad")
+            except ValueError:
+                log.exception("thing_failed", n=2)
+        assert not logs.verbose_logging()
+        logs.forward_logging(lines.append, verbose=True)
+        log.debug("looked_at", n=3)
+    finally:
+        logs.close_logging()
+    events = [json.loads(line) for line in lines]
+    assert [(e["event"], e["level"], e["n"]) for e in events] == [
+        ("thing_failed", "error", 2),
+        ("looked_at", "debug", 3),
+    ]
+    assert events[0]["run"] == "r1"
+    assert "ValueError: bad" in events[0]["exception"]
+    assert all("timestamp" in e for e in events)

@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import numpy as np
 import pytest
 
@@ -27,7 +29,7 @@ from arena.record.replay import Replay, load_replay
 from arena.viewer import build_site, main_view, replay_data
 from arena.viewer.battle import turn_frames
 from arena.viewer.league import h2h_from_games
-from arena.viewer.server import Server
+from arena.viewer.server import Server, SiteFiles
 from arena.viewer.site import ASSETS, embed_json
 from games.battle import BattleState
 
@@ -528,6 +530,51 @@ def test_server_serves_and_redraws_as_replays_appear(
         server.stop()
         watcher.join(timeout=5)
     assert not watcher.is_alive()
+
+
+@pytest.mark.anyio
+async def test_the_site_is_served_as_files_with_their_types(tmp_path: Path) -> None:
+    (tmp_path / "games").mkdir()
+    (tmp_path / "games" / "g1.html").write_text("<p>g1</p>")
+    (tmp_path / "index.html").write_text("<p>league</p>")
+    (tmp_path / "live.json").write_text('{"stamp":1}')
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "league.js").write_text("let x;")
+    (tmp_path.parent / "secret.txt").write_text("not for the page")
+    transport = httpx.ASGITransport(app=SiteFiles(tmp_path))
+    async with httpx.AsyncClient(transport=transport, base_url="http://view") as client:
+        league = await client.get("/")
+        assert (league.status_code, league.text) == (200, "<p>league</p>")
+        assert league.headers["content-type"] == "text/html"
+        assert (await client.get("/live.json")).headers["content-type"] == "application/json"
+        script = await client.get("/static/league.js")
+        assert script.headers["content-type"] in ("text/javascript", "application/javascript")
+        assert (await client.get("/games/g1.html")).text == "<p>g1</p>"
+        folder = await client.get("/games")
+        assert (folder.status_code, folder.headers["location"]) == (301, "/games/")
+        head = await client.head("/index.html")
+        assert (head.status_code, head.content, head.headers["content-length"]) == (200, b"", "13")
+        for missing in ("/nope.html", "/games/"):
+            assert (await client.get(missing)).status_code == 404, missing
+        assert (await client.post("/index.html")).status_code == 501
+    # A path that climbs out of the site (which a client may send unnormalised) stays in it.
+    assert SiteFiles(tmp_path).answer("GET", "/../secret.txt")[0] == 404
+    assert SiteFiles(tmp_path).answer("GET", "/games/../../secret.txt")[0] == 404
+
+
+def test_view_serve_on_a_busy_port_says_which_flag_to_change(
+    board_run: tuple[Path, list[Replay]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(board_run[0], run)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main_view(run, serve=True, port=port) == 2
+    error = capsys.readouterr().err
+    assert f"arena view: the viewer cannot listen on 127.0.0.1:{port}" in error
+    assert "pick another --port" in error
 
 
 def _wait_for_stamp(server: Server, old: int) -> None:
