@@ -171,8 +171,6 @@ class _Session:
         desk: Desk | None = None,
     ) -> None:
         self.plan = plan
-        self.desk = desk
-        self.pool = pool
         self.executor = executor
         self.store = store
         self.result = result
@@ -183,6 +181,8 @@ class _Session:
         self.work_scope = anyio.CancelScope()
         """The workers' scope: the grace period's deadline, or a second signal, ends it."""
         self.health = EndpointHealth(plan, pool, changed=self._poke, stop=self._stop)
+        self.seat_maker = plan.seat_maker(pool, self.health.breakers, desk)
+        """Makes every seat the session's episodes play here."""
         self.backlog = Backlog(plan, store, finished, result, self.health.blocked)
         self.lost: Counter[str] = Counter()
         """How often each episode's process was lost this session."""
@@ -231,9 +231,7 @@ class _Session:
                         continue
                     game = episode.match.game
                     if game not in self.setups:
-                        self.setups[game] = self.plan.setup_for(
-                            game, self.pool, self.health.breakers, self.desk
-                        )
+                        self.setups[game] = self.plan.setup_for(game, self.seat_maker)
                     backlog.hand_out(episode)
                     await jobs.send(episode)
 
