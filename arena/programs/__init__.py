@@ -10,7 +10,7 @@ is the newcomer's page. The story, one module each:
     wire      the child's pipes, served by one thread per move: framing, wake-up
     sandbox   the child process: start, one exchange per move, a kill that always reaps
     engine    the engine behind `ctx.legal_moves`, `ctx.apply`, ...: nodes
-    seat      `ProgramSeat.choose`: one move, its nodes, forfeits
+    runner    `ProgramRunner.choose`: one move, its nodes, forfeits
     check     `check_program`: the static check and two identical games
 
 Errors::
@@ -29,11 +29,12 @@ from arena.programs.policy import (
     SandboxLimits,
     timeout_for,
 )
-from arena.programs.seat import (
+from arena.programs.runner import (
     FORFEIT_CAUSES,
     OVER_BUDGET_FORFEIT,
     ProgramForfeit,
     ProgramMove,
+    ProgramRunner,
     ProgramSeat,
 )
 from arena.programs.static import ProgramInfo, ProgramRefused, check_source, register
@@ -51,6 +52,7 @@ __all__ = [
     "ProgramInfo",
     "ProgramMove",
     "ProgramRefused",
+    "ProgramRunner",
     "ProgramSeat",
     "SandboxLimits",
     "check_program",

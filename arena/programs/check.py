@@ -16,7 +16,7 @@ import anyio
 
 import games
 from arena.programs.policy import DEFAULT_NODE_BUDGET, SandboxLimits, timeout_for
-from arena.programs.seat import ProgramForfeit, ProgramSeat
+from arena.programs.runner import ProgramForfeit, ProgramRunner
 from arena.programs.static import ProgramRefused, register
 from games import program_games
 
@@ -115,7 +115,7 @@ def _first_difference(a: CheckGame, b: CheckGame) -> str | None:
 
 async def _play(
     game: games.Game[Any],
-    seat: ProgramSeat,
+    seat: ProgramRunner,
     seed: int | str,
     timeout_s: float,
 ) -> CheckGame:
@@ -187,7 +187,7 @@ async def check_program(
         )
     runs: list[CheckGame] = []
     for _ in range(2):
-        async with ProgramSeat(info, seed=seed, node_budget=node_budget, limits=limits) as seat:
+        async with ProgramRunner(info, seed=seed, node_budget=node_budget, limits=limits) as seat:
             runs.append(await _play(game, seat, game_seed, timeout_s or timeout_for(game_name)))
     problems = [f"run {n} forfeited: {run.forfeit}" for n, run in enumerate(runs, 1) if run.forfeit]
     difference = _first_difference(runs[0], runs[1])

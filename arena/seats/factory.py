@@ -107,11 +107,11 @@ def _mock(maker: SeatMaker, spec: MockPolicy, place: _Place) -> Seat:
 
 
 def _program(maker: SeatMaker, spec: ProgramPolicy, place: _Place) -> Seat:
-    from arena.programs import ProgramSeat
+    from arena.programs import ProgramRunner
     from arena.seats.program import ProgramPlayer
 
     where = f"{place.seed}:{place.index}:{place.seat}:program"
-    program = ProgramSeat(
+    program = ProgramRunner(
         maker.programs[place.policy],
         seed=int(hashlib.sha256(where.encode()).hexdigest()[:8], 16),
         node_budget=maker.config.run.node_budget,
