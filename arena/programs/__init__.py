@@ -22,7 +22,7 @@ Errors::
 
 from __future__ import annotations
 
-from arena.programs.check import CheckGame, CheckReport, PlyRecord, check_program
+from arena.programs.check import CheckGame, CheckPly, CheckReport, PlyRecord, check_program
 from arena.programs.policy import (
     ALLOWED_MODULES,
     DEFAULT_NODE_BUDGET,
@@ -46,6 +46,7 @@ __all__ = [
     "FORFEIT_CAUSES",
     "OVER_BUDGET_FORFEIT",
     "CheckGame",
+    "CheckPly",
     "CheckReport",
     "PlyRecord",
     "ProgramForfeit",
