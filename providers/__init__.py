@@ -22,6 +22,7 @@ from providers.completion import (
     CompletionRequest,
     Provider,
     StopReason,
+    TransportAttempt,
     Usage,
 )
 from providers.errors import (
@@ -98,6 +99,7 @@ __all__ = [
     "RetryPolicy",
     "StopReason",
     "Timeout",
+    "TransportAttempt",
     "TransportError",
     "Trust",
     "Usage",

@@ -27,6 +27,7 @@ __all__ = [
     "Answer",
     "Attempt",
     "Decision",
+    "DecisionAttempt",
     "DecisionRequest",
     "MakesSeats",
     "Question",
@@ -99,8 +100,9 @@ class SeatFailure(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Attempt:
-    """One question to a text seat and what came of it."""
+class DecisionAttempt:
+    """One attempt at a decision (the first reply, or the retry): a question to a text seat,
+    or a person's try, and what came of it."""
 
     n: int
     prompt: str
@@ -119,6 +121,11 @@ class Attempt:
     message (the rest as the user message); None when it went as one message."""
 
 
+Attempt = DecisionAttempt
+"""Deprecated: `DecisionAttempt` (a provider's transport attempt is
+`providers.TransportAttempt`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """A seat's validated move and how the arena got it."""
@@ -127,7 +134,7 @@ class Decision:
     move: Any
     source: Source
     latency_s: float
-    attempts: tuple[Attempt, ...] = ()
+    attempts: tuple[DecisionAttempt, ...] = ()
     say: str = ""
     notes: str | None = None
     cause: str | None = None
