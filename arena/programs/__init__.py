@@ -7,7 +7,7 @@ is the newcomer's page. The story, one module each:
     policy    what a program may import and use; the sandbox's limits
     static    registration: the static check and the SHA-256 (`register`)
     child     the runtime inside the child: confinement, the guard, the loop
-    wire      the child's pipes, served by one thread per move: framing, wake-up
+    pipes     the child's stdin and stdout, served by one thread per move: framing, wake-up
     sandbox   the child process: start, one exchange per move, a kill that always reaps
     engine    the engine behind `ctx.legal_moves`, `ctx.apply`, ...: nodes
     runner    `ProgramRunner.choose`: one move, its nodes, forfeits

@@ -20,6 +20,7 @@ import anyio
 
 import games
 from arena.programs.engine import EngineHelpers, HelperRefused, helper_names
+from arena.programs.pipes import BUDGET_REFUSAL, refusal_line, result_line
 from arena.programs.policy import (
     ALLOWED_MODULES,
     DEFAULT_NODE_BUDGET,
@@ -28,7 +29,6 @@ from arena.programs.policy import (
 )
 from arena.programs.sandbox import ChildGone, ChildProcess
 from arena.programs.static import ProgramInfo
-from arena.programs.wire import BUDGET_REFUSAL, refusal_line, result_line
 
 __all__ = [
     "FORFEIT_CAUSES",
@@ -263,7 +263,7 @@ ProgramSeat = ProgramRunner
 
 class _MoveCalls:
     """One move's answers to the program's helper calls, under its node budget (run in
-    the move's wire thread)."""
+    the move's thread on the pipes)."""
 
     def __init__(self, helpers: EngineHelpers, node_budget: int) -> None:
         self.helpers = helpers

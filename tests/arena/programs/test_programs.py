@@ -42,8 +42,8 @@ from arena.programs import (
 )
 from arena.programs.child import __file__ as CHILD_FILE
 from arena.programs.engine import COMMON_HELPERS, EngineHelpers, HelperRefused
+from arena.programs.pipes import __file__ as PIPES_FILE
 from arena.programs.sandbox import ChildProcess
-from arena.programs.wire import __file__ as WIRE_FILE
 from games.stratego.worlds import sample_world
 from tests.timing import MARGIN_S
 
@@ -132,16 +132,16 @@ def open_fds() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
 
-def wire_threads() -> list[str]:
-    """The threads inside the wire's code a moment from now: a move's thread that outlived
-    its move (one that has just let go of the wire gets the margin to leave its code)."""
+def pipe_threads() -> list[str]:
+    """The threads inside the pipes' code a moment from now: a move's thread that outlived
+    its move (one that has just let go of the pipes gets the margin to leave its code)."""
     names = {thread.ident: thread.name for thread in threading.enumerate()}
     deadline = time.monotonic() + MARGIN_S
     while True:
         found = [
             names.get(ident, str(ident))
             for ident, frame in sys._current_frames().items()
-            if any(f.f_code.co_filename == WIRE_FILE for f, _ in traceback.walk_stack(frame))
+            if any(f.f_code.co_filename == PIPES_FILE for f, _ in traceback.walk_stack(frame))
         ]
         if not found or time.monotonic() > deadline:
             return found
@@ -362,7 +362,7 @@ async def test_an_endless_loop_times_out_and_the_child_is_reaped(tmp_path: Path)
     assert caught.value.cause == "timeout"
     # The 1 s timeout, then a kill that reaps the child: no wait for it to end by itself.
     assert anyio.current_time() - start < 1.0 + MARGIN_S
-    assert wire_threads() == [], "the move's thread, blocked reading, outlived the move"
+    assert pipe_threads() == [], "the move's thread, blocked reading, outlived the move"
     await a_good_program_still_plays()
 
 
@@ -409,7 +409,7 @@ async def test_a_timeout_ends_a_move_whose_thread_is_blocked_on_the_pipes(
         assert player.pid is None
     assert caught.value.cause == "timeout", caught.value.detail
     assert anyio.current_time() - start < 1.0 + MARGIN_S
-    assert wire_threads() == []
+    assert pipe_threads() == []
     assert open_fds() == fds, "the pipes were not all closed"
     await a_good_program_still_plays()
 
@@ -439,7 +439,7 @@ def test_moves_in_an_episode_thread_of_its_own_play_and_time_out_cleanly(
     thread.join(20)
     assert not thread.is_alive()
     assert [type(played[0]), played[1:]] == [ProgramMove, ["timeout"]], played
-    assert wire_threads() == []
+    assert pipe_threads() == []
 
 
 async def test_unbounded_allocation_hits_the_memory_limit(tmp_path: Path) -> None:
@@ -779,7 +779,7 @@ async def test_cancelling_a_move_kills_the_child_and_closes_the_seat(tmp_path: P
     with anyio.move_on_after(0.5):
         await player.choose(C4, C4.initial(3), 0, timeout_s=30)
     assert player.pid is None
-    assert wire_threads() == []
+    assert pipe_threads() == []
     with pytest.raises(RuntimeError, match="cancelled"):
         await player.choose(C4, C4.initial(3), 0, timeout_s=30)
     await player.aclose()
