@@ -4,7 +4,7 @@ A program exposes `create(ctx)`, whose result has `choose_move(view) -> str`
 (Stratego programs also `choose_setup(view) -> str`); `docs/program-seats.md`
 is the newcomer's page. The story, one module each:
 
-    policy    what a program may import and use; the sandbox's limits
+    limits    what a program may import and use; the sandbox's limits
     static    registration: the static check and the SHA-256 (`register`)
     child     the runtime inside the child: confinement, the guard, the loop
     pipes     the child's stdin and stdout, served by one thread per move: framing, wake-up
@@ -23,7 +23,7 @@ Errors::
 from __future__ import annotations
 
 from arena.programs.check import CheckGame, CheckPly, CheckReport, PlyRecord, check_program
-from arena.programs.policy import (
+from arena.programs.limits import (
     ALLOWED_MODULES,
     DEFAULT_NODE_BUDGET,
     SandboxLimits,

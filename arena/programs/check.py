@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 import games
-from arena.programs.policy import DEFAULT_NODE_BUDGET, SandboxLimits, timeout_for
+from arena.programs.limits import DEFAULT_NODE_BUDGET, SandboxLimits, timeout_for
 from arena.programs.runner import ProgramForfeit, ProgramRunner
 from arena.programs.static import ProgramRefused, register
 from games import program_games

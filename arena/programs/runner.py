@@ -20,13 +20,13 @@ import anyio
 
 import games
 from arena.programs.engine import EngineHelpers, HelperRefused, helper_names
-from arena.programs.pipes import BUDGET_REFUSAL, refusal_line, result_line
-from arena.programs.policy import (
+from arena.programs.limits import (
     ALLOWED_MODULES,
     DEFAULT_NODE_BUDGET,
     PRELOADED_MODULES,
     SandboxLimits,
 )
+from arena.programs.pipes import BUDGET_REFUSAL, refusal_line, result_line
 from arena.programs.sandbox import ChildGone, ChildProcess
 from arena.programs.static import ProgramInfo
 

@@ -11,7 +11,7 @@ __all__: list[str] = []
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _runner.__all__:
+    if name.startswith("_") or not hasattr(_runner, name):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     warnings.warn(
         f"arena.programs.seat is deprecated: import {name} from arena.programs.runner",

@@ -15,7 +15,7 @@ _RENAMED = {"Wire": "ChildPipes", "WireClosed": "PipesClosed"}
 
 def __getattr__(name: str) -> Any:
     new = _RENAMED.get(name, name)
-    if new not in _pipes.__all__:
+    if new.startswith("_") or not hasattr(_pipes, new):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     warnings.warn(
         f"arena.programs.wire is deprecated: import {new} from arena.programs.pipes",
