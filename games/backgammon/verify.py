@@ -81,7 +81,7 @@ def card_ply(
 
 
 PlyRecord = CardPly
-"""Deprecated: `CardPly` (a replay's ply is `arena.record.replay.PlyRecord`)."""
+"""Deprecated: `CardPly`."""
 ply_record = card_ply
 """Deprecated: `card_ply`."""
 
