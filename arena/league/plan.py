@@ -174,8 +174,8 @@ class RunPlan:
         """The one seat maker of a session: models' seats on the open provider `pool`,
         counted on `breakers`, people's at their tables of the play page's `desk`."""
         return SeatMaker(
-            self.config, self.programs, pool, breakers, desk, self.redactor,
-            lambda: self.response_cache,
+            self.config, self.programs, pool=pool, breakers=breakers, desk=desk,
+            redactor=self.redactor, response_cache=lambda: self.response_cache,
         )  # fmt: skip
 
     def seat_for(

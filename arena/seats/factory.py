@@ -70,7 +70,7 @@ class SeatMaker:
     def make(self, game: games.Game[Any], policy: str, *, seed: int, index: int, seat: int) -> Seat:
         """The seat `policy` plays through at `seat` of game `index` of `game`'s match on
         `seed`."""
-        self.response_cache()
+        self.response_cache()  # with every seat: see the field
         spec = self.config.policies[policy]
         build = _BUILDERS.get(type(spec))
         if build is None:
@@ -183,5 +183,8 @@ def make_seat(
         DeprecationWarning,
         stacklevel=2,
     )
-    maker = SeatMaker(config, programs, pool, breakers, desk, redactor or Redactor(), lambda: cache)
+    maker = SeatMaker(
+        config, programs, pool=pool, breakers=breakers, desk=desk,
+        redactor=redactor or Redactor(), response_cache=lambda: cache,
+    )  # fmt: skip
     return maker.make(game, policy, seed=seed, index=index, seat=seat)
