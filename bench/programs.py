@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 import games
-from arena.programs import ProgramSeat, register
+from arena.programs import ProgramRunner, register
 
 SINGLE_TARGET_US = 50.0
 BATCH_TARGET_US = 10.0
@@ -61,7 +61,7 @@ async def _move_s(folder: Path, calls: int, batched: bool, runs: int) -> list[fl
     game = games.load("connect-four")
     state = game.initial(1)
     times = []
-    async with ProgramSeat(register(path), seed=1, node_budget=10 * calls + 10) as seat:
+    async with ProgramRunner(register(path), seed=1, node_budget=10 * calls + 10) as seat:
         await seat.choose(game, state, 0, timeout_s=60)  # the child starts: not timed
         for _ in range(runs):
             started = time.perf_counter()

@@ -23,6 +23,7 @@ from providers.completion import (
     CompletionRequest,
     Provider,
     StopReason,
+    TransportAttempt,
     Usage,
 )
 from providers.errors import (
@@ -101,6 +102,7 @@ __all__ = [
     "RetryPolicy",
     "StopReason",
     "Timeout",
+    "TransportAttempt",
     "TransportError",
     "Trust",
     "Usage",

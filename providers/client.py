@@ -21,7 +21,7 @@ import httpx
 import structlog
 from tenacity import RetryCallState
 
-from providers.completion import Attempt, Completion, CompletionRequest
+from providers.completion import Completion, CompletionRequest, TransportAttempt
 from providers.errors import (
     AuthError,
     CertificateError,
@@ -164,7 +164,7 @@ class _Call:
 
     began: float
     queued_s: float | None = None
-    attempts: list[Attempt] = field(default_factory=list)
+    attempts: list[TransportAttempt] = field(default_factory=list)
     attempt_began: float | None = None
     failure: ProviderError | None = None
     """The last infrastructure failure the call met (a transient one, retried)."""
@@ -300,12 +300,12 @@ class HTTPProvider:
             completion = self._wire.parse_response(self.spec, status, response.headers, content)
         except ProviderError as exc:
             seen = exc.status if isinstance(exc, HTTPStatusError) else None
-            call.attempts.append(Attempt(seen, str(exc), anyio.current_time() - began))
+            call.attempts.append(TransportAttempt(seen, str(exc), anyio.current_time() - began))
             call.attempt_began = None
             if is_transient(exc):
                 call.failure = exc
             raise
-        call.attempts.append(Attempt(status, None, anyio.current_time() - began))
+        call.attempts.append(TransportAttempt(status, None, anyio.current_time() - began))
         call.attempt_began = None
         return completion
 
@@ -345,7 +345,7 @@ class HTTPProvider:
         now = anyio.current_time()
         if call.attempt_began is not None:  # cut off mid-request by the deadline
             call.attempts.append(
-                Attempt(None, "no answer before the deadline", now - call.attempt_began)
+                TransportAttempt(None, "no answer before the deadline", now - call.attempt_began)
             )
         queued = now - call.began if call.queued_s is None else call.queued_s
         error: ProviderError

@@ -13,6 +13,7 @@ __all__ = [
     "CompletionRequest",
     "Provider",
     "StopReason",
+    "TransportAttempt",
     "Usage",
 ]
 
@@ -80,7 +81,7 @@ class Usage:
 
 
 @dataclass(frozen=True)
-class Attempt:
+class TransportAttempt:
     """One transport attempt of a call: what came back, and the wait that followed."""
 
     status: int | None
@@ -91,6 +92,10 @@ class Attempt:
     """Seconds from sending the request to its answer or failure."""
     wait_s: float = 0.0
     """Seconds slept before the next attempt (0 for the last one)."""
+
+
+Attempt = TransportAttempt
+"""Deprecated: `TransportAttempt` (one attempt of the transport's retry loop)."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,7 @@ class Completion:
     """Seconds from the call (slot wait included) to the final answer."""
     queued_s: float = 0.0
     """Seconds of `latency_s` spent waiting for a connection slot."""
-    attempts: tuple[Attempt, ...] = field(default=())
+    attempts: tuple[TransportAttempt, ...] = field(default=())
     """Every transport attempt, the successful last one included."""
     reasoning: str | None = None
     """Reasoning returned apart from the reply (a reasoning field, thinking blocks, thought

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from providers.completion import Attempt
+from providers.completion import TransportAttempt
 
 __all__ = [
     "AuthError",
@@ -45,7 +45,7 @@ class ProviderError(Exception):
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
-        self.attempts: tuple[Attempt, ...] = ()
+        self.attempts: tuple[TransportAttempt, ...] = ()
         """Transport attempts made before giving up (filled by the client)."""
 
     def restated(self, message: str) -> Self:

@@ -24,21 +24,29 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from arena.config import Config
     from arena.play.episode import EpisodeSetup
+    from arena.play.protocol import MakesSeats
 
 __all__ = ["Failed", "Kept", "Logged", "Message", "Plan", "Played", "WorkerPlan"]
 
 
 class Plan(Protocol):
     """A run's plan as the cluster uses it (`arena.league.plan.RunPlan` is one): the checked
-    config, and what each game's episodes need. A worker is sent it (it pickles)."""
+    config, its seats, and what each game's episodes need. A worker is sent it (it
+    pickles)."""
 
     @property
     def config(self) -> Config:
         """The run's validated config."""
         ...
 
-    def setup_for(self, game_name: str) -> EpisodeSetup:
-        """Everything an episode of `game_name` needs, on the process that plays it."""
+    def seat_maker(self) -> MakesSeats:
+        """The maker of the seats a worker plays (neither models' nor people's: the driver
+        plays the episodes that have them)."""
+        ...
+
+    def setup_for(self, game_name: str, seat_maker: MakesSeats | None = None) -> EpisodeSetup:
+        """Everything an episode of `game_name` needs, on the process that plays it, its
+        seats made by `seat_maker`."""
         ...
 
 

@@ -38,6 +38,7 @@ from arena.config import ProgramPolicy
 from arena.logs import forward_logging
 from arena.play.episode import EpisodeSetup, episode_replay, play_games
 from arena.play.match import Episode
+from arena.play.protocol import MakesSeats
 from arena.record.replay import Replay
 
 __all__ = ["FLUSH_S", "code_build", "episode_messages", "worker_id"]
@@ -65,7 +66,16 @@ def code_build() -> str:
     return digest.hexdigest()
 
 
-_cache: dict[str, tuple[Plan, dict[str, EpisodeSetup]]] = {}
+@dataclasses.dataclass(frozen=True)
+class _Loaded:
+    """A run's plan on this worker, the one maker of its seats, each game's setup."""
+
+    plan: Plan
+    seat_maker: MakesSeats
+    setups: dict[str, EpisodeSetup] = dataclasses.field(default_factory=dict)
+
+
+_cache: dict[str, _Loaded] = {}
 _build: list[str] = []
 _verbose = [False]
 _Item = str | Kept | Played | Failed
@@ -81,7 +91,7 @@ def _to_outbox(line: str) -> None:
         _outbox[0].put(line)
 
 
-def _checked(key: str, load: Callable[[], WorkerPlan]) -> tuple[Plan, dict[str, EpisodeSetup]]:
+def _checked(key: str, load: Callable[[], WorkerPlan]) -> _Loaded:
     """The run's plan on this worker, fetched and checked once: the driver's code, a
     sandbox if needed."""
     cached = _cache.get(key)
@@ -104,7 +114,7 @@ def _checked(key: str, load: Callable[[], WorkerPlan]) -> tuple[Plan, dict[str, 
                 "(docs/cluster.md#what-each-worker-needs)"
             )
     _cache.clear()  # one run's plan at a time
-    _cache[key] = (spec.plan, {})
+    _cache[key] = _Loaded(spec.plan, spec.plan.seat_maker())
     _verbose[:] = [spec.verbose]
     return _cache[key]
 
@@ -134,7 +144,7 @@ def episode_messages(
     the run's plan when this worker has not cached the plan `key` yet. Without
     `capture_events` this process's logging is left as it is (a worker played in the
     driver's own process, in tests)."""
-    plan, setups = _checked(key, load)
+    loaded = _checked(key, load)
     if capture_events:
         forward_logging(_to_outbox, verbose=_verbose[0])
     outbox: queue.Queue[_Item | None] = queue.Queue()
@@ -142,7 +152,7 @@ def episode_messages(
 
     def play() -> None:
         try:
-            replay = anyio.run(_play, plan, setups, episode, chances, outbox)
+            replay = anyio.run(_play, loaded, episode, chances, outbox)
             outbox.put(Played(replay.model_dump_json()))
         except BaseException:  # the driver logs it as the episode's failure
             outbox.put(Failed(traceback.format_exc()))
@@ -183,15 +193,14 @@ def _batched(outbox: queue.Queue[_Item | None]) -> Iterator[Message]:
 
 
 async def _play(
-    plan: Plan,
-    setups: dict[str, EpisodeSetup],
+    loaded: _Loaded,
     episode: Episode,
     chances: dict[int, int | str],
     outbox: queue.Queue[_Item | None],
 ) -> Replay:
-    game = episode.match.game
+    plan, setups, game = loaded.plan, loaded.setups, episode.match.game
     if game not in setups:
-        setups[game] = plan.setup_for(game)
+        setups[game] = plan.setup_for(game, loaded.seat_maker)
     setup = setups[game]
 
     async def keep(replay: Replay) -> None:

@@ -4,8 +4,8 @@ Everything that can fail is checked here: templates, provider specs,
 program registrations, the stored config of a run being resumed. The master
 seed is fixed (a seed of 0 draws one, or reuses the one a resumed run
 stored), and with it the whole schedule. The plan also says what each game's
-episodes need (`setup_for`) and what a session does before its first game
-(`begin`).
+episodes need (`setup_for`), makes a session's one seat maker (`seat_maker`),
+and says what a session does before its first game (`begin`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,11 +41,11 @@ from arena.play.prompts import PromptError, PromptTemplate, load_template
 from arena.record.hooks import EpisodeHooks, episode_hooks
 from arena.record.ledger import register_programs
 from arena.redact import Redactor
-from arena.seats.factory import make_seat
+from arena.seats.factory import SeatMaker
 
 if TYPE_CHECKING:  # programs, models and the response cache: imported when a run has them
     import providers
-    from arena.play.protocol import Seat
+    from arena.play.protocol import MakesSeats, Seat
     from arena.programs import ProgramInfo, ProgramRefused
     from arena.record.replay import Replay
     from arena.seats.breaker import Breakers
@@ -169,6 +170,19 @@ class RunPlan:
             for name, spec in self.config.policies.items()
         ]
 
+    def seat_maker(
+        self,
+        pool: providers.Providers | None = None,
+        breakers: Breakers | None = None,
+        desk: Desk | None = None,
+    ) -> SeatMaker:
+        """The one seat maker of a session: models' seats on the open provider `pool`,
+        counted on `breakers`, people's at their tables of the play page's `desk`."""
+        return SeatMaker(
+            self.config, self.programs, pool=pool, breakers=breakers, desk=desk,
+            redactor=self.redactor, response_cache=lambda: self.response_cache,
+        )  # fmt: skip
+
     def seat_for(
         self,
         policy: str,
@@ -181,21 +195,18 @@ class RunPlan:
         breakers: Breakers | None = None,
         desk: Desk | None = None,
     ) -> Seat:
-        """The seat a policy plays through in one game of `game`."""
-        return make_seat(
-            self.config, self.programs, game, policy, seed, index, seat, pool, self.redactor,
-            breakers, self.response_cache, desk,
-        )  # fmt: skip
+        """Deprecated: a session asks its one `seat_maker` for every seat."""
+        warnings.warn(
+            "RunPlan.seat_for is deprecated: build one seat_maker per session and call its make",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        maker = self.seat_maker(pool, breakers, desk)
+        return maker.make(game, policy, seed=seed, index=index, seat=seat)
 
-    def setup_for(
-        self,
-        game_name: str,
-        pool: providers.Providers | None = None,
-        breakers: Breakers | None = None,
-        desk: Desk | None = None,
-    ) -> EpisodeSetup:
-        """Everything an episode of `game_name` needs (model seats counted on `breakers`,
-        people's seats at their tables of the play page's `desk`)."""
+    def setup_for(self, game_name: str, seat_maker: MakesSeats | None = None) -> EpisodeSetup:
+        """Everything an episode of `game_name` needs, its seats made by the session's
+        `seat_maker` (by default one with neither models' pool nor people's desk)."""
         config = self.config
         params = config.params_for(game_name)
         game = games.load(game_name, **params)
@@ -207,9 +218,7 @@ class RunPlan:
             wall_s=config.wall_s_for(game_name),
             record_prompts=config.run.record_prompts,
             templates={p: self.templates[(p, game.family)] for p in self.policies},
-            seat_for=functools.partial(
-                self.seat_for, game=game, pool=pool, breakers=breakers, desk=desk
-            ),
+            seat_maker=seat_maker if seat_maker is not None else self.seat_maker(),
             authors={name: _author(spec) for name, spec in config.policies.items()},
             hooks=self._hooks(game),
             max_infra_share=config.run.max_infra_share,

@@ -129,6 +129,7 @@ class _Session:
             self.on_episode(self.result)  # the session starts: a resume is said before any move
             health = EndpointHealth(plan, self.pool, changed=self._poke, stop=self._stop)
             self.health, blocked, given_up = health, health.blocked, health.gateway_too_short
+            self.seat_maker = plan.seat_maker(self.pool, health.breakers, self.desk)
             self.backlog = Backlog(plan, store, finished, result, blocked, given_up)
             with structlog.contextvars.bound_contextvars(run=name):
                 await self.play(grace_s, handle_signals)
@@ -180,9 +181,7 @@ class _Session:
                             await changed.wait()
                         continue
                     if (game := episode.match.game) not in self.setups:
-                        self.setups[game] = self.plan.setup_for(
-                            game, self.pool, self.health.breakers, self.desk
-                        )
+                        self.setups[game] = self.plan.setup_for(game, self.seat_maker)
                     backlog.hand_out(episode)
                     await jobs.send(episode)
 

@@ -29,8 +29,8 @@ import games
 from arena.play.extract import Extracted, extract
 from arena.play.protocol import (
     Answer,
-    Attempt,
     Decision,
+    DecisionAttempt,
     DecisionRequest,
     Question,
     Seat,
@@ -152,7 +152,7 @@ def _feedback(reason: str, req: DecisionRequest) -> str:
 
 async def _attempt(
     seat: TextSeat, req: DecisionRequest, n: int, feedback: str | None, deadline: float
-) -> tuple[Attempt, Any, Extracted | None]:
+) -> tuple[DecisionAttempt, Any, Extracted | None]:
     """One attempt; returns its record, the parsed move (or None) and the extraction.
 
     Lateness is decided by arrival: a reply the seat hands back after `deadline`
@@ -165,7 +165,7 @@ async def _attempt(
     question = Question(
         prompt, req.key, n, req.game, req.state, req.seat, req.legal, rendered.stable
     )
-    attempt = partial(Attempt, n, prompt, system_chars=seat.system_chars(question))
+    attempt = partial(DecisionAttempt, n, prompt, system_chars=seat.system_chars(question))
     answer: Answer | None = None
     with anyio.move_on_after(deadline - started):
         try:
@@ -185,7 +185,7 @@ async def _attempt(
     return attempt(latency, text, read.cause, read.error, answer), read.move, read.extracted
 
 
-def _logged(record: Attempt, seat: int) -> Attempt:
+def _logged(record: DecisionAttempt, seat: int) -> DecisionAttempt:
     log.info(
         "reply_received",
         seat=seat,
@@ -202,7 +202,7 @@ async def _text_decision(seat: TextSeat, req: DecisionRequest) -> Decision:
     keep `decision_s`: no second scope races them at the end."""
     started = anyio.current_time()
     end = started + req.deadlines.decision_s
-    attempts: list[Attempt] = []
+    attempts: list[DecisionAttempt] = []
     feedback: str | None = None
     for n, limit in ((1, req.deadlines.first_reply_s), (2, req.deadlines.retry_s)):
         now = anyio.current_time()

@@ -15,6 +15,7 @@ import functools
 import json
 import math
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +29,7 @@ from arena.config import Deadlines
 from arena.play.decisions import REPLY_CUT, decide_batch
 from arena.play.match import Episode
 from arena.play.prompts import Prompt, PromptTemplate, SeatContext, render_prompt
-from arena.play.protocol import Decision, DecisionRequest, Seat
+from arena.play.protocol import Decision, DecisionRequest, MakesSeats, Seat
 from arena.record.hooks import EpisodeHooks
 from arena.record.replay import (
     FallbackAttempt,
@@ -56,7 +57,8 @@ HOLD_S = 0.005
 """The longest a game holds the event loop between two plies before it lets others run."""
 
 SeatFactory = Callable[[str, int, int, int], Seat]
-"""(policy name, match seed, game index, seat) -> the seat that policy plays through."""
+"""Deprecated: what `EpisodeSetup.seat_for` gives, (policy name, match seed, game index,
+seat) -> the seat that policy plays through; the loop asks `EpisodeSetup.seat_maker`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +73,8 @@ class EpisodeSetup:
     record_prompts: bool
     templates: dict[str, PromptTemplate]
     """Policy name -> its template for this game's family."""
-    seat_for: SeatFactory
+    seat_maker: MakesSeats
+    """Makes the seats of each game (the session's one `arena.seats.factory.SeatMaker`)."""
     authors: dict[str, str | None]
     hooks: EpisodeHooks
     """Where the game's chance comes from and what is kept and revealed around it."""
@@ -80,6 +83,20 @@ class EpisodeSetup:
     no-contest (`record.validity`); None: the rule is off."""
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Model policy name -> how it was asked (provider, model, URLs, params, layout, ...)."""
+
+    @property
+    def seat_for(self) -> SeatFactory:
+        """Deprecated: `seat_maker.make(game, policy, seed=, index=, seat=)`."""
+        warnings.warn(
+            "EpisodeSetup.seat_for is deprecated: use seat_maker.make",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+        def seat_for(policy: str, seed: int, index: int, seat: int) -> Seat:
+            return self.seat_maker.make(self.game, policy, seed=seed, index=index, seat=seat)
+
+        return seat_for
 
 
 class _GameLoop:
@@ -96,7 +113,10 @@ class _GameLoop:
         self.state = game.initial(chance, game=index)
         self.policies = episode.seats(index)
         self.aliases = game.match_format.aliases(seed, index)
-        self.players = [setup.seat_for(self.policies[seat], seed, index, seat) for seat in (0, 1)]
+        self.players = [
+            setup.seat_maker.make(game, self.policies[seat], seed=seed, index=index, seat=seat)
+            for seat in (0, 1)
+        ]
         self.labels = {seat: self._label(seat) for seat in (0, 1)}
         """Seat -> its alias, policy and model: the events log's names, never a prompt's."""
         self.notes = ["", ""]

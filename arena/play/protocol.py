@@ -6,7 +6,8 @@ move and how it was reached. Text seats share one way of deciding (a prompt,
 the reply read, one retry, a fallback; `decisions.TextSeat`): they implement
 only `ask`, which answers a `Question` with an `Answer` or raises
 `SeatFailure` with a fallback cause. Inside a game a seat is only its alias:
-no seat is ever handed a policy name.
+no seat is ever handed a policy name. The loop gets its seats from a
+`MakesSeats` it is handed (a session's one `arena.seats.factory.SeatMaker`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 import games
 from arena.config import Deadlines
@@ -26,7 +27,9 @@ __all__ = [
     "Answer",
     "Attempt",
     "Decision",
+    "DecisionAttempt",
     "DecisionRequest",
+    "MakesSeats",
     "Question",
     "Seat",
     "SeatFailure",
@@ -97,8 +100,9 @@ class SeatFailure(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Attempt:
-    """One question to a text seat and what came of it."""
+class DecisionAttempt:
+    """One attempt at a decision (the first reply, or the retry): a question to a text seat,
+    or a person's try, and what came of it."""
 
     n: int
     prompt: str
@@ -117,6 +121,11 @@ class Attempt:
     message (the rest as the user message); None when it went as one message."""
 
 
+Attempt = DecisionAttempt
+"""Deprecated: `DecisionAttempt` (a provider's transport attempt is
+`providers.TransportAttempt`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """A seat's validated move and how the arena got it."""
@@ -125,7 +134,7 @@ class Decision:
     move: Any
     source: Source
     latency_s: float
-    attempts: tuple[Attempt, ...] = ()
+    attempts: tuple[DecisionAttempt, ...] = ()
     say: str = ""
     notes: str | None = None
     cause: str | None = None
@@ -187,3 +196,13 @@ class Seat(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - most seats hold nothing to close
         """End what the seat holds (a program's child process); bounded, safe to repeat."""
+
+
+class MakesSeats(Protocol):
+    """What the game loop asks for the seats of each game it plays: a session's one seat
+    maker (`arena.seats.factory.SeatMaker`), handed down in the episode's setup."""
+
+    def make(self, game: games.Game[Any], policy: str, *, seed: int, index: int, seat: int) -> Seat:
+        """The seat `policy` plays through at `seat` of game `index` of `game`'s match on
+        `seed`."""
+        ...

@@ -4,13 +4,13 @@ A program exposes `create(ctx)`, whose result has `choose_move(view) -> str`
 (Stratego programs also `choose_setup(view) -> str`); `docs/program-seats.md`
 is the newcomer's page. The story, one module each:
 
-    policy    what a program may import and use; the sandbox's limits
+    limits    what a program may import and use; the sandbox's limits
     static    registration: the static check and the SHA-256 (`register`)
     child     the runtime inside the child: confinement, the guard, the loop
-    wire      the child's pipes, served by one thread per move: framing, wake-up
+    pipes     the child's stdin and stdout, served by one thread per move: framing, wake-up
     sandbox   the child process: start, one exchange per move, a kill that always reaps
     engine    the engine behind `ctx.legal_moves`, `ctx.apply`, ...: nodes
-    seat      `ProgramSeat.choose`: one move, its nodes, forfeits
+    runner    `ProgramRunner.choose`: one move, its nodes, forfeits
     check     `check_program`: the static check and two identical games
 
 Errors::
@@ -22,18 +22,19 @@ Errors::
 
 from __future__ import annotations
 
-from arena.programs.check import CheckGame, CheckReport, PlyRecord, check_program
-from arena.programs.policy import (
+from arena.programs.check import CheckGame, CheckPly, CheckReport, PlyRecord, check_program
+from arena.programs.limits import (
     ALLOWED_MODULES,
     DEFAULT_NODE_BUDGET,
     SandboxLimits,
     timeout_for,
 )
-from arena.programs.seat import (
+from arena.programs.runner import (
     FORFEIT_CAUSES,
     OVER_BUDGET_FORFEIT,
     ProgramForfeit,
     ProgramMove,
+    ProgramRunner,
     ProgramSeat,
 )
 from arena.programs.static import ProgramInfo, ProgramRefused, check_source, register
@@ -45,12 +46,14 @@ __all__ = [
     "FORFEIT_CAUSES",
     "OVER_BUDGET_FORFEIT",
     "CheckGame",
+    "CheckPly",
     "CheckReport",
     "PlyRecord",
     "ProgramForfeit",
     "ProgramInfo",
     "ProgramMove",
     "ProgramRefused",
+    "ProgramRunner",
     "ProgramSeat",
     "SandboxLimits",
     "check_program",

@@ -15,19 +15,19 @@ from typing import Any
 import anyio
 
 import games
-from arena.programs.policy import DEFAULT_NODE_BUDGET, SandboxLimits, timeout_for
-from arena.programs.seat import ProgramForfeit, ProgramSeat
+from arena.programs.limits import DEFAULT_NODE_BUDGET, SandboxLimits, timeout_for
+from arena.programs.runner import ProgramForfeit, ProgramRunner
 from arena.programs.static import ProgramRefused, register
 from games import program_games
 
-__all__ = ["PROGRAM_SEAT", "CheckGame", "CheckReport", "PlyRecord", "check_program"]
+__all__ = ["PROGRAM_SEAT", "CheckGame", "CheckPly", "CheckReport", "PlyRecord", "check_program"]
 
 PROGRAM_SEAT = 0
 """The seat the checked program plays in both games; the baseline plays the other."""
 
 
 @dataclass(frozen=True, slots=True)
-class PlyRecord:
+class CheckPly:
     """One decision of a check game: who, what, and the program's nodes."""
 
     index: int
@@ -44,11 +44,15 @@ class PlyRecord:
         return f"seat {self.seat} played {self.move!r}{nodes}{over}"
 
 
+PlyRecord = CheckPly
+"""Deprecated: `CheckPly` (a replay's ply is `arena.record.replay.PlyRecord`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CheckGame:
     """One of the two check games."""
 
-    records: tuple[PlyRecord, ...]
+    records: tuple[CheckPly, ...]
     outcome: dict[str, Any] | None
     forfeit: str | None
     """`cause: detail` if the program forfeited."""
@@ -115,12 +119,12 @@ def _first_difference(a: CheckGame, b: CheckGame) -> str | None:
 
 async def _play(
     game: games.Game[Any],
-    seat: ProgramSeat,
+    program: ProgramRunner,
     seed: int | str,
     timeout_s: float,
 ) -> CheckGame:
     """One game, the program in seat 0 against the game's baseline in seat 1."""
-    records: list[PlyRecord] = []
+    records: list[CheckPly] = []
     state = game.initial(seed, game=1)
     start = anyio.current_time()
     forfeit = None
@@ -129,15 +133,15 @@ async def _play(
         for who in to_act:
             if who == PROGRAM_SEAT:
                 try:
-                    played = await seat.choose(game, state, who, timeout_s=timeout_s)
+                    played = await program.choose(game, state, who, timeout_s=timeout_s)
                 except ProgramForfeit as exc:
                     forfeit = f"{exc.cause}: {exc.detail}"
                     break
                 moves[who] = played.move
-                record = PlyRecord(len(records), who, played.move, played.nodes, played.over_budget)
+                record = CheckPly(len(records), who, played.move, played.nodes, played.over_budget)
             else:
                 moves[who] = game.baseline(state, who)
-                record = PlyRecord(len(records), who, str(moves[who]), None)
+                record = CheckPly(len(records), who, str(moves[who]), None)
             records.append(record)
         if forfeit is None:
             state = game.apply(state, moves)
@@ -147,7 +151,7 @@ async def _play(
         None if outcome is None else outcome.to_json(),
         forfeit,
         anyio.current_time() - start,
-        seat.sandbox,
+        program.sandbox,
     )
 
 
@@ -183,8 +187,10 @@ async def check_program(
         )
     runs: list[CheckGame] = []
     for _ in range(2):
-        async with ProgramSeat(info, seed=seed, node_budget=node_budget, limits=limits) as seat:
-            runs.append(await _play(game, seat, game_seed, timeout_s or timeout_for(game_name)))
+        async with ProgramRunner(
+            info, seed=seed, node_budget=node_budget, limits=limits
+        ) as program:
+            runs.append(await _play(game, program, game_seed, timeout_s or timeout_for(game_name)))
     problems = [f"run {n} forfeited: {run.forfeit}" for n, run in enumerate(runs, 1) if run.forfeit]
     difference = _first_difference(runs[0], runs[1])
     if difference is not None:

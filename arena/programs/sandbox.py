@@ -7,7 +7,7 @@ hashes, and so set orders, differ between two runs of the same program.
 `-S` keeps site-packages out of reach, `-P` keeps the script's folder off the
 path: the child sees the standard library only.
 
-Messages travel over the child's `Wire` (`wire`), one worker thread per move;
+Messages travel over the child's `ChildPipes` (`pipes`), one worker thread per move;
 every wait here is bounded by the caller's cancel scope or by a short grace;
 `kill` always reaps the process and sees the move's thread end, so neither a
 zombie nor a thread is left.
@@ -27,7 +27,7 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from arena.programs.wire import Unreadable, Wire, WireClosed, decode_line, encode_line
+from arena.programs.pipes import ChildPipes, PipesClosed, Unreadable, decode_line, encode_line
 
 __all__ = ["CHILD_PATH", "Answer", "ChildGone", "ChildProcess", "child_command"]
 
@@ -67,11 +67,11 @@ def _describe_exit(code: int | None) -> str:
 
 
 class ChildProcess:
-    """One running child: JSON lines in and out over its `Wire`, a kill that always reaps."""
+    """One running child: JSON lines in and out over its `ChildPipes`, a kill that always reaps."""
 
-    def __init__(self, process: anyio.abc.Process, wire: Wire) -> None:
+    def __init__(self, process: anyio.abc.Process, pipes: ChildPipes) -> None:
         self._process = process
-        self._wire = wire
+        self._pipes = pipes
         self._thread = anyio.CapacityLimiter(1)
         """The child's own thread token: a move never waits for a busy shared pool."""
         self.stderr_tail = ""
@@ -83,7 +83,7 @@ class ChildProcess:
         ends = os.pipe() + os.pipe()
         stdin_r, stdin_w, stdout_r, stdout_w = ends
         try:
-            wire = Wire(stdin_w, stdout_r)
+            pipes = ChildPipes(stdin_w, stdout_r)
         except BaseException:
             for fd in ends:
                 os.close(fd)
@@ -99,12 +99,12 @@ class ChildProcess:
                 start_new_session=True,
             )
         except BaseException:
-            wire.close()
+            pipes.close()
             raise
         finally:
             for fd in (stdin_r, stdout_w):  # the child's ends are the child's alone
                 os.close(fd)
-        return cls(process, wire)
+        return cls(process, pipes)
 
     @property
     def pid(self) -> int:
@@ -122,7 +122,7 @@ class ChildProcess:
         """Send `message` and return the child's next message; with `answer`, the helper
         calls that come first are answered by it (`answer(fn, args)` -> the line to send).
 
-        One worker thread does it all, with blocking reads and writes on the wire. A
+        One worker thread does it all, with blocking reads and writes on the pipes. A
         cancellation returns at once; `kill` then wakes the thread and waits for it.
         Raise ChildGone if the child stops reading or answering, or sends an unreadable
         line."""
@@ -130,19 +130,19 @@ class ChildProcess:
             return await anyio.to_thread.run_sync(
                 self._exchange, message, answer, abandon_on_cancel=True, limiter=self._thread
             )
-        except WireClosed as exc:
+        except PipesClosed as exc:
             raise ChildGone(await self._gone(str(exc))) from None
         except Unreadable as exc:
             raise ChildGone(str(exc)) from None
 
     def _exchange(self, message: dict[str, Any], answer: Answer | None) -> dict[str, Any]:
-        with self._wire.held() as wire:
-            wire.send(encode_line(message))
+        with self._pipes.held() as pipes:
+            pipes.send(encode_line(message))
             while True:
-                reply = decode_line(wire.receive_line())
+                reply = decode_line(pipes.receive_line())
                 if answer is None or reply.get("op") != "call":
                     return reply
-                wire.send(answer(reply.get("fn"), reply.get("args")))
+                pipes.send(answer(reply.get("fn"), reply.get("args")))
 
     async def _gone(self, why: str) -> str:
         """Why the child is gone: wait briefly for its exit, then read its stderr."""
@@ -168,10 +168,10 @@ class ChildProcess:
         self.stderr_tail = chunks[-_STDERR_BYTES:].decode("utf-8", "replace")
 
     async def kill(self) -> None:
-        """SIGKILL the child's process group and reap it, and see the wire's thread end
+        """SIGKILL the child's process group and reap it, and see the pipes' thread end
         (bounded, shielded)."""
         with anyio.CancelScope(shield=True):
-            self._wire.wake()
+            self._pipes.wake()
             if self._process.returncode is None:
                 try:
                     os.killpg(self._process.pid, signal.SIGKILL)
@@ -179,9 +179,11 @@ class ChildProcess:
                     self._process.kill()
             with anyio.move_on_after(_GRACE_S):
                 await self._process.wait()
-            if not self._wire.free.is_set():  # woken and its child dead, it ends at once
-                await anyio.to_thread.run_sync(self._wire.free.wait, _GRACE_S, limiter=self._thread)
-            self._wire.close()  # at once, or by the thread as it lets go
+            if not self._pipes.free.is_set():  # woken and its child dead, it ends at once
+                await anyio.to_thread.run_sync(
+                    self._pipes.free.wait, _GRACE_S, limiter=self._thread
+                )
+            self._pipes.close()  # at once, or by the thread as it lets go
             with anyio.move_on_after(_GRACE_S):
                 await self._process.aclose()
 
@@ -189,7 +191,7 @@ class ChildProcess:
         """Say goodbye and give the child a moment to exit; kill it if it does not."""
         with anyio.CancelScope(shield=True):
             if self._process.returncode is None:
-                self._wire.hang_up(encode_line({"op": "bye"}))
+                self._pipes.hang_up(encode_line({"op": "bye"}))
                 with anyio.move_on_after(_GRACE_S / 4):
                     await self._process.wait()
             await self.kill()

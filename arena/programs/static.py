@@ -16,7 +16,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.programs.policy import ALLOWED_MODULES, FORBIDDEN_ATTRIBUTES, FORBIDDEN_NAMES
+from arena.programs.limits import ALLOWED_MODULES, FORBIDDEN_ATTRIBUTES, FORBIDDEN_NAMES
 
 __all__ = ["MAX_SOURCE_BYTES", "ProgramInfo", "ProgramRefused", "check_source", "register"]
 

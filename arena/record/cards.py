@@ -48,7 +48,7 @@ import games
 from arena.record.crash import crash_point
 from arena.record.ledger import LEDGER, append_line, current, read_current, read_lines
 from arena.record.replay import GameRecord, GameResult, Replay, load_replay, write_atomic
-from games.backgammon import PlyRecord, VerifyFailure, commitment, derived_card_seed, verify_card
+from games.backgammon import CardPly, VerifyFailure, commitment, derived_card_seed, verify_card
 
 __all__ = [
     "CANCELLED_MARK",
@@ -378,7 +378,7 @@ def cancelled_card_replay(kept: Replay, reveal: dict[str, Any]) -> Replay:
     )  # fmt: skip
 
 
-def _records(replay: Replay) -> list[PlyRecord]:
+def _records(replay: Replay) -> list[CardPly]:
     """The per-ply records (dice, board before, play, board after) of a card's replay."""
     records = []
     for game in replay.games:
@@ -388,7 +388,7 @@ def _records(replay: Replay) -> list[PlyRecord]:
             if roll is None or board is None:
                 break
             (decision,) = ply.decisions
-            records.append(PlyRecord(
+            records.append(CardPly(
                 game.index, roll[0], roll[1], (roll[2], roll[3]), board, str(decision.move),
                 ply.integrity.get("board", {}),
             ))  # fmt: skip

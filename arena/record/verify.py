@@ -1,4 +1,5 @@
-"""`arena verify`: re-derive a replay from its seed and moves.
+"""Re-deriving a replay from its seed and moves: the check `arena verify` runs on every
+replay (what else a run folder claims is checked by `arena.record.audit`).
 
 Every state-dependent field is recomputed and compared: the resolved game,
 the aliases, who had to act at each ply, that each recorded move is legal,

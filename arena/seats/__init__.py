@@ -6,5 +6,5 @@ llm        a model behind a provider's wire protocol
 cache      the response cache a model's seat asks first (`[run] response_cache`)
 breaker    each model endpoint's circuit
 program    a sandboxed program (`arena.programs`)
-factory    from a policy to the seat it plays through in one game
+factory    a session's one seat maker: from a policy to the seat it plays through
 """

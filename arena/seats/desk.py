@@ -21,7 +21,7 @@ from typing import Any, Literal
 import anyio
 
 import games
-from arena.play.protocol import Attempt, DecisionRequest
+from arena.play.protocol import DecisionAttempt, DecisionRequest
 from arena.record.replay import move_json
 from arena.record.validity import side_of
 
@@ -50,7 +50,7 @@ class Turn:
     view: dict[str, Any]
     help: str = ""
     suggestion: Any = None
-    tries: list[Attempt] = field(default_factory=list)
+    tries: list[DecisionAttempt] = field(default_factory=list)
     refused: list[dict[str, Any]] = field(default_factory=list)
     move: Any = None
     written: Any = None
@@ -76,13 +76,13 @@ class Turn:
         except games.MoveError as exc:
             cause = "illegal" if isinstance(exc, games.Illegal) else "unreadable"
             self.tries.append(
-                Attempt(len(self.tries) + 1, "", latency, written, cause, str(exc),
+                DecisionAttempt(len(self.tries) + 1, "", latency, written, cause, str(exc),
                         side=side_of(cause, False))
             )  # fmt: skip
             self.refused.append({"move": written, "error": str(exc)})
             self.tried.set()
             return str(exc)
-        self.tries.append(Attempt(len(self.tries) + 1, "", latency, written, None))
+        self.tries.append(DecisionAttempt(len(self.tries) + 1, "", latency, written, None))
         self.move, self.written = parsed, move
         self.tried.set()
         self.done.set()

@@ -1,16 +1,22 @@
 """From a policy to the seat it plays through in one game.
 
-A seat's randomness derives from the match seed, the game index, the seat
-and the policy, so the same config plays the same games; a model's seats
-share the run's provider pool; a program's seat starts its own sandboxed
-child.
+A session has one `SeatMaker`, built with what its seats share (the provider
+pool, the endpoints' circuits, the response cache, the play page's desk, the
+programs' registrations); the game loop asks it for each seat of each game.
+The kind of seat follows from the policy's type, through one table of
+builders. A seat's randomness derives from the match seed, the game index,
+the seat and the policy, so the same config plays the same games; a model's
+seats share the run's provider pool; a program's seat starts its own
+sandboxed child.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import games
@@ -33,7 +39,128 @@ if TYPE_CHECKING:  # each kind of seat is imported when a run first seats one
     from arena.seats.cache import ResponseCache
     from arena.seats.desk import Desk
 
-__all__ = ["make_seat"]
+__all__ = ["SeatMaker", "make_seat"]
+
+
+def _no_cache() -> ResponseCache | None:
+    return None
+
+
+@dataclass(frozen=True)
+class SeatMaker:
+    """Every seat of one session, each made from its policy (`arena.play.protocol.MakesSeats`).
+
+    A model's seat needs the run's open provider `pool` (its replicas counted on
+    `breakers`, if given); a person's seat a table of the play page's `desk`; a
+    program's seat its registration in `programs`.
+    """
+
+    config: Config
+    programs: Mapping[str, ProgramInfo] = field(default_factory=dict)
+    pool: providers.Providers | None = None
+    breakers: Breakers | None = None
+    desk: Desk | None = None
+    redactor: Redactor = field(default_factory=Redactor)
+    """Replaces the run's secrets in what a model's seat records."""
+    response_cache: Callable[[], ResponseCache | None] = _no_cache
+    """The run's response cache, which a model's seat asks first, or None. It is asked for
+    with every seat, so a cache is opened (and its opening logged) with the first seat a
+    session makes, whatever its kind."""
+
+    def make(self, game: games.Game[Any], policy: str, *, seed: int, index: int, seat: int) -> Seat:
+        """The seat `policy` plays through at `seat` of game `index` of `game`'s match on
+        `seed`."""
+        self.response_cache()  # with every seat: see the field
+        spec = self.config.policies[policy]
+        build = _BUILDERS.get(type(spec))
+        if build is None:
+            known = ", ".join(sorted(kind.__name__ for kind in _BUILDERS))
+            raise TypeError(
+                f"policy {policy!r}: no seat is made for a {type(spec).__name__} (known: {known})"
+            )
+        return build(self, spec, _Place(game, policy, seed, index, seat))
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a seat sits: the game, the policy, the match seed, the game's index, the seat."""
+
+    game: games.Game[Any]
+    policy: str
+    seed: int
+    index: int
+    seat: int
+
+    def rng(self) -> random.Random:
+        """The seat's own randomness."""
+        return random.Random(f"{self.seed}:{self.index}:{self.seat}:{self.policy}")
+
+
+def _scripted(maker: SeatMaker, spec: ScriptedPolicy, place: _Place) -> Seat:
+    return ScriptedSeat(spec.baseline, place.rng())
+
+
+def _mock(maker: SeatMaker, spec: MockPolicy, place: _Place) -> Seat:
+    from arena.seats.mock import MockSeat
+
+    return MockSeat(place.rng(), spec.faults, spec.latency_ms / 1000)
+
+
+def _program(maker: SeatMaker, spec: ProgramPolicy, place: _Place) -> Seat:
+    from arena.programs import ProgramRunner
+    from arena.seats.program import ProgramPlayer
+
+    where = f"{place.seed}:{place.index}:{place.seat}:program"
+    program = ProgramRunner(
+        maker.programs[place.policy],
+        seed=int(hashlib.sha256(where.encode()).hexdigest()[:8], 16),
+        node_budget=maker.config.run.node_budget,
+    )
+    timeout = spec.timeout_s or place.game.match_format.program_timeout_s
+    if timeout is None:
+        raise ValueError(
+            f"policy {place.policy!r} is a program, and programs do not play {place.game.name}"
+        )
+    return ProgramPlayer(program, timeout)
+
+
+def _human(maker: SeatMaker, spec: HumanPolicy, place: _Place) -> Seat:
+    if maker.desk is None:
+        raise RuntimeError(
+            f"policy {place.policy!r} is a person: its seats need the run's play page (arena "
+            "run serves one while a run has a human policy)"
+        )
+    from arena.seats.human import HumanSeat
+
+    table = maker.desk.table(place.game, place.seed, place.index, place.seat)
+    return HumanSeat(table, spec.deadlines())
+
+
+def _model(maker: SeatMaker, spec: LlmPolicy, place: _Place) -> Seat:
+    pool = maker.pool
+    if pool is None:
+        raise RuntimeError(
+            f"policy {place.policy!r} is a model: its seats need the run's open provider pool"
+        )
+    from arena.seats.llm import LlmSeat, provider_specs
+
+    breakers = maker.breakers
+    replicas = [
+        (pool.client(p), breakers.circuit(p) if breakers is not None else None)
+        for p in provider_specs(spec)
+    ]
+    client, circuit = replicas[0]
+    return LlmSeat(client, spec, maker.redactor, circuit, replicas[1:], maker.response_cache())
+
+
+_BUILDERS: dict[type[Any], Callable[[SeatMaker, Any, _Place], Seat]] = {
+    ScriptedPolicy: _scripted,
+    MockPolicy: _mock,
+    ProgramPolicy: _program,
+    HumanPolicy: _human,
+    LlmPolicy: _model,
+}
+"""Each kind of policy (its config model) -> the builder of its seats."""
 
 
 def make_seat(
@@ -50,49 +177,14 @@ def make_seat(
     cache: ResponseCache | None = None,
     desk: Desk | None = None,
 ) -> Seat:
-    """The seat `policy` plays through at `seat` of game `index` of a match on `seed`; a
-    model's seat asks the run's response `cache` first, if it has one; a person's seat is
-    a table of the run's play page `desk`."""
-    spec = config.policies[policy]
-    rng = random.Random(f"{seed}:{index}:{seat}:{policy}")
-    if isinstance(spec, ScriptedPolicy):
-        return ScriptedSeat(spec.baseline, rng)
-    if isinstance(spec, MockPolicy):
-        from arena.seats.mock import MockSeat
-
-        return MockSeat(rng, spec.faults, spec.latency_ms / 1000)
-    if isinstance(spec, ProgramPolicy):
-        from arena.programs import ProgramSeat
-        from arena.seats.program import ProgramPlayer
-
-        digest = hashlib.sha256(f"{seed}:{index}:{seat}:program".encode()).hexdigest()
-        program = ProgramSeat(
-            programs[policy], seed=int(digest[:8], 16), node_budget=config.run.node_budget
-        )
-        timeout = spec.timeout_s or game.match_format.program_timeout_s
-        if timeout is None:
-            raise ValueError(
-                f"policy {policy!r} is a program, and programs do not play {game.name}"
-            )
-        return ProgramPlayer(program, timeout)
-    if isinstance(spec, HumanPolicy):
-        if desk is None:
-            raise RuntimeError(
-                f"policy {policy!r} is a person: its seats need the run's play page (arena run "
-                "serves one while a run has a human policy)"
-            )
-        from arena.seats.human import HumanSeat
-
-        return HumanSeat(desk.table(game, seed, index, seat), spec.deadlines())
-    if not isinstance(spec, LlmPolicy) or pool is None:
-        raise RuntimeError(
-            f"policy {policy!r} is a model: its seats need the run's open provider pool"
-        )
-    from arena.seats.llm import LlmSeat, provider_specs
-
-    replicas = [
-        (pool.client(p), breakers.circuit(p) if breakers is not None else None)
-        for p in provider_specs(spec)
-    ]
-    client, circuit = replicas[0]
-    return LlmSeat(client, spec, redactor or Redactor(), circuit, replicas[1:], cache)
+    """Deprecated: a session builds one `SeatMaker` and asks its `make` for every seat."""
+    warnings.warn(
+        "make_seat is deprecated: build one SeatMaker per session and call its make",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    maker = SeatMaker(
+        config, programs, pool=pool, breakers=breakers, desk=desk,
+        redactor=redactor or Redactor(), response_cache=lambda: cache,
+    )  # fmt: skip
+    return maker.make(game, policy, seed=seed, index=index, seat=seat)

@@ -22,7 +22,7 @@ import anyio
 import games
 from arena.config import Deadlines
 from arena.play.decisions import NO_REPLY
-from arena.play.protocol import Attempt, Decision, DecisionRequest, Seat, Source
+from arena.play.protocol import Decision, DecisionAttempt, DecisionRequest, Seat, Source
 from arena.record.validity import side_of
 from arena.seats.desk import Table
 
@@ -59,7 +59,7 @@ class HumanSeat(Seat):
         if turn.move is not None:
             source: Source = "reply" if len(tries) == 1 else "retry"
             return Decision(request.seat, turn.move, source, latency, tries, extracted=turn.written)
-        late = Attempt(
+        late = DecisionAttempt(
             len(tries) + 1, "", anyio.current_time() - turn.last, None, "timeout", NO_REPLY,
             side=side_of("timeout", False),
         )  # fmt: skip

@@ -219,7 +219,7 @@ class LlmSeat(TextSeat):
             cost_usd=price.cost_usd(completion.usage) if price is not None else None,
         )
 
-    def _attempt_json(self, attempt: providers.Attempt) -> dict[str, Any]:
+    def _attempt_json(self, attempt: providers.TransportAttempt) -> dict[str, Any]:
         return {
             "status": attempt.status,
             "error": self._redactor.value(attempt.error),

@@ -14,7 +14,7 @@ import anyio
 import structlog
 
 from arena.play.protocol import Decision, DecisionRequest, Seat
-from arena.programs import ProgramForfeit, ProgramSeat
+from arena.programs import ProgramForfeit, ProgramRunner
 
 __all__ = ["ProgramPlayer"]
 
@@ -24,7 +24,7 @@ log = structlog.get_logger("arena.seats.program")
 class ProgramPlayer(Seat):
     """A program seat of one game, with its hard timeout per move."""
 
-    def __init__(self, program: ProgramSeat, timeout_s: float) -> None:
+    def __init__(self, program: ProgramRunner, timeout_s: float) -> None:
         self.program = program
         self.timeout_s = timeout_s
 

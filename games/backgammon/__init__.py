@@ -18,7 +18,14 @@ from games.backgammon.dice import (
 from games.backgammon.notation import NONE
 from games.backgammon.rules import PLY_CAP, Backgammon, colour_of, seat_of, standing_of
 from games.backgammon.state import COLOURS, OPENING, BackgammonState, pip_count
-from games.backgammon.verify import PlyRecord, VerifyFailure, ply_record, verify_card
+from games.backgammon.verify import (
+    CardPly,
+    PlyRecord,
+    VerifyFailure,
+    card_ply,
+    ply_record,
+    verify_card,
+)
 
 __all__ = [
     "COLOURS",
@@ -27,9 +34,11 @@ __all__ = [
     "PLY_CAP",
     "Backgammon",
     "BackgammonState",
+    "CardPly",
     "PlyRecord",
     "Roll",
     "VerifyFailure",
+    "card_ply",
     "colour_of",
     "commitment",
     "derived_card_seed",

@@ -33,14 +33,14 @@ from games.backgammon.state import (
     sides_from_board,
 )
 
-__all__ = ["PlyRecord", "VerifyFailure", "ply_record", "verify_card"]
+__all__ = ["CardPly", "PlyRecord", "VerifyFailure", "card_ply", "ply_record", "verify_card"]
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
-class PlyRecord:
-    """What a replay keeps of one ply for verification."""
+class CardPly:
+    """What a replay keeps of one ply of a card, for the card's verification."""
 
     game: int
     ply: int
@@ -63,13 +63,13 @@ class VerifyFailure:
     ply: int | None = None
 
 
-def ply_record(
+def card_ply(
     game: Backgammon, before: BackgammonState, play: str, after: BackgammonState
-) -> PlyRecord:
+) -> CardPly:
     """The record of the ply that took `before` to `after` by `play`."""
     if before.roll is None:
         raise ValueError("the state before the ply has no roll: the game was already over")
-    return PlyRecord(
+    return CardPly(
         before.game,
         before.roll.ply,
         before.roll.nonce,
@@ -80,7 +80,13 @@ def ply_record(
     )
 
 
-def _check_dice(card_seed: str, record: PlyRecord) -> VerifyFailure | None:
+PlyRecord = CardPly
+"""Deprecated: `CardPly`."""
+ply_record = card_ply
+"""Deprecated: `card_ply`."""
+
+
+def _check_dice(card_seed: str, record: CardPly) -> VerifyFailure | None:
     if record.game not in (1, 2) or record.ply < 1:
         return VerifyFailure(3, f"game {record.game}, ply {record.ply} names no ply of a card")
     derived = dice_rules.roll_for_ply(dice_rules.game_seed(card_seed, record.game), record.ply)
@@ -103,7 +109,7 @@ def _read(board: Mapping[str, Any], what: str) -> tuple[Side, Side] | str:
 
 
 def _replay_ply(
-    record: PlyRecord, ply: int, expected: tuple[Side, Side], turn: int
+    record: CardPly, ply: int, expected: tuple[Side, Side], turn: int
 ) -> tuple[Side, Side] | str:
     """The (BLACK, WHITE) sides after the recorded ply, or why it does not check out."""
     if record.ply != ply:
@@ -130,7 +136,7 @@ def _replay_ply(
     return after
 
 
-def _check_game(card_seed: str, game: int, records: Sequence[PlyRecord]) -> VerifyFailure | None:
+def _check_game(card_seed: str, game: int, records: Sequence[CardPly]) -> VerifyFailure | None:
     """Step 4 for one game's records, in ply order, from the opening position."""
     opening = dice_rules.roll_for_ply(dice_rules.game_seed(card_seed, game), 1)
     sides: tuple[Side, Side] = (OPENING, OPENING)
@@ -144,7 +150,7 @@ def _check_game(card_seed: str, game: int, records: Sequence[PlyRecord]) -> Veri
 
 
 def verify_card(
-    commitment: str, card_seed: str, records: Sequence[PlyRecord]
+    commitment: str, card_seed: str, records: Sequence[CardPly]
 ) -> VerifyFailure | None:
     """Run steps 1-4 over a card's records (both games, each in ply order); None if all pass."""
     if not isinstance(commitment, str) or _DIGEST.fullmatch(commitment) is None:

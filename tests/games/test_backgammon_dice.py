@@ -17,7 +17,7 @@ from games.backgammon.dice import (
     opener,
     roll_for_ply,
 )
-from games.backgammon.verify import PlyRecord, ply_record, verify_card
+from games.backgammon.verify import CardPly, card_ply, verify_card
 
 SEED = "0123456789abcdef" * 4
 
@@ -98,16 +98,16 @@ def test_initial_refuses_an_integer_seed() -> None:
 # --- verification ---------------------------------------------------------------------
 
 
-def _play_card(seed: str, plies: int) -> list[PlyRecord]:
+def _play_card(seed: str, plies: int) -> list[CardPly]:
     g = Backgammon()
     rng = random.Random(7)
-    records: list[PlyRecord] = []
+    records: list[CardPly] = []
     for game in (1, 2):
         s: BackgammonState = g.initial(seed, game)
         while (seats := g.to_act(s)) and s.ply < plies:
             play = rng.choice(g.legal_moves(s, seats[0]))
             after = g.apply(s, {seats[0]: play})
-            records.append(ply_record(g, s, play, after))
+            records.append(card_ply(g, s, play, after))
             s = after
     return records
 

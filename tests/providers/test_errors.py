@@ -9,7 +9,6 @@ from collections.abc import Callable
 import pytest
 
 from providers import (
-    Attempt,
     AuthError,
     CertificateError,
     HTTPStatusError,
@@ -17,6 +16,7 @@ from providers import (
     ProviderError,
     RateLimited,
     Timeout,
+    TransportAttempt,
     TransportError,
 )
 
@@ -45,7 +45,7 @@ def _round_trip(error: ProviderError) -> ProviderError:
 def test_an_error_copies_and_pickles_with_its_fields(
     error: ProviderError, duplicate: Callable[[ProviderError], ProviderError]
 ) -> None:
-    error.attempts = (Attempt(None, "reset", 0.01),)
+    error.attempts = (TransportAttempt(None, "reset", 0.01),)
     twin = duplicate(error)
     assert type(twin) is type(error)
     assert twin.args == error.args

@@ -51,12 +51,22 @@ class MarkerSeat(TextSeat):
         return Answer(text=json.dumps(reply))
 
 
-class MarkedPlan(RunPlan):
-    def seat_for(self, policy: str, seed: int, index: int, seat: int, **_: Any) -> Any:
+class MarkerSeats:
+    """Makes a `MarkerSeat` for every seat."""
+
+    def __init__(self, policies: list[str]) -> None:
+        self.policies = policies
+
+    def make(self, game: Any, policy: str, *, seed: int, index: int, seat: int) -> MarkerSeat:
         # The mark names the policy by its position only: the name itself must never reach a prompt.
         return MarkerSeat(
             f"P{self.policies.index(policy)}/{index}/{seat}", random.Random(f"{seed}{index}{seat}")
         )
+
+
+class MarkedPlan(RunPlan):
+    def seat_maker(self, *_: Any, **__: Any) -> Any:
+        return MarkerSeats(self.policies)
 
 
 def test_no_prompt_leaks_names_say_or_notes(tmp_path: Path) -> None:

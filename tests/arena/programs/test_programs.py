@@ -34,7 +34,7 @@ from arena.programs import (
     ProgramInfo,
     ProgramMove,
     ProgramRefused,
-    ProgramSeat,
+    ProgramRunner,
     SandboxLimits,
     check_program,
     check_source,
@@ -42,8 +42,8 @@ from arena.programs import (
 )
 from arena.programs.child import __file__ as CHILD_FILE
 from arena.programs.engine import COMMON_HELPERS, EngineHelpers, HelperRefused
+from arena.programs.pipes import __file__ as PIPES_FILE
 from arena.programs.sandbox import ChildProcess
-from arena.programs.wire import __file__ as WIRE_FILE
 from games.stratego.worlds import sample_world
 from tests.timing import MARGIN_S
 
@@ -132,16 +132,16 @@ def open_fds() -> set[str]:
     return set(os.listdir("/proc/self/fd"))
 
 
-def wire_threads() -> list[str]:
-    """The threads inside the wire's code a moment from now: a move's thread that outlived
-    its move (one that has just let go of the wire gets the margin to leave its code)."""
+def pipe_threads() -> list[str]:
+    """The threads inside the pipes' code a moment from now: a move's thread that outlived
+    its move (one that has just let go of the pipes gets the margin to leave its code)."""
     names = {thread.ident: thread.name for thread in threading.enumerate()}
     deadline = time.monotonic() + MARGIN_S
     while True:
         found = [
             names.get(ident, str(ident))
             for ident, frame in sys._current_frames().items()
-            if any(f.f_code.co_filename == WIRE_FILE for f, _ in traceback.walk_stack(frame))
+            if any(f.f_code.co_filename == PIPES_FILE for f, _ in traceback.walk_stack(frame))
         ]
         if not found or time.monotonic() > deadline:
             return found
@@ -158,7 +158,7 @@ async def first_move(
 ) -> ProgramMove:
     state = game.initial("ab" * 32 if game.name == "backgammon" else 3)
     seat = game.to_act(state)[0]
-    async with ProgramSeat(info, seed=1, node_budget=node_budget, limits=limits) as player:
+    async with ProgramRunner(info, seed=1, node_budget=node_budget, limits=limits) as player:
         return await player.choose(game, state, seat, timeout_s=timeout_s)
 
 
@@ -176,7 +176,7 @@ async def forfeits(
     timeout_s: float = 5.0,
 ) -> ProgramForfeit:
     state = C4.initial(3)
-    async with ProgramSeat(info, seed=1, node_budget=100, limits=limits) as player:
+    async with ProgramRunner(info, seed=1, node_budget=100, limits=limits) as player:
         with pytest.raises(ProgramForfeit) as caught:
             await player.choose(C4, state, 0, timeout_s=timeout_s)
         assert player.pid is None, "a forfeit ends the child at once"
@@ -355,14 +355,14 @@ async def test_an_endless_loop_times_out_and_the_child_is_reaped(tmp_path: Path)
     info = registered(tmp_path, program("while True:\n    pass"))
     state = C4.initial(3)
     start = anyio.current_time()
-    async with ProgramSeat(info, seed=1) as player:
+    async with ProgramRunner(info, seed=1) as player:
         with pytest.raises(ProgramForfeit) as caught:
             await player.choose(C4, state, 0, timeout_s=1.0)
         assert player.pid is None
     assert caught.value.cause == "timeout"
     # The 1 s timeout, then a kill that reaps the child: no wait for it to end by itself.
     assert anyio.current_time() - start < 1.0 + MARGIN_S
-    assert wire_threads() == [], "the move's thread, blocked reading, outlived the move"
+    assert pipe_threads() == [], "the move's thread, blocked reading, outlived the move"
     await a_good_program_still_plays()
 
 
@@ -403,13 +403,13 @@ async def test_a_timeout_ends_a_move_whose_thread_is_blocked_on_the_pipes(
     info = unchecked(tmp_path, source)
     fds = open_fds()
     start = anyio.current_time()
-    async with ProgramSeat(info, seed=1, node_budget=10**6) as player:
+    async with ProgramRunner(info, seed=1, node_budget=10**6) as player:
         with pytest.raises(ProgramForfeit) as caught:
             await player.choose(C4, C4.initial(3), 0, timeout_s=1.0)
         assert player.pid is None
     assert caught.value.cause == "timeout", caught.value.detail
     assert anyio.current_time() - start < 1.0 + MARGIN_S
-    assert wire_threads() == []
+    assert pipe_threads() == []
     assert open_fds() == fds, "the pipes were not all closed"
     await a_good_program_still_plays()
 
@@ -423,7 +423,7 @@ def test_moves_in_an_episode_thread_of_its_own_play_and_time_out_cleanly(
 
     async def episode() -> None:
         played.append(await first_move(register(PLAYERS / "greedy.py")))
-        async with ProgramSeat(stuck, seed=1) as player:
+        async with ProgramRunner(stuck, seed=1) as player:
             with pytest.raises(ProgramForfeit) as caught:
                 await player.choose(C4, C4.initial(3), 0, timeout_s=0.5)
         played.append(caught.value.cause)
@@ -439,7 +439,7 @@ def test_moves_in_an_episode_thread_of_its_own_play_and_time_out_cleanly(
     thread.join(20)
     assert not thread.is_alive()
     assert [type(played[0]), played[1:]] == [ProgramMove, ["timeout"]], played
-    assert wire_threads() == []
+    assert pipe_threads() == []
 
 
 async def test_unbounded_allocation_hits_the_memory_limit(tmp_path: Path) -> None:
@@ -495,7 +495,7 @@ class Spender:
 async def test_the_third_move_over_budget_forfeits(tmp_path: Path, after: str) -> None:
     info = registered(tmp_path, SPENDER.format(after=after))
     state = C4.initial(3)
-    async with ProgramSeat(info, seed=1, node_budget=5) as player:
+    async with ProgramRunner(info, seed=1, node_budget=5) as player:
         for _ in range(2):
             played = await player.choose(C4, state, 0, timeout_s=5)
             # The arena plays the first legal move, not the program's last one.
@@ -548,7 +548,7 @@ class Tour:
 async def test_helpers_answer_through_handles_and_count_every_call(tmp_path: Path) -> None:
     info = registered(tmp_path, HELPER_TOUR)
     state = C4.initial(3)
-    async with ProgramSeat(info, seed=1, node_budget=50) as player:
+    async with ProgramRunner(info, seed=1, node_budget=50) as player:
         played = await player.choose(C4, state, 0, timeout_s=5)
         assert played == ProgramMove(C4.legal_moves(state, 0)[0], 6, False)
         state = C4.apply(C4.apply(state, {0: played.move}), {1: "a"})
@@ -593,7 +593,7 @@ async def test_batched_helpers_answer_as_single_calls_and_count_a_node_per_item(
     state = C4.initial(3)
     # 7 + 14 + 7 + (2 + 5) + 2 (the refused batch counts) = 37 nodes; the last batch of 7
     # would pass 40: refused whole, and the move is over budget
-    async with ProgramSeat(info, seed=1, node_budget=40) as player:
+    async with ProgramRunner(info, seed=1, node_budget=40) as player:
         played = await player.choose(C4, state, 0, timeout_s=5)
     assert played == ProgramMove(C4.legal_moves(state, 0)[0], 37, True)
 
@@ -680,7 +680,7 @@ def test_a_sampled_world_keeps_every_public_fact(plies: int) -> None:
 
 async def test_stratego_setup_goes_through_choose_setup(tmp_path: Path) -> None:
     state = STRATEGO.initial(5)
-    async with ProgramSeat(register(PLAYERS / "greedy.py"), seed=1, node_budget=200) as player:
+    async with ProgramRunner(register(PLAYERS / "greedy.py"), seed=1, node_budget=200) as player:
         setup = await player.choose(STRATEGO, state, 0, timeout_s=5)
         state = STRATEGO.apply(state, {0: setup.move, 1: STRATEGO.baseline(state, 1)})
         move = await player.choose(STRATEGO, state, 0, timeout_s=5)
@@ -688,7 +688,7 @@ async def test_stratego_setup_goes_through_choose_setup(tmp_path: Path) -> None:
     assert move.nodes > 0
     bad = program("pass") + "\n    def choose_setup(self, view):\n        return 'F' * 40\n"
     info = registered(tmp_path, bad)
-    async with ProgramSeat(info, seed=1) as player:
+    async with ProgramRunner(info, seed=1) as player:
         with pytest.raises(ProgramForfeit) as caught:
             await player.choose(STRATEGO, STRATEGO.initial(5), 0, timeout_s=5)
     assert caught.value.cause == "illegal"
@@ -699,7 +699,7 @@ async def test_stratego_setup_goes_through_choose_setup(tmp_path: Path) -> None:
 
 async def test_a_program_plays_a_full_game_against_the_baseline() -> None:
     state = C4.initial(11)
-    async with ProgramSeat(register(PLAYERS / "greedy.py"), seed=11, node_budget=100) as player:
+    async with ProgramRunner(register(PLAYERS / "greedy.py"), seed=11, node_budget=100) as player:
         while seats := C4.to_act(state):
             seat = seats[0]
             if seat == 1:
@@ -775,11 +775,11 @@ async def test_check_refuses_statically_and_by_forfeit(tmp_path: Path) -> None:
 
 async def test_cancelling_a_move_kills_the_child_and_closes_the_seat(tmp_path: Path) -> None:
     info = registered(tmp_path, program("while True:\n    pass"))
-    player = ProgramSeat(info, seed=1)
+    player = ProgramRunner(info, seed=1)
     with anyio.move_on_after(0.5):
         await player.choose(C4, C4.initial(3), 0, timeout_s=30)
     assert player.pid is None
-    assert wire_threads() == []
+    assert pipe_threads() == []
     with pytest.raises(RuntimeError, match="cancelled"):
         await player.choose(C4, C4.initial(3), 0, timeout_s=30)
     await player.aclose()
@@ -788,7 +788,7 @@ async def test_cancelling_a_move_kills_the_child_and_closes_the_seat(tmp_path: P
 
 async def test_aclose_ends_an_idle_child() -> None:
     fds = open_fds()
-    player = ProgramSeat(register(PLAYERS / "random_player.py"), seed=1)
+    player = ProgramRunner(register(PLAYERS / "random_player.py"), seed=1)
     await player.choose(C4, C4.initial(3), 0, timeout_s=5)
     pid = player.pid
     assert pid is not None

@@ -1,4 +1,4 @@
-"""The wire to a program's child: framing, the fast reading of plain lines, and waits
+"""The pipes to a program's child: framing, the fast reading of plain lines, and waits
 that a wake or a closed end always ends."""
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arena.programs import child
-from arena.programs.wire import (
+from arena.programs.pipes import (
     BUDGET_REFUSAL,
     MAX_LINE_BYTES,
+    ChildPipes,
+    PipesClosed,
     Unreadable,
-    Wire,
-    WireClosed,
     decode_line,
     refusal_line,
     result_line,
@@ -30,15 +30,15 @@ from tests.timing import MARGIN_S
 
 
 @pytest.fixture
-def pipes() -> Iterator[tuple[Wire, int, int]]:
-    """A wire and the child's ends of its two pipes (what the child reads, writes); a test
-    that closes a child's end itself replaces it with -1 in `CLOSED`."""
+def pipes() -> Iterator[tuple[ChildPipes, int, int]]:
+    """The arena's ends of a child's two pipes and the child's (what it reads, writes); a
+    test that closes a child's end itself replaces it with -1 in `CLOSED`."""
     to_r, to_w = os.pipe()
     from_r, from_w = os.pipe()
-    wire = Wire(to_w, from_r)
+    ends = ChildPipes(to_w, from_r)
     CLOSED.clear()
-    yield wire, to_r, from_w
-    wire.close()
+    yield ends, to_r, from_w
+    ends.close()
     for fd in {to_r, from_w} - CLOSED:
         os.close(fd)
 
@@ -132,17 +132,17 @@ def test_the_childs_framed_calls_read_as_the_messages_they_stand_for(args: list[
     assert json.dumps(decode_line(line.rstrip(b"\n"))) == json.dumps(valid_json(message))
 
 
-def test_lines_are_cut_at_newlines_whatever_the_chunks(pipes: tuple[Wire, int, int]) -> None:
-    wire, _, from_w = pipes
+def test_lines_are_cut_at_newlines_whatever_the_chunks(pipes: tuple[ChildPipes, int, int]) -> None:
+    ends, _, from_w = pipes
     os.write(from_w, b'{"a":1}\n{"b":')
-    with wire.held():
-        assert wire.receive_line() == b'{"a":1}'
+    with ends.held():
+        assert ends.receive_line() == b'{"a":1}'
         os.write(from_w, b'2}\n{"c":3}\n')
-        assert wire.receive_line() == b'{"b":2}'
-        assert wire.receive_line() == b'{"c":3}'
+        assert ends.receive_line() == b'{"b":2}'
+        assert ends.receive_line() == b'{"c":3}'
         close_end(from_w)
-        with pytest.raises(WireClosed):
-            wire.receive_line()
+        with pytest.raises(PipesClosed):
+            ends.receive_line()
 
 
 @given(
@@ -152,26 +152,26 @@ def test_lines_are_cut_at_newlines_whatever_the_chunks(pipes: tuple[Wire, int, i
 def test_lines_come_out_as_they_went_in_however_cut(lines: list[bytes], cuts: list[int]) -> None:
     to_r, to_w = os.pipe()
     from_r, from_w = os.pipe()
-    wire = Wire(to_w, from_r)
+    ends = ChildPipes(to_w, from_r)
     stream = b"".join(line + b"\n" for line in lines)
     sizes = itertools.cycle(cuts)
     got: list[bytes] = []
     written = 0
     try:
-        with wire.held():
+        with ends.held():
             while written < len(stream):  # a piece as the child's writes may come, then
                 written += os.write(from_w, stream[written : written + next(sizes)])
                 while len(got) < stream[:written].count(b"\n"):  # every line it completes
-                    got.append(wire.receive_line())
+                    got.append(ends.receive_line())
         assert got == lines
     finally:
-        wire.close()
+        ends.close()
         os.close(to_r)
         os.close(from_w)
 
 
-def test_a_line_past_the_limit_is_unreadable(pipes: tuple[Wire, int, int]) -> None:
-    wire, _, from_w = pipes
+def test_a_line_past_the_limit_is_unreadable(pipes: tuple[ChildPipes, int, int]) -> None:
+    ends, _, from_w = pipes
     chunk = b"x" * (1 << 16)
 
     def write() -> None:
@@ -183,60 +183,60 @@ def test_a_line_past_the_limit_is_unreadable(pipes: tuple[Wire, int, int]) -> No
 
     writer = threading.Thread(target=write)
     writer.start()
-    with wire.held(), pytest.raises(Unreadable, match="longer than"):
-        wire.receive_line()
-    wire.close()
+    with ends.held(), pytest.raises(Unreadable, match="longer than"):
+        ends.receive_line()
+    ends.close()
     writer.join(5)
     assert not writer.is_alive()
 
 
 @pytest.mark.parametrize("blocked", ["reading", "writing"])
 def test_a_wake_ends_a_blocked_wait_at_once_and_for_good(
-    pipes: tuple[Wire, int, int], blocked: str
+    pipes: tuple[ChildPipes, int, int], blocked: str
 ) -> None:
-    wire, _, _ = pipes
+    ends, _, _ = pipes
     ended: list[BaseException] = []
 
     def serve() -> None:
-        with wire.held():
+        with ends.held():
             try:
                 if blocked == "reading":
-                    wire.receive_line()
+                    ends.receive_line()
                 else:
-                    wire.send(b"x" * (1 << 22))  # more than the pipe holds: it blocks
-            except WireClosed as exc:
+                    ends.send(b"x" * (1 << 22))  # more than the pipe holds: it blocks
+            except PipesClosed as exc:
                 ended.append(exc)
 
     thread = threading.Thread(target=serve)
     thread.start()
     thread.join(0.2)
     assert thread.is_alive(), "the wait should block until woken"
-    wire.wake()
+    ends.wake()
     thread.join(MARGIN_S)
     assert not thread.is_alive()
     assert len(ended) == 1
-    assert wire.free.is_set()
-    with wire.held(), pytest.raises(WireClosed):
-        wire.receive_line()  # woken for good: no wait blocks again
+    assert ends.free.is_set()
+    with ends.held(), pytest.raises(PipesClosed):
+        ends.receive_line()  # woken for good: no wait blocks again
 
 
-def test_the_ends_close_only_when_the_thread_lets_go(pipes: tuple[Wire, int, int]) -> None:
-    wire, to_r, from_w = pipes
-    with wire.held():
-        wire.close()
+def test_the_ends_close_only_when_the_thread_lets_go(pipes: tuple[ChildPipes, int, int]) -> None:
+    ends, to_r, from_w = pipes
+    with ends.held():
+        ends.close()
         os.write(from_w, b"{}\n")
-        assert wire.receive_line() == b"{}"  # still open while held
+        assert ends.receive_line() == b"{}"  # still open while held
     with pytest.raises(BrokenPipeError):
         os.write(from_w, b"{}\n")  # the arena's reading end is closed: a broken pipe
-    with pytest.raises(WireClosed), wire.held():
+    with pytest.raises(PipesClosed), ends.held():
         pass
     assert os.read(to_r, 10) == b""  # and its writing end: end of file
 
 
 def test_hang_up_says_goodbye_and_closes_the_way_to_the_child(
-    pipes: tuple[Wire, int, int],
+    pipes: tuple[ChildPipes, int, int],
 ) -> None:
-    wire, to_r, _ = pipes
-    wire.hang_up(b'{"op":"bye"}\n')
+    ends, to_r, _ = pipes
+    ends.hang_up(b'{"op":"bye"}\n')
     assert os.read(to_r, 100) == b'{"op":"bye"}\n'
     assert os.read(to_r, 100) == b""
