@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 0
-    import sqlite3
+    import sqlite3  # the errors main() reports: loaded once a subcommand runs
 
     from arena.config import ConfigError
 

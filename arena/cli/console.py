@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console  # rich: only a console that shows something
 
     from arena.league.summary import RunResult
 
@@ -29,7 +29,7 @@ class Stderr:
     def rich(self) -> Console:
         """The rich console itself."""
         if self._console is None:
-            from rich.console import Console
+            from rich.console import Console  # rich: only a console that shows something
 
             self._console = Console(stderr=True)
         return self._console
@@ -42,7 +42,7 @@ class Stderr:
 def stdout() -> Console:
     """Standard output as wide as the terminal; written to a file or a pipe, 160 columns
     (or `COLUMNS`), so that a saved report reads as a wide terminal shows it."""
-    from rich.console import Console
+    from rich.console import Console  # rich: only a console that shows something
 
     console = Console()
     if console.is_terminal or os.environ.get("COLUMNS"):
@@ -59,7 +59,7 @@ def progress_bar(
     if not show:
         yield lambda **fields: None
         return
-    from rich.progress import (
+    from rich.progress import (  # rich: only a console that shows progress
         BarColumn,
         MofNCompleteColumn,
         Progress,

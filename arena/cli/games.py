@@ -14,9 +14,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena games` with the parsed `args`; its exit status."""
-    import inspect
+    import inspect  # loaded when this subcommand runs: `import arena.cli` loads no arena module
 
-    import games
+    import games  # loaded when this subcommand runs: `import arena.cli` loads no arena module
 
     for name in games.names():
         game = games.load(name)
@@ -33,6 +33,6 @@ def handle(args: argparse.Namespace) -> int:
 
 def _first_line(documented: object) -> str:
     """The first line of an object's docstring (a game module's says what the game is)."""
-    import inspect
+    import inspect  # loaded when this subcommand runs: `import arena.cli` loads no arena module
 
     return (inspect.getdoc(documented) or "").partition("\n")[0]

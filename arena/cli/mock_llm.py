@@ -55,7 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena mock-llm` with the parsed `args`; its exit status."""
-    from arena.mock_llm import main_mock_llm, parse_faults
+    from arena.mock_llm import (  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+        main_mock_llm,
+        parse_faults,
+    )
 
     try:
         parse_faults(args.faults)
@@ -66,7 +69,9 @@ def handle(args: argparse.Namespace) -> int:
         f"mock LLM on http://{args.host}:{args.port} (OpenAI: /v1/chat/completions, "
         f"Anthropic: /v1/messages, Gemini: /v1beta/models/M:generateContent); Ctrl-C stops it"
     )
-    from arena.mock_llm.outage import Outage
+    from arena.mock_llm.outage import (
+        Outage,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+    )
 
     outage = None if args.down_after is None else Outage(args.down_after, args.down_for, args.flap)
     main_mock_llm(

@@ -20,7 +20,10 @@ __all__ = ["play_with_progress", "served_by_mock"]
 def served_by_mock(config: Config, mock_url: str) -> Config:
     """`config` with every llm policy asking the mock at `mock_url`: each base_url keeps its
     path (`/v1`), or takes the protocol's default path; replicas become the one mock."""
-    from urllib.parse import urlsplit, urlunsplit
+    from urllib.parse import (  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+        urlsplit,
+        urlunsplit,
+    )
 
     import providers
     from arena.config import LlmPolicy, PolicyConfig
@@ -58,7 +61,7 @@ def play_with_progress(
     """Every episode of `plan` played (`arena.league.run.execute`), with the live bar when
     `show` and plain progress lines without it; `mock`: the (port, faults) of a mock LLM to
     serve meanwhile; `play_port`: where the play page listens when people have seats."""
-    import anyio
+    import anyio  # loaded when this subcommand runs: `import arena.cli` loads no arena module
 
     from arena.league.run import execute
 
@@ -89,7 +92,10 @@ def play_with_progress(
                     plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
                     check_endpoints=check, ray_address=ray_address, desk=desk,
                 )  # fmt: skip
-            from arena.mock_llm import build_app, serving
+            from arena.mock_llm import (  # the mock server: only a run that serves it
+                build_app,
+                serving,
+            )
 
             port, faults = mock
             async with serving(build_app(faults=faults), port=port) as url:
@@ -102,7 +108,7 @@ def play_with_progress(
         async def play() -> RunResult:
             if not plan.people:
                 return await played(None)
-            from arena.viewer.play import play_page
+            from arena.viewer.play import play_page  # uvicorn and the page: only a run with people
 
             async with play_page(plan.config.run.name, play_port) as page:
                 console.print(

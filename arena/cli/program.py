@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena program check` with the parsed `args`; its exit status."""
-    import anyio
+    import anyio  # loaded when this subcommand runs: `import arena.cli` loads no arena module
 
     from arena.programs import ProgramRefused, check_program
 

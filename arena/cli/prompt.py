@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena prompt` with the parsed `args`; its exit status."""
-    import games
+    import games  # loaded when this subcommand runs: `import arena.cli` loads no arena module
     from arena.config import ConfigError
     from arena.play.preview import preview_prompt, shown, stable_note
 

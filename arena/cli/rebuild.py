@@ -17,7 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena rebuild` with the parsed `args`; its exit status."""
-    from arena.league.store import rebuild_store
+    from arena.league.store import (
+        rebuild_store,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+    )
 
     stored = rebuild_store(args.run)
     print(

@@ -43,7 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena report` with the parsed `args`; its exit status."""
-    from arena.league.store import read_resolved
+    from arena.league.store import (
+        read_resolved,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+    )
     from arena.results.report import League, render
 
     config, seed, _ = read_resolved(args.run)
@@ -56,7 +58,9 @@ def handle(args: argparse.Namespace) -> int:
 @contextmanager
 def _stored(run: Path) -> Iterator[LeagueStore]:
     """The league store of run folder `run`, read-only, for as long as the report is written."""
-    from arena.config import ConfigError
+    from arena.config import (
+        ConfigError,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+    )
     from arena.league.store import LeagueStore
 
     try:
@@ -71,7 +75,7 @@ def _stored(run: Path) -> Iterator[LeagueStore]:
 
 def _sprt(config: Config, store: LeagueStore) -> dict[str, Any] | None:
     """The run's SPRT, re-derived from the stored games by the league's stop rules."""
-    from arena.league.stopping import StopRules
+    from arena.league.stopping import StopRules  # the SPRT's numpy: only a report that shows it
 
     rules = StopRules(config, store.game_summaries(), store.spoiled_episodes())
     sprt: dict[str, Any] | None = rules.to_json()["sprt"]

@@ -24,6 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena rescore` with the parsed `args`; its exit status."""
-    from arena.play.rescore import rescore_main
+    from arena.play.rescore import (
+        rescore_main,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+    )
 
     return rescore_main(args)

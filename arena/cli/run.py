@@ -97,7 +97,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def handle(args: argparse.Namespace) -> int:
     """`arena run` with the parsed `args`; its exit status."""
     import arena.logs  # first of all: it imports structlog without rich (see arena.logs)
-    from arena.config import ConfigError
+    from arena.config import (
+        ConfigError,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+    )
     from arena.league.lock import hold_run_folder
     from arena.league.plan import plan_run
     from arena.play.prompts import PromptError
@@ -130,12 +132,15 @@ def handle(args: argparse.Namespace) -> int:
 
 def _config(args: argparse.Namespace) -> Config:
     """The run's config as the flags change it: served by the mock LLM, on an executor."""
-    from arena.config import ConfigError, load_config
+    from arena.config import (  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+        ConfigError,
+        load_config,
+    )
 
     if args.mock_faults and not args.mock_llm:
         raise ConfigError("--mock-faults sets the faults of --mock-llm's server: add --mock-llm")
     if args.mock_llm:
-        from arena.mock_llm import parse_faults
+        from arena.mock_llm import parse_faults  # the mock's modules: only with --mock-faults
 
         try:
             parse_faults(args.mock_faults)
@@ -157,7 +162,10 @@ def _config(args: argparse.Namespace) -> Config:
 
 def _print_outcome(plan: RunPlan, result: RunResult) -> int:
     """The standings and what became of the run, on the console; the run's exit status."""
-    from arena.results.report import sprt_lines, standings_tables
+    from arena.results.report import (  # the tables' numpy: after the run
+        sprt_lines,
+        standings_tables,
+    )
 
     out = stdout()
     for table in standings_tables(result.tables, out.width):

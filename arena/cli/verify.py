@@ -28,7 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena verify` with the parsed `args`; its exit status."""
-    from arena.record.verify import VerifyError, verify_file
+    from arena.record.verify import (  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+        VerifyError,
+        verify_file,
+    )
 
     failed = False
     for target in args.paths:
@@ -68,7 +71,10 @@ def handle(args: argparse.Namespace) -> int:
 def audit_folder(run: Path) -> RunAudit:
     """Run folder `run` checked whole (`record.audit`) against its league store, opened
     read-only (a missing store is one of the problems)."""
-    from arena.league.store import DB_NAME, LeagueStore
+    from arena.league.store import (  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+        DB_NAME,
+        LeagueStore,
+    )
     from arena.record.audit import audit_run
 
     db = run / DB_NAME

@@ -27,6 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena view` with the parsed `args`; its exit status."""
-    from arena.viewer import main_view
+    from arena.viewer import (
+        main_view,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+    )
 
     return main_view(args.run, args.serve, args.port)

@@ -60,7 +60,7 @@ async def open_executor(plan: Plan, ray_address: str | None = None) -> AsyncIter
         yield LocalExecutor()
         return
     _ray_token_mode()
-    from arena.cluster.on_ray import ray_executor
+    from arena.cluster.on_ray import ray_executor  # ray is an optional extra
 
     async with ray_executor(plan, ray_address) as executor:
         yield executor

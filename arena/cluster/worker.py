@@ -121,7 +121,7 @@ def _checked(key: str, load: Callable[[], WorkerPlan]) -> _Loaded:
 
 def _sandbox_problem() -> str:
     """What keeps this worker from confining a program seat as a local run does, or ''."""
-    from arena.programs.sandbox import CHILD_PATH
+    from arena.programs.sandbox import CHILD_PATH  # the sandbox: a worker asked about programs only
 
     if not sys.platform.startswith("linux"):
         return f"program seats need Linux (rlimits, prctl, namespaces), this is {sys.platform}"

@@ -9,6 +9,7 @@ run stores next to its results.
 
 from __future__ import annotations
 
+import secrets
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,4 @@ def load_config(path: str | Path, *, keys: bool = True) -> Config:
 
 def draw_master_seed() -> int:
     """A concrete master seed in [1, 2**31) for a run configured with seed 0."""
-    import secrets
-
     return secrets.randbelow(2**31 - 1) + 1

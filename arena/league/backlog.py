@@ -33,7 +33,7 @@ from arena.record.replay import GameRecord, Replay
 from arena.record.validity import measured
 
 if TYPE_CHECKING:
-    from arena.league.rounds import AdaptiveRounds
+    from arena.league.rounds import AdaptiveRounds  # numpy's fits: adaptive schedules only
     from arena.results.standings import GameSummary
 
 __all__ = ["LOST_TRIES", "Backlog"]
@@ -257,7 +257,7 @@ class Backlog:
         no-contest still under the cap; episodes finished for good are counted as skipped."""
         config = self._plan.config
         if config.run.schedule == "adaptive":
-            from arena.league.rounds import AdaptiveRounds
+            from arena.league.rounds import AdaptiveRounds  # numpy's fits: adaptive schedules only
 
             self.rounds = AdaptiveRounds(config, self._plan.master_seed)
         matches = self._rounds(self.rounds) if self.rounds else self._plan.matches()

@@ -163,7 +163,7 @@ class EndpointHealth:
     def _model_circuits(self) -> dict[str, list[Circuit]]:
         if not self._models:
             return {}
-        from arena.seats.llm import provider_specs
+        from arena.seats.llm import provider_specs  # the HTTP stack: runs with models only
 
         return {
             name: [self.breakers.circuit(p) for p in provider_specs(policy)]

@@ -113,7 +113,10 @@ class RunPlan:
         run = self.config.run
         if not run.response_cache:
             return None
-        from arena.seats.cache import ResponseCache, default_cache_dir
+        from arena.seats.cache import (  # only a run with a response cache
+            ResponseCache,
+            default_cache_dir,
+        )
 
         folder = self.config.located(run.cache_dir) if run.cache_dir else default_cache_dir()
         return ResponseCache(folder, self.redactor)
@@ -272,7 +275,7 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
     templates: dict[tuple[str, str], PromptTemplate] = {}
     for name, spec in config.policies.items():
         if isinstance(spec, LlmPolicy):
-            from arena.seats.llm import provider_specs
+            from arena.seats.llm import provider_specs  # the HTTP stack: runs with models only
 
             try:
                 for replica in provider_specs(spec):
@@ -287,7 +290,10 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
     programs = {}
     for name, spec in config.policies.items():
         if isinstance(spec, ProgramPolicy):
-            from arena.programs import ProgramRefused, register
+            from arena.programs import (  # the sandbox: runs with programs only
+                ProgramRefused,
+                register,
+            )
 
             try:
                 programs[name] = register(config.located(spec.path))
@@ -313,7 +319,7 @@ def _check_tls(spec: providers.ProviderSpec, trust: providers.Trust) -> None:
     """Load the certificate files a replica names (a bad one fails before any game)."""
     if spec.ca_bundle is None and spec.client_cert is None:
         return
-    from providers.tls import tls_context
+    from providers.tls import tls_context  # TLS files: endpoints that name them only
 
     tls_context(trust, spec.ca_bundle, spec.client_cert, spec.client_key)
 

@@ -81,7 +81,9 @@ async def execute(
     with hold_run_folder(plan.out):
         async with providers.Providers(trust=plan.config.run.trust) as pool:
             if check_endpoints and model_policies(plan):
-                from arena.league.preflight import preflight
+                from arena.league.preflight import (
+                    preflight,  # the HTTP stack: runs with models only
+                )
 
                 await preflight(plan, pool)
             opened = (

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from arena.config import Config
 
 if TYPE_CHECKING:  # the tables are imported by a run with a rule to feed
-    from arena.league.sprt import SequentialTest
+    from arena.league.sprt import SequentialTest  # numpy: a run with an SPRT only
     from arena.results.standings import GameSummary
 
 __all__ = ["StopRules"]
@@ -42,7 +42,7 @@ class StopRules:
         self.first, self.second = list(config.policies)[:2]
         self.sprt: SequentialTest | None = None
         if run.sprt is not None:  # numpy's import waits for a run that has a test
-            from arena.league.sprt import SequentialTest
+            from arena.league.sprt import SequentialTest  # numpy: a run with an SPRT only
 
             self.sprt = SequentialTest(run.sprt)
         self.tokens = 0
@@ -109,7 +109,10 @@ class StopRules:
         """Give the test match `index` once it is settled."""
         if self.sprt is None or index in self._fed or index in pending:
             return
-        from arena.results.tables import counted_games, match_outcomes
+        from arena.results.tables import (  # numpy: a run with an SPRT only
+            counted_games,
+            match_outcomes,
+        )
 
         counted = counted_games(self._games[index])
         if len(counted) != 2 or any(self._to_replay(g) for g in counted):
@@ -126,7 +129,9 @@ class StopRules:
     def _to_replay(self, g: GameSummary) -> bool:
         """A game that another play replaces: spoiled under the replay cap, or of a cut card
         (its replacement card follows)."""
-        from arena.record.cards import CANCELLED_MARK
+        from arena.record.cards import (
+            CANCELLED_MARK,  # not before the first move (see test_startup)
+        )
         from arena.results.tables import play_rank
 
         if CANCELLED_MARK in g.episode:

@@ -32,7 +32,7 @@ from arena.record.validity import INFRASTRUCTURE_NC
 
 if TYPE_CHECKING:  # the standings are imported when the first result is stored or read
     from arena.record.replay import Replay
-    from arena.results.standings import GameSummary
+    from arena.results.standings import GameSummary  # not before the first move (see test_startup)
 
 __all__ = [
     "DB_NAME",
@@ -289,7 +289,9 @@ class LeagueStore:
     def record(self, replay: Replay, replay_path: Path, digest: str) -> list[GameSummary]:
         """Store a finished episode in one transaction, with the SHA-256 of its replay file
         (`digest`, which `arena verify` checks the file against); its game summaries."""
-        from arena.results.standings import summarise
+        from arena.results.standings import (
+            summarise,  # not before the first move (see test_startup)
+        )
 
         summaries = summarise(replay)
         match = replay.match
@@ -348,7 +350,9 @@ class LeagueStore:
 
     def game_summaries(self) -> Iterator[GameSummary]:
         """Every stored game, in schedule order, read as it is iterated."""
-        from arena.results.standings import GameSummary
+        from arena.results.standings import (
+            GameSummary,  # not before the first move (see test_startup)
+        )
 
         rows = self._db.execute(
             "SELECT summary FROM games ORDER BY match_index, episode, game_index"
@@ -406,7 +410,7 @@ def _detail(replay: Replay, index: int) -> str:
 def rebuild_store(out: Path) -> int:
     """Re-create `out/league.db` from `out/replays/` (see the module docstring); returns the
     episodes stored."""
-    from arena.record.replay import load_replay
+    from arena.record.replay import load_replay  # a rebuild only
     from arena.results.tables import league_tables
 
     config, master, resolved = read_resolved(out)

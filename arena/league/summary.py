@@ -102,7 +102,7 @@ def open_session(plan: RunPlan) -> None:
 def start_over(out: Path) -> None:
     """--force-new: remove the old results, replays, the viewer's pages and the cut cards'
     kept games; the ledger is append-only and stays, with a new generation begun."""
-    from arena.record.cards import PARTIAL
+    from arena.record.cards import PARTIAL  # backgammon's cards: --force-new only
 
     for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", SUMMARY_NAME, GAMES_NAME):
         (out / name).unlink(missing_ok=True)

@@ -269,7 +269,7 @@ class Context:
 
 def _libc_call(name: str, *args: int) -> int:
     """0, or the errno of a failed libc call (ctypes is gone before the program loads)."""
-    import ctypes
+    import ctypes  # gone from sys.modules before the program loads
 
     libc = ctypes.CDLL(None, use_errno=True)
     result: int = getattr(libc, name)(*args)

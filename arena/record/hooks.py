@@ -119,7 +119,7 @@ def episode_hooks(
     """The hooks for a game whose match format has `chance`, in run folder `out` (None: a
     replay checked on its own); `dice` and `master` say where card seeds come from."""
     if chance == "card":  # the cards (and backgammon's engine) only for a game with them
-        from arena.record.cards import CardEpisodes
+        from arena.record.cards import CardEpisodes  # backgammon's cards: card games only
 
         return CardEpisodes(out, dice, master)
     return PlainEpisodes()

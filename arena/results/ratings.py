@@ -21,8 +21,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # numpy is imported by the functions that use it: a run starts without it
-    import numpy as np
+import numpy as np
+
+if TYPE_CHECKING:
     import numpy.typing as npt
 
     _FloatArray = npt.NDArray[np.float64]
@@ -207,8 +208,6 @@ def _match_cells(rated: list[MatchOutcome], policies: list[str]) -> _FloatArray:
     Cell i*n + j of row m holds what policy i scored against j in match m;
     draws count half a win for each side.
     """
-    import numpy as np
-
     position = {policy: i for i, policy in enumerate(policies)}
     n = len(policies) + 1
     cells = np.zeros((len(rated), n * n))
@@ -228,8 +227,6 @@ has (the draws are the same as drawing every resample at once)."""
 def _bootstrap_wins(cells: _FloatArray, seed: int, resamples: int) -> Iterator[_FloatArray]:
     """Each resample's wins (rows of `cells`' shape), `_RESAMPLES_AT_ONCE` rows at a time:
     how often each match is drawn in the resample, times that match's cells."""
-    import numpy as np
-
     matches = cells.shape[0]
     rng = np.random.default_rng(seed)
     for start in range(0, resamples, _RESAMPLES_AT_ONCE):
@@ -257,8 +254,6 @@ def _newton_step(theta: _FloatArray, wins: _FloatArray, games: _FloatArray) -> _
 
     Shapes: theta (batch, n) with the anchor's 0 last, wins and games (batch, n, n).
     """
-    import numpy as np
-
     policies = theta.shape[1] - 1
     beats = 1.0 / (1.0 + np.exp(theta[:, None, :] - theta[:, :, None]))
     gradient = (wins - games * beats).sum(axis=2)[:, :policies]
@@ -282,8 +277,6 @@ def _fit_log_strengths(wins: _FloatArray) -> _FloatArray:
     convergence from 0) and near the optimum the damping vanishes (quadratic
     convergence). Deterministic: same wins, same bits.
     """
-    import numpy as np
-
     games = wins + wins.transpose(0, 2, 1)
     theta = np.zeros(wins.shape[:2])
     for _ in range(_NEWTON_MAX_STEPS):
@@ -307,8 +300,6 @@ def _on_elo_scale(theta: _FloatArray) -> _FloatArray:
 
 def _bt_fit(matches: Iterable[MatchOutcome], seed: int, resamples: int) -> _BTFit:
     """Fit the data and its bootstrap resamples in one batch."""
-    import numpy as np
-
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples}")
     if seed < 0:
@@ -332,8 +323,6 @@ def _bt_fit(matches: Iterable[MatchOutcome], seed: int, resamples: int) -> _BTFi
 
 def _interval(samples: _FloatArray) -> tuple[_FloatArray, _FloatArray]:
     """The 2.5th and 97.5th percentiles along the resample axis."""
-    import numpy as np
-
     low, high = np.percentile(samples, [2.5, 97.5], axis=0)
     return low, high
 

@@ -101,13 +101,13 @@ def _scripted(maker: SeatMaker, spec: ScriptedPolicy, place: _Place) -> Seat:
 
 
 def _mock(maker: SeatMaker, spec: MockPolicy, place: _Place) -> Seat:
-    from arena.seats.mock import MockSeat
+    from arena.seats.mock import MockSeat  # a kind's seat module loads with its first seat
 
     return MockSeat(place.rng(), spec.faults, spec.latency_ms / 1000)
 
 
 def _program(maker: SeatMaker, spec: ProgramPolicy, place: _Place) -> Seat:
-    from arena.programs import ProgramRunner
+    from arena.programs import ProgramRunner  # a kind's seat module loads with its first seat
     from arena.seats.program import ProgramPlayer
 
     where = f"{place.seed}:{place.index}:{place.seat}:program"
@@ -130,7 +130,7 @@ def _human(maker: SeatMaker, spec: HumanPolicy, place: _Place) -> Seat:
             f"policy {place.policy!r} is a person: its seats need the run's play page (arena "
             "run serves one while a run has a human policy)"
         )
-    from arena.seats.human import HumanSeat
+    from arena.seats.human import HumanSeat  # a kind's seat module loads with its first seat
 
     table = maker.desk.table(place.game, place.seed, place.index, place.seat)
     return HumanSeat(table, spec.deadlines())
@@ -142,7 +142,7 @@ def _model(maker: SeatMaker, spec: LlmPolicy, place: _Place) -> Seat:
         raise RuntimeError(
             f"policy {place.policy!r} is a model: its seats need the run's open provider pool"
         )
-    from arena.seats.llm import LlmSeat, provider_specs
+    from arena.seats.llm import LlmSeat, provider_specs  # the HTTP stack: runs with models only
 
     breakers = maker.breakers
     replicas = [

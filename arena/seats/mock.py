@@ -25,6 +25,7 @@ from arena.config import MOCK_FAULTS
 from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
 from arena.record.replay import move_json
+from games import Illegal, MoveError
 
 __all__ = ["FAULTS", "SLOW_LATE_S", "MockSeat"]
 
@@ -89,8 +90,6 @@ class MockSeat(TextSeat):
 
     def _illegal(self, question: Question) -> Any:
         """A move that reads as a move of the game but is refused here."""
-        from games import Illegal, MoveError
-
         refused = []
         for token in _candidates():
             try:
