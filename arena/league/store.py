@@ -336,9 +336,11 @@ class LeagueStore:
         return summaries
 
     def episode_rows(self) -> list[dict[str, Any]]:
-        """Every stored episode: id, match index, replay path and digest, in schedule order."""
+        """Every stored episode: id, match index, match id, replay path and digest, in
+        schedule order."""
         cursor = self._db.execute(
-            "SELECT id, match_index, replay, digest FROM episodes ORDER BY match_index, id"
+            "SELECT id, match_index, match_id, replay, digest FROM episodes "
+            "ORDER BY match_index, id"
         )
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor]
