@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--resume-anyway",
         action="store_true",
         help="resume even though the config changed since the run began (a change of "
-        "run.concurrency or run.endpoint_down_s alone needs no flag)",
+        "run.concurrency or run.endpoint_down_s alone needs no flag; other policies or "
+        "prompt templates are refused all the same)",
     )
     parser.add_argument(
         "--grace",

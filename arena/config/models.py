@@ -289,6 +289,10 @@ PolicyConfig = Annotated[
 ]
 
 
+_NOT_IN_NAMES = ("-vs-", "/")
+"""What a policy name may not contain: match ids and replay paths are made of names."""
+
+
 class Config(_Strict):
     """A whole run: `[run]`, `[deadlines]`, `[game.<name>]` and `[policies.<name>]`."""
 
@@ -316,6 +320,14 @@ class Config(_Strict):
             raise ValueError(
                 f"a run needs at least two policies, got {len(value)}: add a [policies.<name>] table"
             )
+        for name in value:
+            if found := [part for part in _NOT_IN_NAMES if part in name]:
+                raise ValueError(
+                    f"policy name {name!r} contains {' and '.join(map(repr, found))}: a match id "
+                    "is <game>-k<n>-<first>-vs-<second> and names the replay files, so a name "
+                    "may hold neither '-vs-' (two pairs' ids could read alike) nor '/' (a path "
+                    "separator); rename the policy"
+                )
         return value
 
     @field_validator("game")

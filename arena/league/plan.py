@@ -33,6 +33,7 @@ from arena.config import (
     ProgramPolicy,
     draw_master_seed,
 )
+from arena.league.lineup import check_lineup
 from arena.league.schedule import match_seed, schedule
 from arena.league.store import DB_NAME, ConfigChanged, LeagueStore, config_changes
 from arena.play.episode import EpisodeSetup
@@ -264,7 +265,9 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
     seed is reused when the config says 0, and a config that differs from the
     stored one in a key that can change a result (any but `RESUME_ACCEPTS`) is
     refused (`resume="refuse"`), resumed all the same (`"anyway"`) or started
-    over (`"new"`, the old results are removed when the run starts).
+    over (`"new"`, the old results are removed when the run starts). Other
+    policies or prompt templates than the stored ones are refused in either of
+    the first two modes (`arena.league.lineup`).
     """
     if resume not in RESUME_MODES:
         raise ValueError(f"resume = {resume!r}: use one of {', '.join(RESUME_MODES)}")
@@ -305,6 +308,9 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
             "(or executor = 'local')"
         )
     plan = RunPlan(config, master, out, templates, resume, programs)
+    if stored is not None:
+        stored_policies = stored[1].get("policies", {})
+        check_lineup(out / DB_NAME, stored_policies, stored[2], config.policies, templates)
     if stored is not None and resume == "refuse":
         changes = config_changes(
             _with_new_defaults(stored[1]), plan.resolved(), ignore=RESUME_ACCEPTS
@@ -338,12 +344,14 @@ def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-def _stored_run(out: Path) -> tuple[int, dict[str, Any]] | None:
+def _stored_run(out: Path) -> tuple[int, dict[str, Any], dict[str, dict[str, str]]] | None:
+    """The master seed, config and templates (policy -> family -> SHA-256) stored in `out`."""
     if not (out / DB_NAME).exists():
         return None
     store = LeagueStore.open_readonly(out)
     try:
-        return store.stored_run()
+        run = store.stored_run()
+        return (*run, store.stored_templates()) if run is not None else None
     finally:
         store.close()
 

@@ -245,6 +245,12 @@ class LeagueStore:
         row = self._db.execute("SELECT master_seed, config FROM run WHERE id = 1").fetchone()
         return (int(row[0]), json.loads(row[1])) if row else None
 
+    def stored_templates(self) -> dict[str, dict[str, str]]:
+        """The template each stored policy was asked with: policy -> family -> SHA-256
+        (empty for a policy of a rebuilt store, whose replays keep the hashes)."""
+        rows = self._db.execute("SELECT name, templates FROM policies")
+        return {name: json.loads(templates) for name, templates in rows}
+
     def begin_run(
         self, name: str, master_seed: int, config: dict[str, Any], policies: list[dict[str, Any]]
     ) -> None:
@@ -330,9 +336,11 @@ class LeagueStore:
         return summaries
 
     def episode_rows(self) -> list[dict[str, Any]]:
-        """Every stored episode: id, match index, replay path and digest, in schedule order."""
+        """Every stored episode: id, match index, match id, replay path and digest, in
+        schedule order."""
         cursor = self._db.execute(
-            "SELECT id, match_index, replay, digest FROM episodes ORDER BY match_index, id"
+            "SELECT id, match_index, match_id, replay, digest FROM episodes "
+            "ORDER BY match_index, id"
         )
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor]

@@ -4,7 +4,9 @@ Each replay is re-derived from its seed and moves (`record.verify`), its
 prompts against their hashes; each replay file against the digest the league
 store kept when it was stored (an edited reply or `say` is caught); every
 stored episode against its replay and every replay against its row, results
-and scores included; the backgammon ledger (`cards.audit_ledger`). The run
+and scores included; no two stored games of different matches at one
+position (match index, game index), which the standings would read as one
+match; the backgammon ledger (`cards.audit_ledger`). The run
 digest, one SHA-256 over every replay's digest in schedule order, is what a
 user publishes: checking a folder against it (`--expect`) still tells an
 edited replay after someone rewrote both the replays and the store.
@@ -33,7 +35,7 @@ class StoredEpisodes(Protocol):
     (`arena.league.store.LeagueStore`, opened read-only) is one."""
 
     def episode_rows(self) -> list[dict[str, Any]]:
-        """Every stored episode: id, match index, replay path and digest."""
+        """Every stored episode: id, match index, match id, replay path and digest."""
         ...
 
     def stored_results(self) -> dict[str, dict[int, tuple[object, ...]]]:
@@ -72,6 +74,7 @@ def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
     audit = RunAudit()
     files = {p.stem: p for p in sorted((out / "replays").glob("*.json"))}
     stored = _stored(out, db, store, audit)
+    audit.problems.extend(_shared_positions(db, stored or {}))
     digests: list[tuple[int, str, str]] = []
     results: list[tuple[int, str, str]] = []
     finished_cards: dict[tuple[str, int], str] = {}
@@ -114,7 +117,7 @@ def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
 
 def _stored(
     out: Path, db: Path, store: StoredEpisodes | None, audit: RunAudit
-) -> dict[str, dict[str, object]] | None:
+) -> dict[str, dict[str, Any]] | None:
     """The store's episodes by id, or None (and a problem) without a store to compare."""
     if store is None:
         audit.problems.append(
@@ -126,6 +129,23 @@ def _stored(
     for episode, row in rows.items():
         row["results"] = results.get(episode, {})
     return rows
+
+
+def _shared_positions(db: Path, stored: dict[str, dict[str, Any]]) -> list[str]:
+    """Stored games of different matches at one position (match index, game index): the
+    standings read the games at one match index as one match, so theirs would be mixed."""
+    held: dict[tuple[int, int], dict[str, str]] = {}
+    for episode, row in stored.items():
+        for game in row["results"]:
+            at = held.setdefault((int(row["match_index"]), int(game)), {})
+            at.setdefault(str(row.get("match_id", episode)), episode)
+    return [
+        f"{db}: episodes {' and '.join(sorted(at.values()))} are different matches "
+        f"({', '.join(sorted(at))}) stored at one position, match {index} game {game}: "
+        "the standings would read them as one match"
+        for (index, game), at in sorted(held.items())
+        if len(at) > 1
+    ]
 
 
 def _result_differences(path: Path, replay: Replay, stored: object) -> list[str]:

@@ -141,3 +141,21 @@ def test_the_connection_settings_a_resume_may_change_are_the_endpoint_s_own() ->
 
     assert arena.config.CONNECTION_SETTINGS == providers.CONNECTION_SETTINGS
     assert set(providers.CONNECTION_SETTINGS) <= set(providers.EndpointSettings.model_fields)
+
+
+@pytest.mark.parametrize(
+    ("name", "found"),
+    [("a-vs-b", "'-vs-'"), ("team/bot", "'/'"), ("x-vs-y/z", "'-vs-' and '/'")],
+)
+def test_a_policy_name_that_match_ids_or_paths_would_misread_is_refused(
+    name: str, found: str
+) -> None:
+    data = {**BASE, "policies": {**BASE["policies"], name: {"kind": "mock"}}}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(data)
+    assert f"policy name {name!r} contains {found}: a match id is" in str(caught.value)
+    assert "rename the policy" in str(caught.value)
+
+
+def test_a_policy_name_with_dashes_and_vs_apart_is_fine() -> None:
+    parse_config({**BASE, "policies": {**BASE["policies"], "vs-bot-v2": {"kind": "mock"}}})

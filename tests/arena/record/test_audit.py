@@ -127,6 +127,29 @@ def test_a_deleted_replay_and_an_edited_score_are_caught(run: Path) -> None:
     assert any("league store's results" in p for p in problems), problems
 
 
+def test_two_matches_stored_at_one_position_are_caught_naming_both(run: Path) -> None:
+    """What a resume that counted the positions anew would leave: two matches at one index."""
+    with closing(LeagueStore.open_readonly(run)) as store:
+        rows = store.episode_rows()
+    board = next(r for r in rows if str(r["id"]).startswith("connect-four"))
+    other = next(r for r in rows if r["match_id"] != board["match_id"])
+    with closing(sqlite3.connect(run / "league.db")) as db, db:
+        for table, key in (("episodes", "id"), ("games", "episode")):
+            db.execute(
+                f"UPDATE {table} SET match_index = ? WHERE {key} = ?",
+                (board["match_index"], other["id"]),
+            )
+    problems = [p for p in audit_folder(run).problems if "one position" in p]
+    assert len(problems) == 2, problems  # the other match's two games, each met by one
+    assert problems[0] == (
+        f"{run / 'league.db'}: episodes {' and '.join(sorted([board['id'], other['id']]))} "
+        f"are different matches ({', '.join(sorted([board['match_id'], other['match_id']]))}) "
+        f"stored at one position, match {board['match_index']} game 1: "
+        "the standings would read them as one match"
+    )
+    assert f"match {board['match_index']} game 2:" in problems[1]
+
+
 def test_a_missing_store_is_one_problem_that_names_the_fix(run: Path) -> None:
     for name in ("league.db", "league.db-wal", "league.db-shm"):
         (run / name).unlink(missing_ok=True)
