@@ -1,9 +1,9 @@
 """The league: who plays whom, and playing it; what the results say is `arena.results`.
 
 schedule   who plays whom, on which seed, in which order
-plan       the config checked and resolved; what each game's episodes need
+plan       the config checked and resolved (a resume's too: what a run folder keeps for
+           good); what each game's episodes need
 run        the producer, the workers, the signal watcher and the one writer
-lineup     what a run folder keeps for good: its policies and their prompt templates
 store      the SQLite store a resumed run continues from; `arena rebuild` re-creates it
 lock       one run per folder
 preflight  every model's endpoint checked before the first game

@@ -14,7 +14,7 @@ import functools
 import importlib.util
 import os
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +33,6 @@ from arena.config import (
     ProgramPolicy,
     draw_master_seed,
 )
-from arena.league.lineup import check_lineup
 from arena.league.schedule import match_seed, schedule
 from arena.league.store import DB_NAME, ConfigChanged, LeagueStore, config_changes
 from arena.play.episode import EpisodeSetup
@@ -53,7 +52,15 @@ if TYPE_CHECKING:  # programs, models and the response cache: imported when a ru
     from arena.seats.cache import ResponseCache
     from arena.seats.desk import Desk
 
-__all__ = ["RESUME_ACCEPTS", "RESUME_MODES", "RunPlan", "matches_per_pair", "plan_run"]
+__all__ = [
+    "RESUME_ACCEPTS",
+    "RESUME_MODES",
+    "LineupChanged",
+    "RunPlan",
+    "check_lineup",
+    "matches_per_pair",
+    "plan_run",
+]
 
 RESUME_MODES = ("refuse", "anyway", "new")
 """What to do when a stored run's config differs: refuse, resume anyway, start over."""
@@ -267,7 +274,7 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
     refused (`resume="refuse"`), resumed all the same (`"anyway"`) or started
     over (`"new"`, the old results are removed when the run starts). Other
     policies or prompt templates than the stored ones are refused in either of
-    the first two modes (`arena.league.lineup`).
+    the first two modes (`check_lineup`).
     """
     if resume not in RESUME_MODES:
         raise ValueError(f"resume = {resume!r}: use one of {', '.join(RESUME_MODES)}")
@@ -381,3 +388,58 @@ def _program_refused(config: Config, name: str, path: Path, exc: ProgramRefused)
         fixed = os.path.relpath(path.resolve(), config.folder)
         message += f"; the file is {str(path)!r} from the current folder: write path = {fixed!r}"
     return message
+
+
+_NEW_FOLDER = (
+    "start a new run folder instead: another --out folder, "
+    "or --force-new to start this one over (its old results are removed)"
+)
+
+
+class LineupChanged(ConfigError):
+    """A resumed config whose policies or templates differ from the run folder's."""
+
+
+def check_lineup(
+    db: Path,
+    stored_policies: Mapping[str, object],
+    stored_templates: Mapping[str, Mapping[str, str]],
+    policies: Mapping[str, object],
+    templates: Mapping[tuple[str, str], PromptTemplate],
+) -> None:
+    """Refuse a resumed run whose set of policies, or whose templates, differ from the
+    stored ones (`stored_templates`: policy -> family -> SHA-256, as the store keeps them;
+    `templates`: (policy, family) -> the template this config loads); even
+    `--resume-anyway` cannot continue it. A match's position (`match_index`) is counted from
+    the run's pairs of policies, so a policy added or removed would give old and new matches
+    the same positions; an edited template would mix games asked two ways under one name. A
+    family only one side has is not compared."""
+    added = sorted(set(policies) - set(stored_policies))
+    removed = sorted(set(stored_policies) - set(policies))
+    if added or removed:
+        said = [f"adds {_names(added)}"] if added else []
+        said += [f"removes {_names(removed)}"] if removed else []
+        raise LineupChanged(
+            f"{db} was played by policies {_names(sorted(stored_policies))}; this config "
+            f"{' and '.join(said)}. A run folder keeps the policies it started with, even with "
+            "--resume-anyway: match positions are counted from the pairs of policies, so old "
+            f"and new matches would share positions. To play another set of policies, {_NEW_FOLDER}"
+        )
+    changed = [
+        f"{name!r}'s {family} template {templates[name, family].path!r} "
+        f"(SHA-256 {old[:12]} -> {new[:12]})"
+        for name, family in sorted(templates)
+        if (new := templates[name, family].sha256)
+        != (old := stored_templates.get(name, {}).get(family, new))
+    ]
+    if changed:
+        raise LineupChanged(
+            f"{db} was played with other prompt templates: {'; '.join(changed)} changed. "
+            "A run folder keeps the templates it started with, even with --resume-anyway: "
+            "a policy's games would be asked two ways under one name. "
+            f"Restore the template, or {_NEW_FOLDER}"
+        )
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(repr(name) for name in names)

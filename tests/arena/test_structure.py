@@ -104,3 +104,11 @@ def test_no_module_over_500_lines(package: str) -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}, f"split these by concern: {long}"
+
+
+def test_the_league_room_holds_what_runs_a_league_only() -> None:
+    # schedule, plan, run, store, lock, preflight, health, backlog, summary, the stopping
+    # rules (stopping, sprt, adaptive, rounds) and __init__: results, the cluster and the
+    # command line have rooms of their own
+    modules = sorted(p.stem for p in (ROOT / "arena" / "league").glob("*.py"))
+    assert len(modules) <= 14, f"arena/league/ holds {len(modules)} modules: {modules}"
