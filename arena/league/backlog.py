@@ -176,7 +176,7 @@ class Backlog:
         self.let_go(episode)
         return None
 
-    def again_if_spoiled(self, replay: Replay, episode: Episode | None) -> None:
+    def _again_if_spoiled(self, replay: Replay, episode: Episode | None) -> None:
         """Queue a stored episode to be played again if a game of it did not measure a seat
         and it is under the cap; past the cap it stays a no-contest."""
         spoiled = [g for g in replay.games if g.result is not None and not measured(g.result)]
@@ -208,7 +208,7 @@ class Backlog:
         the infrastructure spoiled it, and seen by the stopping rules."""
         self._result.played += 1
         self._result.fallbacks += sum(g.fallback_count for g in games)
-        self.again_if_spoiled(replay, episode)
+        self._again_if_spoiled(replay, episode)
         if self.rules.active:
             queued = itertools.chain(self.playing.values(), self.again, self.waiting)
             self.rules.stored(games, {e.match.index for e in queued})
