@@ -9,6 +9,7 @@ cycle. What a model's endpoint does when its server dies, restarts or flaps.
 
 from __future__ import annotations
 
+import socket
 from contextlib import suppress
 from dataclasses import dataclass
 
@@ -57,16 +58,14 @@ class Front:
     async def _run(self, task_status: anyio.abc.TaskStatus[int]) -> None:
         started = False
         while True:
-            listener = await anyio.create_tcp_listener(local_host=self.host, local_port=self.port)
-            self.port = listener.extra(anyio.abc.SocketAttribute.local_port)
+            listening = self._listen()
             if not started:
                 task_status.started(self.port)
                 started = True
             self.down = False
-            async with listener, anyio.create_task_group() as tg:
-                tg.start_soon(listener.serve, self._pipe)
-                await anyio.sleep(self.outage.after_s)
-                tg.cancel_scope.cancel()  # the port closes; the connections it carried go
+            with listening, anyio.move_on_after(self.outage.after_s):
+                await self._serve(listening)
+            # the port is closed; the connections it carried went with the scope
             self.down = True
             log.info("mock_went_down", port=self.port, for_s=self.outage.for_s)
             await anyio.sleep(self.outage.for_s)
@@ -74,10 +73,38 @@ class Front:
             if not self.outage.repeat:
                 break
         self.down = False
-        async with await anyio.create_tcp_listener(
-            local_host=self.host, local_port=self.port
-        ) as listener:
-            await listener.serve(self._pipe)
+        with self._listen() as listening:
+            await self._serve(listening)
+
+    def _listen(self) -> socket.socket:
+        """The public port's listening socket (the same port each time it comes back)."""
+        listening = socket.create_server((self.host, self.port), reuse_port=False)
+        listening.setblocking(False)
+        self.port = listening.getsockname()[1]
+        return listening
+
+    async def _serve(self, listening: socket.socket) -> None:
+        """Every connection piped upstream, until cancelled. A readiness wait and a
+        non-blocking accept, not the event loop's `sock_accept`: cancelling that one as a
+        connection arrives can fail inside asyncio (its reader fires on a cancelled
+        future), and the outage cancels it on purpose, mid-traffic."""
+        async with anyio.create_task_group() as tg:
+            while True:
+                await anyio.wait_readable(listening)
+                try:
+                    conn, _ = listening.accept()
+                except (BlockingIOError, InterruptedError):
+                    continue  # another wake-up took it
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                tg.start_soon(self._pipe_socket, conn)
+
+    async def _pipe_socket(self, conn: socket.socket) -> None:
+        try:
+            client = await anyio.abc.SocketStream.from_socket(conn)
+        except OSError:
+            conn.close()
+            return
+        await self._pipe(client)
 
     async def _pipe(self, client: anyio.abc.SocketStream) -> None:
         with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
