@@ -17,13 +17,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena rebuild` with the parsed `args`; its exit status."""
-    from arena.league.store import (
-        rebuild_store,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+    from arena.league.summary import (
+        rebuild_run,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
     )
 
-    stored = rebuild_store(args.run)
+    stored = rebuild_run(args.run)
     print(
-        f"arena rebuild: {args.run / 'league.db'} re-created from {stored} replay(s). The digests "
+        f"arena rebuild: {args.run / 'league.db'} re-created from {stored} replay(s), and "
+        f"summary.json written from it. The digests "
         "it keeps are recomputed from the replays as they now are: only a run digest published "
         "before (`arena verify --expect`) still tells an edited replay."
     )

@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena report` with the parsed `args`; its exit status."""
-    from arena.league.store import (
+    from arena.league.lineup import (
         read_resolved,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
     )
     from arena.results.report import League, render

@@ -117,6 +117,16 @@ class RunTable(_Strict):
     trust: Trust = "certifi"
     """The CAs that TLS connections to model endpoints trust: certifi's bundle of public
     CAs, or `system`, the operating system's own store (a company's managed machines)."""
+    pool: bool = False
+    """A standing pool (docs/pool.md): entrants are added and retired between sessions, and
+    every stored game of every session is rated. One `games` entry; its own schedule (a
+    newcomer's placement, then the adaptive rounds up to `target`), `matches` capping any
+    pair's matches."""
+    placement_matches: int = Field(default=4, ge=1)
+    """Pool: the matches a new entrant plays against each active entrant before any other."""
+    roster_cap: int | None = Field(default=None, ge=1)
+    """Pool: at most this many active entrants per `author`; past it, once the newest has
+    played its placement, the author's lowest rated one is retired (off when unset)."""
 
     @field_validator("games")
     @classmethod
@@ -167,6 +177,9 @@ class GameTable(_Strict):
 class _PolicyBase(_Strict):
     author: str | None = None
     prompt: str | dict[str, str] | None = None
+    retired: bool = False
+    """Pool: the entrant plays no more; its games and ratings stay (a pool's only way to
+    take an entrant out)."""
 
     def template_for(self, family: str) -> str:
         """The template path for a game family: named, or `<family>/default.md`."""
@@ -329,6 +342,34 @@ class Config(_Strict):
                     "separator); rename the policy"
                 )
         return value
+
+    @model_validator(mode="after")
+    def _pool(self) -> Config:
+        run = self.run
+        retired = [name for name, spec in self.policies.items() if spec.retired]
+        if not run.pool:
+            if retired:
+                raise ValueError(
+                    f"policies {', '.join(retired)} set retired = true, which only a standing "
+                    "pool knows: set [run] pool = true, or remove the key"
+                )
+            return self
+        if len(run.games) != 1:
+            raise ValueError(
+                f"a pool plays exactly one games entry, got {run.games}: keep one (rotate "
+                "counts as one), or start one pool per game"
+            )
+        if run.sprt is not None:
+            raise ValueError(
+                "a pool schedules by itself (placement, then adaptive rounds up to target): "
+                "remove [run.sprt], or run the A/B test as a league without pool = true"
+            )
+        if len(self.policies) - len(retired) < 2:
+            raise ValueError(
+                f"a pool needs at least two active policies; {len(retired)} of "
+                f"{len(self.policies)} are retired: add an entrant"
+            )
+        return self
 
     @field_validator("game")
     @classmethod

@@ -53,13 +53,15 @@ class RoundView:
     the resamples, a tie counting half each way; 0.5 when either has no rated match."""
 
 
-def _check_policies(matches: Sequence[MatchOutcome], policies: Sequence[str]) -> None:
+def _check_policies(
+    matches: Sequence[MatchOutcome], policies: Sequence[str], others: Sequence[str] = ()
+) -> None:
     """Refuse duplicate policies and matches naming a policy the league does not have."""
     if len(set(policies)) != len(policies):
         raise ValueError(f"a policy is listed twice in {list(policies)}: list each once")
     if len(policies) < 2:
         raise ValueError(f"a league ranks at least two policies, got {list(policies)}")
-    known = set(policies)
+    known = {*policies, *others}
     for match in matches:
         for policy in (match.first, match.second):
             if policy not in known:
@@ -70,14 +72,21 @@ def _check_policies(matches: Sequence[MatchOutcome], policies: Sequence[str]) ->
 
 
 def round_view(
-    matches: Sequence[MatchOutcome], policies: Sequence[str], *, seed: int, resamples: int = 1000
+    matches: Sequence[MatchOutcome],
+    policies: Sequence[str],
+    *,
+    seed: int,
+    resamples: int = 1000,
+    others: Sequence[str] = (),
 ) -> RoundView:
     """Fit the matches and `resamples` bootstrap resamples once; see `RoundView`.
 
     The resamples are `bradley_terry`'s with the same seed and count, so the
     answer is deterministic: same matches, seed and resamples, same view.
+    `others` are policies whose matches take part in the fit but which are
+    neither ranked nor picked (a pool's retired entrants).
     """
-    _check_policies(matches, policies)
+    _check_policies(matches, policies, others)
     fit = _bt_fit(matches, seed, resamples)
     rated = {p for match in matches if match.rated for p in (match.first, match.second)}
     pairs = list(itertools.combinations(policies, 2))

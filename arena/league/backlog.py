@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
@@ -33,16 +33,33 @@ from arena.record.replay import GameRecord, Replay
 from arena.record.validity import measured
 
 if TYPE_CHECKING:
-    from arena.league.rounds import AdaptiveRounds  # numpy's fits: adaptive schedules only
+    from collections.abc import Iterable
+
     from arena.results.standings import GameSummary
 
-__all__ = ["LOST_TRIES", "Backlog"]
+__all__ = ["LOST_TRIES", "Backlog", "Rounds"]
 
 log = structlog.get_logger("arena.league.run")
 
 
 LOST_TRIES = 3
 """An episode whose process is lost this often in one session is given up (a failure)."""
+
+
+class Rounds(Protocol):
+    """A schedule picked a round at a time: an adaptive league's (`league.rounds`) or a
+    standing pool's (`league.pool`)."""
+
+    probability: float
+    """The ranking's probability of being right before the last round picked."""
+
+    def next_round(self, stored: Iterable[GameSummary]) -> list[Match] | str:
+        """The next round's matches from the stored games, or why none follows."""
+        ...
+
+    def to_json(self) -> dict[str, Any]:
+        """What summary.json shows of the rounds."""
+        ...
 
 
 class _RoundEnd:
@@ -91,8 +108,8 @@ class Backlog:
         """Episodes a worker is playing now (what the progress calls in flight)."""
         self._lost: Counter[str] = Counter()
         """How often each episode's process was lost this session."""
-        self.rounds: AdaptiveRounds | None = None
-        """The adaptive schedule's rounds, if the run has one."""
+        self.rounds: Rounds | None = None
+        """The adaptive schedule's or the pool's rounds, if the run has them."""
         self._round_end = False
         self._schedule = self._scheduled()
         self._exhausted = False
@@ -142,7 +159,7 @@ class Backlog:
         """The budgets' spending, the SPRT and the adaptive rounds, as the summary shows them."""
         shown = self.rules.to_json()
         if self.rounds is not None:
-            shown["adaptive"] = self.rounds.to_json()
+            shown["pool" if self._plan.pool else "adaptive"] = self.rounds.to_json()
         return shown
 
     def start(self, episode: Episode) -> None:
@@ -239,7 +256,7 @@ class Backlog:
         log.info("run_stopping", reason=why, note="matches in flight finish; no new one starts")
         return True
 
-    def _rounds(self, rounds: AdaptiveRounds) -> Iterator[Match | _RoundEnd]:
+    def _rounds(self, rounds: Rounds) -> Iterator[Match | _RoundEnd]:
         """The adaptive schedule: each round's matches, then the end of the round."""
         while True:
             picked = rounds.next_round(self._store.game_summaries())
@@ -256,7 +273,11 @@ class Backlog:
         """Each scheduled episode's next play: its first, or the next replay of a stored
         no-contest still under the cap; episodes finished for good are counted as skipped."""
         config = self._plan.config
-        if config.run.schedule == "adaptive":
+        if config.run.pool:
+            from arena.league.rounds import PoolRounds  # numpy's fits: pools only
+
+            self.rounds = PoolRounds(self._plan, self._store, self._plan.session)
+        elif config.run.schedule == "adaptive":
             from arena.league.rounds import AdaptiveRounds  # numpy's fits: adaptive schedules only
 
             self.rounds = AdaptiveRounds(config, self._plan.master_seed)

@@ -14,17 +14,17 @@ import functools
 import importlib.util
 import os
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import structlog
 from pydantic import ValidationError
 
 import games
 import providers
 from arena.config import (
-    CONNECTION_SETTINGS,
     Config,
     ConfigError,
     HumanPolicy,
@@ -33,9 +33,22 @@ from arena.config import (
     ProgramPolicy,
     draw_master_seed,
 )
+from arena.league.lineup import (
+    RESUME_ACCEPTS,
+    ConfigChanged,
+    LineupChanged,
+    StoredRun,
+    check_lineup,
+    check_pool,
+    config_changes,
+    holds_pool,
+    retire,
+    stored_run,
+)
 from arena.league.schedule import match_seed, schedule
-from arena.league.store import DB_NAME, ConfigChanged, LeagueStore, config_changes
+from arena.league.store import DB_NAME, LeagueStore
 from arena.play.episode import EpisodeSetup
+from arena.play.fingerprint import fingerprint, played_as
 from arena.play.match import Match
 from arena.play.prompts import PromptError, PromptTemplate, load_template
 from arena.record.hooks import EpisodeHooks, episode_hooks
@@ -52,35 +65,12 @@ if TYPE_CHECKING:  # programs, models and the response cache: imported when a ru
     from arena.seats.cache import ResponseCache
     from arena.seats.desk import Desk
 
-__all__ = [
-    "RESUME_ACCEPTS",
-    "RESUME_MODES",
-    "LineupChanged",
-    "RunPlan",
-    "check_lineup",
-    "matches_per_pair",
-    "plan_run",
-]
+__all__ = ["RESUME_MODES", "RunPlan", "matches_per_pair", "plan_run"]
+
+log = structlog.get_logger("arena.league.plan")
 
 RESUME_MODES = ("refuse", "anyway", "new")
 """What to do when a stored run's config differs: refuse, resume anyway, start over."""
-
-RESUME_ACCEPTS = (
-    "run.concurrency", "run.executor", "run.endpoint_down_s", "run.budget_usd", "run.budget_tokens",
-    "run.budget_matches", "run.sprt.max_matches", "run.response_cache", "run.cache_dir",
-    "run.trust", *(f"policies.*.{key}" for key in CONNECTION_SETTINGS),
-)  # fmt: skip
-"""The config keys a resumed run may change without `--resume-anyway`: none can change a
-finished game's result. Ratings are applied in schedule order, whatever the concurrency;
-an episode plays the same game in this process or on a cluster's worker;
-how long a run waits for an endpoint that is down only decides when it stops
-(resumably), not what a game in flight meets; a budget or the SPRT's match cap only
-decides how many matches are played, in schedule order; the response cache only spares
-a request whose reply is already known; how a model's endpoint is reached (its TLS trust,
-client certificate, gateway headers, idle connections) decides whether a request
-arrives, never what the model answers. Everything else (seeds, games, policies,
-deadlines, the test's hypotheses, the validity rules, what a replay records) is
-compared."""
 
 
 _ASKED_AS = (
@@ -108,6 +98,21 @@ class RunPlan:
     """One of `RESUME_MODES`."""
     programs: dict[str, ProgramInfo] = field(default_factory=dict)
     """Program policies' registrations (path, SHA-256)."""
+    played: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Policy -> what decides its play (`arena.play.fingerprint.played_as`)."""
+    session: int = 1
+    """The session of the run folder this plan plays: 1 for a new run, one more than the
+    sessions its store has begun for a resumed one. Every replay records it."""
+
+    @functools.cached_property
+    def fingerprints(self) -> dict[str, str]:
+        """Policy -> its fingerprint (`arena.play.fingerprint`)."""
+        return {name: fingerprint(played) for name, played in self.played.items()}
+
+    @property
+    def pool(self) -> bool:
+        """Whether the run folder is a standing pool (`[run] pool = true`)."""
+        return self.config.run.pool
 
     @functools.cached_property
     def redactor(self) -> Redactor:
@@ -177,6 +182,8 @@ class RunPlan:
                 "kind": spec.kind,
                 "author": spec.author,
                 "templates": {f: t.sha256 for (p, f), t in self.templates.items() if p == name},
+                "fingerprint": self.fingerprints.get(name),
+                "played_as": self.played.get(name),
             }
             for name, spec in self.config.policies.items()
         ]
@@ -238,6 +245,8 @@ class RunPlan:
                 for name, spec in config.policies.items()
                 if isinstance(spec, LlmPolicy)
             },
+            fingerprints=self.fingerprints,
+            session=self.session,
         )
 
     def _hooks(self, game: games.Game[Any]) -> EpisodeHooks:
@@ -247,12 +256,22 @@ class RunPlan:
 
     def begin(self, store: LeagueStore, keep: Callable[[Replay], object]) -> None:
         """What a session does before its first game: store the config and policies, record
-        the programs' hashes in the ledger, and let each game's hooks settle what a killed
-        session left (a cut card is stored with `keep`)."""
+        the programs' hashes in the ledger, retire the pool's entrants the config retires,
+        and let each game's hooks settle what a killed session left (a cut card is stored
+        with `keep`)."""
+        session = self.session
         store.begin_run(
-            self.config.run.name, self.master_seed, self.resolved(), self.policy_records()
+            self.config.run.name,
+            self.master_seed,
+            self.resolved(),
+            self.policy_records(),
+            session=session,
         )
         register_programs(self.out, self.programs)
+        if self.pool:
+            for name, spec in self.config.policies.items():
+                if spec.retired:
+                    retire(self.out, store, name, "config", session)
         finished = store.finished_episodes()
         for name in sorted(_games_played(self.config, self.master_seed)):
             self._hooks(games.load(name)).resume(keep, finished)
@@ -265,7 +284,9 @@ def _author(spec: PolicyConfig) -> str | None:
     return spec.author
 
 
-def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse") -> RunPlan:
+def plan_run(
+    config: Config, out: Path | None = None, *, resume: str = "refuse", discard_pool: bool = False
+) -> RunPlan:
     """Check everything that can fail before a game starts, and fix the master seed.
 
     A run folder that already holds a league is resumed: its stored master
@@ -274,13 +295,21 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
     refused (`resume="refuse"`), resumed all the same (`"anyway"`) or started
     over (`"new"`, the old results are removed when the run starts). Other
     policies or prompt templates than the stored ones are refused in either of
-    the first two modes (`check_lineup`).
+    the first two modes (`check_lineup`). A standing pool (`[run] pool = true`) takes
+    added and retired entrants and refuses the rest (`league.pool.check_pool`): never
+    resumed anyway, and started over only with `discard_pool`.
     """
     if resume not in RESUME_MODES:
         raise ValueError(f"resume = {resume!r}: use one of {', '.join(RESUME_MODES)}")
     out = out or Path("runs") / config.run.name
-    stored = _stored_run(out) if resume != "new" else None
-    master = config.run.seed or (stored[0] if stored else draw_master_seed())
+    if resume == "new" and not discard_pool and holds_pool(out):
+        raise ConfigError(
+            f"{out} is a standing pool: --force-new would remove every entrant's games and "
+            "ratings for good. Pass --discard-pool with --force-new to do it, or start another "
+            "pool in another --out folder"
+        )
+    stored = stored_run(out) if resume != "new" else None
+    master = config.run.seed or (stored.master if stored else draw_master_seed())
     families = {games.load(name).family for name in _games_played(config, master)}
     templates: dict[tuple[str, str], PromptTemplate] = {}
     for name, spec in config.policies.items():
@@ -314,13 +343,26 @@ def plan_run(config: Config, out: Path | None = None, *, resume: str = "refuse")
             "run.executor = 'ray' needs Ray, an optional extra: pip install -e '.[ray]' "
             "(or executor = 'local')"
         )
-    plan = RunPlan(config, master, out, templates, resume, programs)
+    played = {
+        name: played_as(
+            spec,
+            templates={f: t.sha256 for (p, f), t in templates.items() if p == name},
+            program_sha256=programs[name].sha256 if name in programs else None,
+            node_budget=config.run.node_budget,
+        )
+        for name, spec in config.policies.items()
+    }
+    session = stored.sessions + 1 if stored is not None else 1
+    plan = RunPlan(config, master, out, templates, resume, programs, played, session)
+    if stored is not None and (config.run.pool or stored.pool):
+        check_pool(plan, stored, _with_new_defaults(stored.config))
+        return plan
     if stored is not None:
-        stored_policies = stored[1].get("policies", {})
-        check_lineup(out / DB_NAME, stored_policies, stored[2], config.policies, templates)
+        stored_policies = stored.config.get("policies", {})
+        check_lineup(out / DB_NAME, stored_policies, stored.templates, config.policies, templates)
     if stored is not None and resume == "refuse":
         changes = config_changes(
-            _with_new_defaults(stored[1]), plan.resolved(), ignore=RESUME_ACCEPTS
+            _with_new_defaults(stored.config), plan.resolved(), ignore=RESUME_ACCEPTS
         )
         if changes:
             error = ConfigChanged(out / DB_NAME, changes)
@@ -351,18 +393,6 @@ def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
-def _stored_run(out: Path) -> tuple[int, dict[str, Any], dict[str, dict[str, str]]] | None:
-    """The master seed, config and templates (policy -> family -> SHA-256) stored in `out`."""
-    if not (out / DB_NAME).exists():
-        return None
-    store = LeagueStore.open_readonly(out)
-    try:
-        run = store.stored_run()
-        return (*run, store.stored_templates()) if run is not None else None
-    finally:
-        store.close()
-
-
 def matches_per_pair(config: Config) -> int:
     """Matches each pair plays at most: `run.matches`, or with an SPRT its match cap."""
     run = config.run
@@ -388,58 +418,3 @@ def _program_refused(config: Config, name: str, path: Path, exc: ProgramRefused)
         fixed = os.path.relpath(path.resolve(), config.folder)
         message += f"; the file is {str(path)!r} from the current folder: write path = {fixed!r}"
     return message
-
-
-_NEW_FOLDER = (
-    "start a new run folder instead: another --out folder, "
-    "or --force-new to start this one over (its old results are removed)"
-)
-
-
-class LineupChanged(ConfigError):
-    """A resumed config whose policies or templates differ from the run folder's."""
-
-
-def check_lineup(
-    db: Path,
-    stored_policies: Mapping[str, object],
-    stored_templates: Mapping[str, Mapping[str, str]],
-    policies: Mapping[str, object],
-    templates: Mapping[tuple[str, str], PromptTemplate],
-) -> None:
-    """Refuse a resumed run whose set of policies, or whose templates, differ from the
-    stored ones (`stored_templates`: policy -> family -> SHA-256, as the store keeps them;
-    `templates`: (policy, family) -> the template this config loads); even
-    `--resume-anyway` cannot continue it. A match's position (`match_index`) is counted from
-    the run's pairs of policies, so a policy added or removed would give old and new matches
-    the same positions; an edited template would mix games asked two ways under one name. A
-    family only one side has is not compared."""
-    added = sorted(set(policies) - set(stored_policies))
-    removed = sorted(set(stored_policies) - set(policies))
-    if added or removed:
-        said = [f"adds {_names(added)}"] if added else []
-        said += [f"removes {_names(removed)}"] if removed else []
-        raise LineupChanged(
-            f"{db} was played by policies {_names(sorted(stored_policies))}; this config "
-            f"{' and '.join(said)}. A run folder keeps the policies it started with, even with "
-            "--resume-anyway: match positions are counted from the pairs of policies, so old "
-            f"and new matches would share positions. To play another set of policies, {_NEW_FOLDER}"
-        )
-    changed = [
-        f"{name!r}'s {family} template {templates[name, family].path!r} "
-        f"(SHA-256 {old[:12]} -> {new[:12]})"
-        for name, family in sorted(templates)
-        if (new := templates[name, family].sha256)
-        != (old := stored_templates.get(name, {}).get(family, new))
-    ]
-    if changed:
-        raise LineupChanged(
-            f"{db} was played with other prompt templates: {'; '.join(changed)} changed. "
-            "A run folder keeps the templates it started with, even with --resume-anyway: "
-            "a policy's games would be asked two ways under one name. "
-            f"Restore the template, or {_NEW_FOLDER}"
-        )
-
-
-def _names(names: list[str]) -> str:
-    return ", ".join(repr(name) for name in names)

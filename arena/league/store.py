@@ -7,10 +7,7 @@ most the episodes in flight, and a resumed run never plays a finished one
 again. Readers (`arena report`, the viewer) open it read-only.
 
 The replays hold everything the store holds: `arena rebuild RUN` re-creates a
-damaged or deleted store by storing every replay again, in schedule order, and
-working out the ratings anew (`rebuild_store`). The digests the new store
-keeps are those of the replays as they are now: after a rebuild, only a run
-digest published earlier still tells whether a replay was edited.
+damaged or deleted store from them (`league.summary.rebuild_store`).
 """
 
 from __future__ import annotations
@@ -24,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.config import Config, ConfigError
-from arena.league.lock import hold_run_folder
+from arena.config import ConfigError
+from arena.play.match import Match
 from arena.record.crash import crash_point
 from arena.record.replay import write_atomic
 from arena.record.validity import INFRASTRUCTURE_NC
@@ -37,12 +34,8 @@ if TYPE_CHECKING:  # the standings are imported when the first result is stored 
 __all__ = [
     "DB_NAME",
     "RESOLVED",
-    "ConfigChanged",
     "LeagueStore",
     "StoreDamaged",
-    "config_changes",
-    "read_resolved",
-    "rebuild_store",
 ]
 
 DB_NAME = "league.db"
@@ -106,6 +99,22 @@ CREATE TABLE IF NOT EXISTS fallbacks (
     move TEXT NOT NULL,
     side TEXT
 );
+CREATE TABLE IF NOT EXISTS sessions (
+    number INTEGER PRIMARY KEY,
+    started REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS matches (
+    seq INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    entry TEXT NOT NULL,
+    game TEXT NOT NULL,
+    k INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    first TEXT NOT NULL,
+    second TEXT NOT NULL,
+    session INTEGER NOT NULL,
+    phase TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS rating_events (
     match_index INTEGER NOT NULL,
     policy TEXT NOT NULL,
@@ -123,65 +132,6 @@ class StoreDamaged(ConfigError):
             f"{path} is damaged and cannot be read ({error}); the replays are the truth: "
             f"`arena rebuild {path.parent}` re-creates it from them"
         )
-
-
-def read_resolved(out: Path) -> tuple[Config, int, dict[str, Any]]:
-    """The config run folder `out` was played with: (config, master seed, the whole file)."""
-    path = out / RESOLVED
-    if not path.exists():
-        raise ConfigError(f"{out} has no {RESOLVED}: is it a run folder of `arena run`?")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        config = Config.model_validate({k: v for k, v in data.items() if k != "resolved"})
-        return config, int(data["run"]["seed"]), data
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(f"{path} cannot be read ({exc}): was it edited by hand?") from exc
-
-
-class ConfigChanged(Exception):
-    """The run's stored config differs from the one given; `changes` names the fields."""
-
-    def __init__(self, db: Path, changes: list[str]) -> None:
-        shown = "; ".join(changes[:8]) + (
-            f"; and {len(changes) - 8} more" if len(changes) > 8 else ""
-        )
-        super().__init__(
-            f"{db} was played with a different config ({shown}). Pass --resume-anyway to continue "
-            "it with the new config, or --force-new to start the run over (the old results are removed)"
-        )
-        self.changes = changes
-
-
-def config_changes(
-    old: Any, new: Any, path: str = "", *, ignore: Collection[str] = ()
-) -> list[str]:
-    """Where two JSON documents differ, as `path: old -> new` lines; the dotted paths in
-    `ignore` (e.g. `run.concurrency`; `*` stands for any one key, as in
-    `policies.*.ca_bundle`) are not compared."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        out: list[str] = []
-        for key in sorted({*old, *new}):
-            where = f"{path}.{key}" if path else str(key)
-            if where in ignore or any(_matches(where, pattern) for pattern in ignore):
-                continue
-            if key not in old:
-                out.append(f"{where}: added")
-            elif key not in new:
-                out.append(f"{where}: removed")
-            else:
-                out.extend(config_changes(old[key], new[key], where, ignore=ignore))
-        return out
-    return [] if old == new else [f"{path}: {json.dumps(old)} -> {json.dumps(new)}"]
-
-
-def _matches(where: str, pattern: str) -> bool:
-    """Whether the dotted path `where` is `pattern`, each `*` of it standing for one key."""
-    if "*" not in pattern:
-        return False
-    parts, wanted = where.split("."), pattern.split(".")
-    return len(parts) == len(wanted) and all(
-        w in ("*", p) for p, w in zip(parts, wanted, strict=True)
-    )
 
 
 class LeagueStore:
@@ -204,6 +154,9 @@ class LeagueStore:
             connection.executescript(f"BEGIN;\n{_SCHEMA}COMMIT;")
             _add_column(connection, "episodes", "digest")  # a store from before digests
             _add_column(connection, "fallbacks", "side")  # a store from before sides
+            for where, kind in _ADDED_LATER:  # a store from before pools
+                table, column = where.split(".")
+                _add_column(connection, table, column, kind)
             _probe(connection)
         except sqlite3.DatabaseError as exc:
             connection.close()
@@ -252,20 +205,131 @@ class LeagueStore:
         return {name: json.loads(templates) for name, templates in rows}
 
     def begin_run(
-        self, name: str, master_seed: int, config: dict[str, Any], policies: list[dict[str, Any]]
+        self,
+        name: str,
+        master_seed: int,
+        config: dict[str, Any],
+        policies: list[dict[str, Any]],
+        *,
+        session: int = 1,
     ) -> None:
-        """Record (or, resuming with a changed config, replace) the run's config and policies."""
+        """Record (or, resuming with a changed config, replace) the run's config and policies,
+        and begin `session`. A policy first stored now is added in this session; one stored
+        before keeps its session and its retirement."""
         with self._transaction() as db:
             db.execute(
                 "INSERT INTO run (id, name, master_seed, config, created) VALUES (1, ?, ?, ?, ?) "
                 "ON CONFLICT (id) DO UPDATE SET config = excluded.config",
                 (name, master_seed, json.dumps(config, sort_keys=True), time.time()),
             )
+            db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?)", (session, time.time()))
             for p in policies:
+                played = p.get("played_as")
                 db.execute(
-                    "INSERT OR REPLACE INTO policies (name, kind, author, templates) VALUES (?, ?, ?, ?)",
-                    (p["name"], p["kind"], p.get("author"), json.dumps(p.get("templates", {}))),
-                )
+                    "INSERT INTO policies (name, kind, author, templates, fingerprint, played_as, "
+                    "added) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+                    "kind = excluded.kind, author = excluded.author, templates = excluded.templates, "
+                    "fingerprint = excluded.fingerprint, played_as = excluded.played_as",
+                    (
+                        p["name"], p["kind"], p.get("author"), json.dumps(p.get("templates", {})),
+                        p.get("fingerprint"), json.dumps(played) if played is not None else None,
+                        p.get("added") or session,
+                    ),
+                )  # fmt: skip
+
+    # -- a pool's entrants and schedule ------------------------------------------------
+
+    def entrants(self) -> list[dict[str, Any]]:
+        """Every stored policy in the order it was first stored: name, kind, author,
+        fingerprint, played_as (what decides its play), added (the session that first
+        stored it) and retired (None, or why and in which session)."""
+        have = self._columns("policies")
+        shown = ", ".join(c if c in have else f"NULL AS {c}" for c in _ENTRANT_COLUMNS)
+        cursor = self._db.execute(f"SELECT {shown} FROM policies ORDER BY rowid")
+        rows = [dict(zip(_ENTRANT_COLUMNS, row, strict=True)) for row in cursor]
+        for row in rows:  # the JSON columns, parsed
+            row["played_as"], row["retired"] = (
+                json.loads(row[k]) if row[k] else None for k in ("played_as", "retired")
+            )
+        return rows
+
+    def _columns(self, table: str) -> set[str]:
+        """The columns `table` has (none when it does not exist)."""
+        return {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+
+    def retire(self, name: str, why: str, session: int) -> bool:
+        """Retire entrant `name` (`why`: who decided, the config or the roster rule); False
+        if it was retired already (a retirement is never undone nor rewritten)."""
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE policies SET retired = ? WHERE name = ? AND retired IS NULL",
+                (json.dumps({"why": why, "session": session}), name),
+            )
+            return cursor.rowcount == 1
+
+    def scheduled_matches(self) -> list[Match]:
+        """A pool's matches as they were scheduled, by sequence number (the match index)."""
+        import games  # the engines' registry: a pool's schedule only
+
+        if not self._columns("matches"):  # read-only, a store from before pools
+            return []
+        rows = self._db.execute(
+            "SELECT seq, entry, game, k, seed, first, second FROM matches ORDER BY seq"
+        )
+        return [
+            Match(seq, entry, game, k, seed, first, second,
+                  games.load(game).match_format.games_per_episode)
+            for seq, entry, game, k, seed, first, second in rows
+        ]  # fmt: skip
+
+    def schedule(self, matches: list[Match], session: int, phase: str) -> None:
+        """Store newly scheduled pool matches (one transaction), before any of them starts:
+        their sequence numbers are never computed again."""
+        with self._transaction() as db:
+            db.executemany(
+                "INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (m.index, m.id, m.entry, m.game, m.k, m.seed, m.first, m.second, session, phase)
+                    for m in matches
+                ],
+            )
+
+    def restore_sessions(self, numbers: Collection[int]) -> None:
+        """A rebuilt store's sessions: exactly `numbers` (those its replays name)."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM sessions")
+            db.executemany(
+                "INSERT INTO sessions VALUES (?, ?)", [(n, time.time()) for n in numbers]
+            )
+
+    def adopt_league(self) -> int:
+        """A league become a pool: its stored matches enter the pool's schedule at the places
+        the league gave them; how many."""
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO matches SELECT match_index, match_id, entry, game, k, seed, first, "
+                "second, COALESCE(MIN(session), 1), 'league' FROM episodes GROUP BY match_index"
+            )
+            return cursor.rowcount
+
+    def sessions(self) -> list[int]:
+        """The numbers of the sessions begun in this run folder."""
+        if not self._columns("sessions"):  # read-only, a store from before sessions
+            return []
+        return [int(row[0]) for row in self._db.execute("SELECT number FROM sessions ORDER BY 1")]
+
+    def rules_versions(self) -> dict[str, set[int]]:
+        """Game -> the rules versions its stored games were played under (a store from before
+        the column has none)."""
+        out: dict[str, set[int]] = {}
+        if "rules_version" not in self._columns("episodes"):
+            return out
+        rows = self._db.execute(
+            "SELECT DISTINCT game, rules_version FROM episodes WHERE rules_version IS NOT NULL"
+        )
+        for game, version in rows:
+            out.setdefault(game, set()).add(int(version))
+        return out
 
     # -- results ---------------------------------------------------------------------
 
@@ -305,12 +369,13 @@ class LeagueStore:
         with self._transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO episodes (id, match_index, match_id, entry, game, k, seed, "
-                "first, second, replay, integrity, finished, digest) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "first, second, replay, integrity, finished, digest, session, rules_version) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     replay.episode, match.index, match.id, match.entry, replay.game, match.k,
                     match.seed, match.first, match.second, str(replay_path),
-                    json.dumps(replay.integrity), time.time(), digest,
+                    json.dumps(replay.integrity), time.time(), digest, replay.session or None,
+                    replay.rules_version,
                 ),
             )  # fmt: skip
             for s in summaries:
@@ -356,15 +421,23 @@ class LeagueStore:
             out.setdefault(episode, {})[int(index)] = (parsed, reason, ending, int(plies))
         return out
 
-    def game_summaries(self) -> Iterator[GameSummary]:
-        """Every stored game, in schedule order, read as it is iterated."""
+    def game_summaries(self, *, until_session: int | None = None) -> Iterator[GameSummary]:
+        """Every stored game, in schedule order, read as it is iterated; with
+        `until_session`, only those played in that session or before."""
         from arena.results.standings import (
             GameSummary,  # not before the first move (see test_startup)
         )
 
-        rows = self._db.execute(
-            "SELECT summary FROM games ORDER BY match_index, episode, game_index"
-        )
+        if until_session is None or "session" not in self._columns("episodes"):
+            rows = self._db.execute(
+                "SELECT summary FROM games ORDER BY match_index, episode, game_index"
+            )
+        else:
+            rows = self._db.execute(
+                "SELECT g.summary FROM games g JOIN episodes e ON e.id = g.episode "
+                "WHERE COALESCE(e.session, 1) <= ? ORDER BY g.match_index, g.episode, g.game_index",
+                (until_session,),
+            )
         for (row,) in rows:
             yield GameSummary.from_json(json.loads(row))
 
@@ -396,10 +469,22 @@ class LeagueStore:
             )
 
 
-def _add_column(connection: sqlite3.Connection, table: str, column: str) -> None:
-    """Add a nullable text column a store written by an older version lacks."""
+_ENTRANT_COLUMNS = ("name", "kind", "author", "fingerprint", "played_as", "added", "retired")
+
+_ADDED_LATER = (
+    ("episodes.session", "INTEGER"), ("episodes.rules_version", "INTEGER"),
+    ("policies.fingerprint", "TEXT"), ("policies.played_as", "TEXT"),
+    ("policies.added", "INTEGER"), ("policies.retired", "TEXT"),
+)  # fmt: skip
+"""Nullable columns added since the first stores: (table.column, type)."""
+
+
+def _add_column(
+    connection: sqlite3.Connection, table: str, column: str, kind: str = "TEXT"
+) -> None:
+    """Add a nullable column a store written by an older version lacks."""
     if column not in {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}:
-        connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
+        connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
 def _probe(connection: sqlite3.Connection) -> None:
@@ -413,42 +498,3 @@ def _detail(replay: Replay, index: int) -> str:
         if game.index == index and game.result is not None:
             return game.result.detail
     return ""
-
-
-def rebuild_store(out: Path) -> int:
-    """Re-create `out/league.db` from `out/replays/` (see the module docstring); returns the
-    episodes stored."""
-    from arena.record.replay import load_replay  # a rebuild only
-    from arena.results.tables import league_tables
-
-    config, master, resolved = read_resolved(out)
-    paths = sorted((out / "replays").glob("*.json"))
-    if not paths:
-        raise ConfigError(f"{out} has no replays to rebuild its store from")
-    replays = []
-    for path in paths:
-        try:
-            replays.append((load_replay(path), path))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"{path} cannot be read as a replay ({exc}): move it out of replays/ to rebuild "
-                "without it"
-            ) from exc
-    replays.sort(key=lambda item: (item[0].match.index, item[0].episode))
-    with hold_run_folder(out):
-        for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
-            (out / name).unlink(missing_ok=True)
-        store = LeagueStore.open_for_run(out)
-        try:
-            policies: list[dict[str, Any]] = [
-                {"name": n, "kind": p.kind, "author": p.author, "templates": {}}
-                for n, p in config.policies.items()
-            ]
-            store.begin_run(config.run.name, master, resolved, policies)
-            for replay, path in replays:
-                store.record(replay, path, hashlib.sha256(path.read_bytes()).hexdigest())
-            tables = league_tables(store.game_summaries(), config, master)
-            store.store_ratings([(i, r) for i, r in tables["ratings"]["elo_history"]])
-        finally:
-            store.close()
-    return len(replays)

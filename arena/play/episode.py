@@ -83,6 +83,10 @@ class EpisodeSetup:
     no-contest (`record.validity`); None: the rule is off."""
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Model policy name -> how it was asked (provider, model, URLs, params, layout, ...)."""
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    """Policy name -> its fingerprint (`arena.play.fingerprint`), for spectators."""
+    session: int = 0
+    """The run folder's session that plays the episode (0: none said)."""
 
     @property
     def seat_for(self) -> SeatFactory:
@@ -435,6 +439,12 @@ def episode_replay(
         spectator=Spectator(
             policies={str(i): list(episode.seats(i)) for i in episode.game_indices},
             authors={name: setup.authors.get(name) for name in (match.first, match.second)},
+            fingerprints={
+                name: setup.fingerprints[name]
+                for name in (match.first, match.second)
+                if name in setup.fingerprints
+            },
         ),
         integrity=integrity,
+        session=setup.session,
     )

@@ -25,8 +25,15 @@ from typing import Any
 
 import games
 
+PROMPT_PROTOCOL = 1
+"""The version of the text the arena writes itself into a text seat's prompts: the first
+line, the refusals and their retry, the reply formats, the rules summaries. Raised by one
+whenever any of it changes, so a policy's fingerprint (`arena.play.fingerprint`) tells
+games asked with the old text from games asked with the new."""
+
 __all__ = [
     "PLACEHOLDERS",
+    "PROMPT_PROTOCOL",
     "STABLE_END",
     "Prompt",
     "PromptError",

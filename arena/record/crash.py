@@ -5,7 +5,9 @@ the first time it reaches that step, `COG_TEST_KILL_AT=<step>@<n>` the n-th
 time in this process (`store@3`: two episodes stored, killed once the third
 is). The steps: `commit` (a card committed, its first game not begun), `game`
 (a card's first game kept), `replay` (an episode's replay file written, its
-row not yet stored), `store` (the row stored, the card not yet revealed).
+row not yet stored), `store` (the row stored, the card not yet revealed); in a standing pool,
+`scheduled` (a round's matches stored, none started) and `placed` (every
+placement match stored, the next round not yet picked).
 
 The variable is read once, when this module is imported; a value that names
 no step is refused then, so a misspelt kill cannot silently never happen.
@@ -21,7 +23,7 @@ import signal
 __all__ = ["KILL_AT", "STEPS", "crash_point"]
 
 KILL_AT = "COG_TEST_KILL_AT"
-STEPS = ("commit", "game", "replay", "store")
+STEPS = ("commit", "game", "replay", "store", "scheduled", "placed")
 
 
 def _armed(value: str) -> dict[str, int]:

@@ -63,6 +63,12 @@ def prompt_sha256(prompt: str, system_chars: int | None = None) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _empty(value: object) -> bool:
+    """Whether a field added to the schema later is at its empty default: then it is not
+    written, so a replay that has nothing to say in it reads as before."""
+    return not value
+
+
 class _Model(BaseModel):
     # Built when first used (a game's first record), not when a run imports them.
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -214,6 +220,9 @@ class Spectator(_Model):
     policies: dict[str, list[str]]
     """Game index -> the policy names at seats 0 and 1."""
     authors: dict[str, str | None] = Field(default_factory=dict)
+    fingerprints: dict[str, str] = Field(default_factory=dict, exclude_if=_empty)
+    """Policy -> its fingerprint, what decides its play (`arena.play.fingerprint`); empty in
+    replays from before fingerprints, and then not written."""
 
 
 class MatchRecord(_Model):
@@ -243,11 +252,14 @@ class Replay(_Model):
     deadlines: dict[str, float | None]
     record_prompts: bool
     max_infra_share: float | None = None
+    """The share of a seat's decisions the infrastructure's fallbacks may take before the
+    game is a no-contest; None in replays from before the rule."""
     models: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Each model policy of the match and how it was asked: provider, model, base URLs,
     the `params` merged into its requests, layout, prompt cache, token cap, sampling."""
-    """The share of a seat's decisions the infrastructure's fallbacks may take before the
-    game is a no-contest; None in replays from before the rule."""
+    session: int = Field(default=0, exclude_if=lambda value: value == 0)
+    """The session of the run folder that played the episode, from 1 (ratings after each
+    session are rebuilt from it); 0 in replays from before sessions, and then not written."""
     templates: dict[str, str] = Field(default_factory=dict)
     """Template SHA-256 -> its path under `prompts/`."""
     games: list[GameRecord]
@@ -283,9 +295,12 @@ def _masked(value: Any) -> Any:
 
 
 def results_digest(text: str) -> str:
-    """The SHA-256 of a replay's canonical JSON (sorted keys) with every timing masked: the
-    same for two plays of one game with the same replies, wherever and whenever played."""
+    """The SHA-256 of a replay's canonical JSON (sorted keys) with every timing masked and
+    without the session that played it: the same for two plays of one game with the same
+    replies, wherever and whenever played (a run stopped and resumed included)."""
     data = _masked(json.loads(text))
+    if isinstance(data, dict):
+        data.pop("session", None)  # which session played it says when the run was resumed
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -102,6 +102,8 @@ class GameSummary:
     plies: int
     seats: tuple[SeatStats, SeatStats]
     same_author: bool
+    session: int = 0
+    """The run folder's session that played it (0: a replay from before sessions)."""
 
     @property
     def fallback_count(self) -> int:
@@ -116,7 +118,7 @@ class GameSummary:
             "game_index": self.game_index, "policies": list(self.policies),
             "scores": list(self.scores) if self.scores is not None else None, "reason": self.reason,
             "ending": self.ending, "plies": self.plies, "seats": seats,
-            "same_author": self.same_author,
+            "same_author": self.same_author, **({"session": self.session} if self.session else {}),
         }  # fmt: skip
 
     @classmethod
@@ -130,6 +132,7 @@ class GameSummary:
             (int(scores[0]), int(scores[1])) if scores is not None else None,
             data["reason"], data["ending"], int(data["plies"]),
             (SeatStats.from_json(seats[0]), SeatStats.from_json(seats[1])), bool(data["same_author"]),
+            int(data.get("session", 0)),
         )  # fmt: skip
 
 
@@ -189,6 +192,7 @@ def summarise(replay: Replay) -> list[GameSummary]:
             (int(scores[0]), int(scores[1])) if scores is not None else None,
             result.reason, result.ending, result.plies,
             (_seat_stats(record, 0), _seat_stats(record, 1)), a is not None and a == b,
+            replay.session,
         ))  # fmt: skip
     return out
 

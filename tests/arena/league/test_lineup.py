@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from arena.config import ConfigError, parse_config
-from arena.league.plan import LineupChanged, plan_run
+from arena.league.lineup import LineupChanged
+from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.league.store import DB_NAME
 from arena.play.prompts import load_template, prompts_dir

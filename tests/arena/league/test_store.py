@@ -94,8 +94,7 @@ async def test_a_config_stored_before_new_settings_resumes_unchanged(tmp_path: P
 def test_a_resume_accepts_new_connection_settings_but_not_a_new_model() -> None:
     """How an endpoint is reached (TLS, client certificate, gateway headers, idle
     connections, the trust) never decides what it answers: a resume takes changes to it."""
-    from arena.league.plan import RESUME_ACCEPTS
-    from arena.league.store import config_changes
+    from arena.league.lineup import RESUME_ACCEPTS, config_changes
 
     old = {"run": {"trust": "certifi"}, "policies": {"m": {"model": "a", "ca_bundle": None}}}
     new = {
