@@ -13,6 +13,7 @@ from arena.record.replay import (
 )
 from arena.results.standings import GameSummary, SeatStats, Table, _seat_stats
 from arena.results.tables import counted_games, league_tables, play_rank
+from tests.arena.results.leagues import lineup, match_games
 
 CONFIG = parse_config(
     {
@@ -138,33 +139,7 @@ def test_a_store_from_before_sides_reads_them_from_the_causes() -> None:
 
 # -- the standings' order ----------------------------------------------------------------------
 
-LINEUP = ["wide", "narrow", "top", "weak", "lucky", "unlucky", "idle"]
-LEAGUE = parse_config(
-    {
-        "run": {"name": "t", "seed": 1, "games": ["connect-four"], "matches": 1},
-        "policies": {name: {"kind": "scripted", "baseline": "random"} for name in LINEUP},
-    }
-)
-_SCORES = {1.0: (1, -1), 0.5: (0, 0), 0.0: (-1, 1)}
-
-
-def _match(
-    index: int, first: str, second: str, results: tuple[float | None, float | None],
-    game: str = "connect-four",
-) -> list[GameSummary]:  # fmt: skip
-    """A match's two games, `results` from `first`'s side (None: a no-contest); seats swap."""
-    out = []
-    for n, result in enumerate(results, start=1):
-        seats = (first, second) if n == 1 else (second, first)
-        scores = None if result is None else _SCORES[result]
-        if scores is not None and n == 2:
-            scores = (scores[1], scores[0])
-        ending = "no-contest" if scores is None else "win"
-        out.append(GameSummary(
-            f"m{index}-g{n}", index, game, n, seats, scores, "complete", ending, 10,
-            (_seat(), _seat()), False,
-        ))  # fmt: skip
-    return out
+LEAGUE = lineup(["wide", "narrow", "top", "weak", "lucky", "unlucky", "idle"])
 
 
 def _league(game_of: dict[int, str] | None = None) -> list[GameSummary]:
@@ -181,7 +156,7 @@ def _league(game_of: dict[int, str] | None = None) -> list[GameSummary]:
     return [
         g
         for i, (a, b, results) in enumerate(schedule)
-        for g in _match(i, a, b, results, games(i, "connect-four"))
+        for g in match_games(i, a, b, results, games(i, "connect-four"))
     ]
 
 
