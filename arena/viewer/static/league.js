@@ -60,12 +60,12 @@
     const names = [...order.filter((p) => rated.includes(p)), ...rated.filter((p) => !order.includes(p))];
     const onPrior = names.some((p) => bt[p] && bt[p].on_prior);
     const table = h("table", { id: "ratings" },
-      h("tr", {}, h("th", { class: "name" }, "policy"), h("th", {}, "Bradley-Terry"), h("th", {}, "95% interval"), h("th", {}, "Elo (K = 24, in order)")),
+      h("tr", {}, h("th", { class: "name" }, "policy"), h("th", {}, "Bradley-Terry"), h("th", {}, "95% interval"), h("th", {}, "Elo (K = 24, sequential)")),
       names.map((p) => h("tr", { "data-policy": p }, h("td", { class: "name" }, p),
         h("td", {}, bt[p] ? bt[p].rating.toFixed(1) + (bt[p].on_prior ? "*" : "") : "–"),
         h("td", {}, bt[p] ? `${bt[p].low.toFixed(1)} – ${bt[p].high.toFixed(1)}` : "–"),
         h("td", {}, elo[p] !== undefined ? elo[p].toFixed(1) : "–"))));
-    const note = onPrior ? h("div", { class: "meta", id: "on-prior" }, "* won every rated game or lost every one: the rating and its interval rest on the fit's prior") : null;
+    const note = onPrior ? h("div", { class: "meta", id: "on-prior" }, "* won every rated game, lost every one or played none: the rating and its interval rest on the fit's prior") : null;
     return h("div", { class: "tables" }, h("div", { class: "card" }, table, note), h("div", { class: "card" }, intervalPlot(names, elo, bt)));
   }
 
