@@ -8,7 +8,10 @@ column, suffixed `_0` and `_1` (seat 0 moves first in the match's first game).
 - standings: one row per game table (`overall` and each game) and policy;
   fallbacks by side and by cause get a column each, for every cause, so that
   two runs' reports have the same columns. Ratings (Elo, Bradley-Terry) are
-  computed over the whole league: they are on the `overall` rows only.
+  computed over the whole league: they are on the `overall` rows only, with
+  `bt_on_prior` true where the policy won every rated game, lost every one or
+  played none (its rating and interval rest on the fit's prior). The rows
+  come in the tables' order: the overall table by Bradley-Terry.
 - h2h: one row per ordered pair: the row's policy against the opponent.
 - fallbacks: one row per fallback, its attempts side by side (`attempt1_...`,
   `attempt2_...`: the reply and the retry).
@@ -47,6 +50,7 @@ def standings_rows(tables: dict[str, Any]) -> list[dict[str, Any]]:
                 "game": name, **_standing(row), "elo": elo,
                 "bt_rating": bt["rating"] if bt else None, "bt_low": bt["low"] if bt else None,
                 "bt_high": bt["high"] if bt else None,
+                "bt_on_prior": bool(bt.get("on_prior")) if bt else None,
             })  # fmt: skip
     return out
 

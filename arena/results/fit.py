@@ -6,7 +6,8 @@ nothing (every cost unknown, every token count zero) goes before any other. A
 number is never truncated or wrapped (its column is as wide as its widest cell);
 only a column of text marked `wrap` may fold. A column left out may say its
 content in short under the table (`instead`); the caption names the others and
-where to read them.
+where to read them. A column shown may say what a mark in its cells means
+(`notes`), first under the table.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class Column:
     """Cell texts that say nothing (`-`, `0`): a column of nothing else goes first."""
     instead: Sequence[str] = ()
     """Lines said under the table when the column is left out (its content, in short)."""
+    notes: Sequence[str] = ()
+    """Lines said under the table while the column is shown (what a mark in it means)."""
 
     @property
     def width(self) -> int:
@@ -74,6 +77,7 @@ def fitted(title: str, columns: Sequence[Column], width: int, *, more: str = "")
             left_out.append(column.header.replace("\n", " "))
     if left_out:
         said.append(f"not shown at {width} columns: {', '.join(left_out)}{more}")
+    said[:0] = [note for c in kept for note in c.notes]
     table = Table(title=title, caption="\n".join(said) or None, caption_justify="left")
     for c in kept:
         table.add_column(

@@ -9,7 +9,8 @@ order itself, so concurrency and resume never change a number.
   schedule order; no-contest and same-author matches excluded.
 - `bradley_terry` / `bt_difference`: a maximum-likelihood Bradley-Terry fit
   on the Elo scale with 95% percentile intervals from a bootstrap of the
-  matches, seeded by the league's master seed.
+  matches, seeded by the league's master seed; a policy that won every rated
+  game or lost every one is marked as resting on the prior.
 - `head_to_head`: W/D/L/NC of every ordered pair, same-author matches included.
 """
 
@@ -111,6 +112,9 @@ class BTRating:
     rating: float
     low: float
     high: float
+    on_prior: bool = False
+    """The policy won every rated game or lost every one (its maximum-likelihood rating is
+    unbounded), or played none: the rating and the interval rest on the prior."""
 
 
 def _in_schedule_order(matches: Iterable[MatchOutcome]) -> list[MatchOutcome]:
@@ -200,6 +204,8 @@ class _BTFit:
     """Shape (policies,): the fit to the matches as given."""
     resampled: _FloatArray
     """Shape (resamples, policies): the fit to each bootstrap resample."""
+    on_prior: list[bool]
+    """Per policy (the arrays' order): it scored every point of its rated games or none."""
 
 
 def _match_cells(rated: list[MatchOutcome], policies: list[str]) -> _FloatArray:
@@ -310,7 +316,7 @@ def _bt_fit(matches: Iterable[MatchOutcome], seed: int, resamples: int) -> _BTFi
     # where a policy first appeared) cannot change the arithmetic's bits.
     policies = sorted(shown)
     if not policies:
-        return _BTFit([], [], np.zeros(0), np.zeros((resamples, 0)))
+        return _BTFit([], [], np.zeros(0), np.zeros((resamples, 0)), [])
     rated = [match for match in ordered if match.rated]
     cells = _match_cells(rated, policies)
     observed = np.ones((1, len(rated))) @ cells
@@ -318,7 +324,15 @@ def _bt_fit(matches: Iterable[MatchOutcome], seed: int, resamples: int) -> _BTFi
     rows = np.vstack([observed, *_bootstrap_wins(cells, seed, resamples)])
     wins = _with_anchor_prior(rows.reshape(-1, n, n))
     ratings = _on_elo_scale(_fit_log_strengths(wins))
-    return _BTFit(shown, policies, ratings[0], ratings[1:])
+    return _BTFit(shown, policies, ratings[0], ratings[1:], _unbounded(observed.reshape(n, n)))
+
+
+def _unbounded(wins: _FloatArray) -> list[bool]:
+    """Per policy of a wins matrix (the anchor last): no point conceded or no point scored,
+    where the likelihood alone would push its rating to plus or minus infinity. A draw is
+    half a point each way, so a record with a draw in it is bounded."""
+    scored, conceded = wins[:-1, :].sum(axis=1), wins[:, :-1].sum(axis=0)
+    return [bool(s == 0 or c == 0) for s, c in zip(scored, conceded, strict=True)]
 
 
 def _interval(samples: _FloatArray) -> tuple[_FloatArray, _FloatArray]:
@@ -345,6 +359,15 @@ def bradley_terry(
     together) from `numpy.random.default_rng(seed)`, `seed` being the league's
     master seed. Matches are taken in schedule order first, so the input's
     order never changes a bit of the table.
+
+    `on_prior` (on every rating) marks a policy that won every rated game or
+    lost every one, whose rating would be infinite without the prior, or played
+    none: its rating and interval say what the prior says, not how far it is
+    from the others. A draw counts half a point each way, so a record of draws
+    only, or of wins and draws, is bounded and not marked (a draw-only policy
+    sits among the policies it drew). The mark reads one policy's record in the
+    actual matches: a record of nearly all wins can still draw resamples of all
+    wins, which put the top of its interval on the prior.
     """
     fit = _bt_fit(matches, seed, resamples)
     low, high = _interval(fit.resampled)
@@ -354,6 +377,7 @@ def bradley_terry(
             float(fit.point[column[policy]]),
             float(low[column[policy]]),
             float(high[column[policy]]),
+            fit.on_prior[column[policy]],
         )
         for policy in fit.shown
     }

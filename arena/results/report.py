@@ -112,26 +112,22 @@ def _table(
         by_side = r.get("fallbacks_by_side", {})
         return f"{by_side.get('seat', 0)}/{by_side.get('infrastructure', 0)}"
 
-    columns = [
-        Column("policy", cells(lambda r: r["policy"]), 1000, right=False),
-        Column("games", cells(lambda r: str(r["games"])), 70),
-        Column("W-D-L", cells(lambda r: f"{r['wins']}-{r['draws']}-{r['losses']}"), 99),
-        Column("NC", cells(lambda r: str(r["no_contest"])), 72),
-        Column("mean", cells(lambda r: f"{r['mean_score']:+.3f}"), 100),
-        Column("own\nplay", cells(lambda r: f"{r['own_play']:.1%}"), 85),
-        Column("fallbacks\nseat/infra", cells(sides), 75),
-        Column("forfeits", cells(lambda r: str(r.get("forfeits", 0))), 80, empty=frozenset("0")),
-        Column("p50/p95\nms", cells(lambda r: f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}"), 40),
-        Column("tokens", cells(lambda r: f"{r['tokens_in'] + r['tokens_out']:,}"), 30, empty=frozenset("0")),
-        Column("cost $", cells(lambda r: "-" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"), 20,
+    columns = [Column("policy", cells(lambda r: r["policy"]), 1000, right=False)]
+    if ratings is not None:  # what ranks the table, first
+        columns += _rating_columns(rows, ratings)
+    columns += [
+        Column("mean", cells(lambda r: f"{r['mean_score']:+.3f}"), 97),
+        Column("W-D-L", cells(lambda r: f"{r['wins']}-{r['draws']}-{r['losses']}"), 96),
+        Column("NC", cells(lambda r: str(r["no_contest"])), 95),
+        Column("games", cells(lambda r: str(r["games"])), 60),
+        Column("own\nplay", cells(lambda r: f"{r['own_play']:.1%}"), 90),
+        Column("fallbacks\nseat/infra", cells(sides), 85),
+        Column("forfeits", cells(lambda r: str(r.get("forfeits", 0))), 55, empty=frozenset("0")),
+        Column("p50/p95\nms", cells(lambda r: f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}"), 80),
+        Column("tokens", cells(lambda r: f"{r['tokens_in'] + r['tokens_out']:,}"), 75, empty=frozenset("0")),
+        Column("cost $", cells(lambda r: "-" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"), 70,
                empty=frozenset("-")),
     ]  # fmt: skip
-    if ratings is not None:
-        elo, bt = ratings["elo"], ratings["bt"]
-        columns += [
-            Column("Elo", cells(lambda r: _number(elo.get(r["policy"]))), 60),
-            Column("BT [95%]", cells(lambda r: _interval(bt.get(r["policy"]))), 90),
-        ]
     causes = cells(
         lambda r: "\n".join(f"{c} {n}" for c, n in sorted(r["fallbacks"].items())) or "-"
     )
@@ -142,6 +138,28 @@ def _table(
     columns.append(Column("fallbacks\nby cause", causes, 50, right=False, wrap=True,
                           empty=frozenset("-"), instead=instead))  # fmt: skip
     return fitted(title, columns, width, more=_MORE)
+
+
+_ON_PRIOR = (
+    "* won every rated game, lost every one or played none: the rating and its interval rest "
+    "on the fit's prior"
+)
+"""What the mark on a Bradley-Terry rating means, under the table."""
+
+
+def _rating_columns(rows: list[dict[str, Any]], ratings: dict[str, Any]) -> list[Column]:
+    """Bradley-Terry with its interval (what the rows are ordered by), then the sequential
+    Elo; a rating that rests on the prior is marked, and the mark said under the table."""
+    elo, bt = ratings["elo"], ratings["bt"]
+    marked = [bool(bt.get(r["policy"], {}).get("on_prior")) for r in rows]
+    intervals = [
+        _interval(bt.get(r["policy"])) + ("*" if mark else "")
+        for r, mark in zip(rows, marked, strict=True)
+    ]
+    return [  # BT flush left: the ratings line up whether marked or not
+        Column("BT [95%]", intervals, 99, right=False, notes=[_ON_PRIOR] if any(marked) else []),
+        Column("Elo\nK=24 seq.", [_number(elo.get(r["policy"])) for r in rows], 98),
+    ]
 
 
 def _number(value: float | None) -> str:

@@ -2,7 +2,9 @@
 
 Per game the table ranks by mean game score; the overall table counts every
 game's outcome as +1/0/-1 so the battle's larger scores do not outweigh the
-other games. Same-author pairs are played but left out of the standings.
+other games. The league's tables put the rated policies first, by
+Bradley-Terry (`arena.results.tables.ranked`), in this order where ratings tie.
+Same-author pairs are played but left out of the standings.
 
 How much of a policy's play was its own: the share of its decisions it made
 itself (a reply or the retry), its fallbacks by cause and by side (its own

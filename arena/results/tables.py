@@ -2,19 +2,27 @@
 
 Everything here is derived from the stored games; `summary.json`, the CLI's
 tables and `arena report` all come from `league_tables`.
+
+The standings are ordered by Bradley-Terry point rating, best first (the
+number to rank by, docs/rules.md#which-number-to-read); policies without a
+rated match come after them by mean score. A game's own table is ordered the
+same way when it is the league's only game (it shows the ratings then); in a
+league of several games, where the ratings are the whole league's, each game's
+table is ordered by its mean score.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from arena.config import Config
 from arena.play.match import REPLAY_MARK
 from arena.record.cards import CANCELLED_MARK
 from arena.results.ratings import (
+    BTRating,
     MatchOutcome,
     bradley_terry,
     bt_difference,
@@ -22,9 +30,12 @@ from arena.results.ratings import (
     elo_history,
     head_to_head,
 )
-from arena.results.standings import GameSummary, Table
+from arena.results.standings import GameSummary, Row, Table
 
-__all__ = ["ab_pairs", "counted_games", "league_tables", "match_outcomes", "play_rank"]
+__all__ = [
+    "ab_pairs", "counted_games", "league_tables", "match_outcomes", "play_rank", "ranked",
+    "ranked_standings", "rated_points",
+]  # fmt: skip
 
 
 def _result(game: GameSummary, first: str) -> float | None:
@@ -105,6 +116,35 @@ class _Matches:
         ))  # fmt: skip
 
 
+def rated_points(matches: Iterable[MatchOutcome], bt: Mapping[str, BTRating]) -> dict[str, float]:
+    """The Bradley-Terry point rating of each policy with a rated match (not a no-contest,
+    not same-author): what the standings are ordered by."""
+    rated = {p for m in matches if m.rated for p in (m.first, m.second)}
+    return {p: r.rating for p, r in bt.items() if p in rated}
+
+
+def ranked(rows: Iterable[Row], points: Mapping[str, float]) -> list[Row]:
+    """`rows` by Bradley-Terry point rating (`points`), best first; the policies without one
+    after them. Ties, and the policies without a rating, keep the order of `rows` (a
+    table's: by mean score, then wins, then name)."""
+    return sorted(rows, key=lambda r: (r.policy not in points, -points.get(r.policy, 0.0)))
+
+
+def ranked_standings(
+    overall: list[Row], per_game: Mapping[str, list[Row]], points: Mapping[str, float]
+) -> dict[str, list[dict[str, Any]]]:
+    """The standings as summary.json holds them: the overall table `ranked` by the point
+    ratings; a game's table too when it is the only game, by mean score among several."""
+    one_game = len(per_game) <= 1
+    return {
+        "overall": [r.to_json() for r in ranked(overall, points)],
+        **{
+            name: [r.to_json() for r in (ranked(rows, points) if one_game else rows)]
+            for name, rows in per_game.items()
+        },
+    }
+
+
 def ab_pairs(config: Config) -> list[tuple[str, str]]:
     """Pairs of policies that differ only in their prompt template: a prompt A/B test."""
     names = list(config.policies)
@@ -119,6 +159,10 @@ def ab_pairs(config: Config) -> list[tuple[str, str]]:
 
 def league_tables(games: Iterable[GameSummary], config: Config, master_seed: int) -> dict[str, Any]:
     """Standings per game and overall, ratings with intervals, head to head and A/B pairs.
+
+    Every Bradley-Terry entry carries `on_prior` (true or false): the policy won every
+    rated game, lost every one or played none, so its rating and interval rest on the
+    fit's prior (`arena.results.ratings.bradley_terry`).
 
     One pass over `games`, in schedule order (as the store gives them): a league of any
     size holds its tables and its matches' outcomes, never its games.
@@ -137,15 +181,16 @@ def league_tables(games: Iterable[GameSummary], config: Config, master_seed: int
     matches = collect.outcomes
     rated = [m for m in matches if not m.no_contest and not m.same_author]
     bt = bradley_terry(matches, seed=master_seed) if rated else {}
+    games_rows = {name: table.rows() for name, table in per_game.items()}
     tables: dict[str, Any] = {
-        "standings": {
-            "overall": [r.to_json() for r in overall.rows()],
-            **{name: [r.to_json() for r in table.rows()] for name, table in per_game.items()},
-        },
+        "standings": ranked_standings(overall.rows(), games_rows, rated_points(matches, bt)),
         "ratings": {
             "elo": elo(matches) if matches else {},
             "elo_history": [[i, r] for i, r in elo_history(matches)] if matches else [],
-            "bt": {p: {"rating": r.rating, "low": r.low, "high": r.high} for p, r in bt.items()},
+            "bt": {
+                p: {"rating": r.rating, "low": r.low, "high": r.high, "on_prior": r.on_prior}
+                for p, r in bt.items()
+            },
             "matches_rated": len(rated),
         },
         "h2h": {f"{a}|{b}": list(v) for (a, b), v in head_to_head(matches).items()}

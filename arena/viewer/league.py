@@ -2,9 +2,10 @@
 
 `summary.json` is the source when the run has written it. While a run is in
 progress it has not: the same tables are then derived from the games of the
-replays drawn so far (`Drawn`), with `arena.results.standings`, so a served
-league page fills in as games finish. The site keeps of each replay only what
-this page needs, never the replay itself.
+replays drawn so far (`Drawn`), with `arena.results.standings`, in the order
+`summary.json` will have (`arena.results.tables.ranked_standings`: by
+Bradley-Terry), so a served league page fills in as games finish. The site
+keeps of each replay only what this page needs, never the replay itself.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from typing import Any
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.summary import read_summary_head
 from arena.record.replay import Replay, load_replay
-from arena.results.ratings import pair_tallies
+from arena.results.ratings import bradley_terry, pair_tallies
 from arena.results.report import sprt_lines
 from arena.results.standings import GameSummary, by_game, standings, summarise
+from arena.results.tables import match_outcomes, ranked_standings, rated_points
 
 __all__ = ["Drawn", "h2h_from_games", "league_data"]
 
@@ -165,17 +167,17 @@ def _summary_from_replays(run: Path) -> dict[str, Any]:
             continue  # the site lists it among the problems
     finished.sort(key=lambda g: (g.match_index, g.game_index))
     policies = list(config.get("policies", {})) or sorted({p for g in finished for p in g.policies})
+    matches = match_outcomes(finished)
+    # the order needs only the point ratings, the fit to the matches themselves
+    points = rated_points(matches, bradley_terry(matches, seed=0, resamples=1))
+    per_game = {
+        name: standings(group, policies, game=name) for name, group in by_game(finished).items()
+    }
     return {
         "run": config.get("run", {}).get("name", run.name),
         "seed": config.get("run", {}).get("seed"),
         "episodes": len({g.episode for g in finished}),
-        "standings": {
-            "overall": [r.to_json() for r in standings(finished, policies)],
-            **{
-                name: [r.to_json() for r in standings(group, policies, game=name)]
-                for name, group in by_game(finished).items()
-            },
-        },
+        "standings": ranked_standings(standings(finished, policies), per_game, points),
         "games": [g.to_json(latencies=False) for g in finished],
     }
 

@@ -51,17 +51,22 @@
           money ? h("td", {}, r.cost_usd == null ? "–" : `$${r.cost_usd.toFixed(4)}`) : null))));
   }
 
-  function ratingsBlock(ratings) {
+  // In the overall standings' order (by Bradley-Terry, policies without a rated match last),
+  // then any other rated policy by its rating.
+  function ratingsBlock(ratings, order) {
     const elo = ratings.elo || {}, bt = ratings.bt || {};
-    const names = Array.from(new Set([...Object.keys(elo), ...Object.keys(bt)]));
-    names.sort((a, b) => ((bt[b] || {}).rating ?? elo[b] ?? 0) - ((bt[a] || {}).rating ?? elo[a] ?? 0));
+    const rated = Array.from(new Set([...Object.keys(elo), ...Object.keys(bt)]));
+    rated.sort((a, b) => ((bt[b] || {}).rating ?? elo[b] ?? 0) - ((bt[a] || {}).rating ?? elo[a] ?? 0));
+    const names = [...order.filter((p) => rated.includes(p)), ...rated.filter((p) => !order.includes(p))];
+    const onPrior = names.some((p) => bt[p] && bt[p].on_prior);
     const table = h("table", { id: "ratings" },
-      h("tr", {}, h("th", { class: "name" }, "policy"), h("th", {}, "Elo"), h("th", {}, "Bradley-Terry"), h("th", {}, "95% interval")),
+      h("tr", {}, h("th", { class: "name" }, "policy"), h("th", {}, "Bradley-Terry"), h("th", {}, "95% interval"), h("th", {}, "Elo (K = 24, sequential)")),
       names.map((p) => h("tr", { "data-policy": p }, h("td", { class: "name" }, p),
-        h("td", {}, elo[p] !== undefined ? elo[p].toFixed(1) : "–"),
-        h("td", {}, bt[p] ? bt[p].rating.toFixed(1) : "–"),
-        h("td", {}, bt[p] ? `${bt[p].low.toFixed(1)} – ${bt[p].high.toFixed(1)}` : "–"))));
-    return h("div", { class: "tables" }, h("div", { class: "card" }, table), h("div", { class: "card" }, intervalPlot(names, elo, bt)));
+        h("td", {}, bt[p] ? bt[p].rating.toFixed(1) + (bt[p].on_prior ? "*" : "") : "–"),
+        h("td", {}, bt[p] ? `${bt[p].low.toFixed(1)} – ${bt[p].high.toFixed(1)}` : "–"),
+        h("td", {}, elo[p] !== undefined ? elo[p].toFixed(1) : "–"))));
+    const note = onPrior ? h("div", { class: "meta", id: "on-prior" }, "* won every rated game, lost every one or played none: the rating and its interval rest on the fit's prior") : null;
+    return h("div", { class: "tables" }, h("div", { class: "card" }, table, note), h("div", { class: "card" }, intervalPlot(names, elo, bt)));
   }
 
   // Bradley-Terry intervals as horizontal bars on the Elo scale, Elo as a diamond beside them.
@@ -179,7 +184,7 @@
       Object.entries(st).filter(([k]) => k !== "overall").map(([name, rows]) => standingsTable(`${name} (mean game score)`, rows, `standings-${name}`))));
     if (DATA.sprt) app.append(h("h2", {}, "Sequential test"), h("pre", { class: "card", id: "sprt" }, DATA.sprt.join("\n")));
     if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
-    if (DATA.ratings) app.append(h("h2", {}, "Ratings"), ratingsBlock(DATA.ratings));
+    if (DATA.ratings) app.append(h("h2", {}, "Ratings"), ratingsBlock(DATA.ratings, (st.overall || []).map((r) => r.policy)));
     app.append(h("h2", {}, "Head to head"), h2hMatrix(DATA));
     app.append(h("h2", {}, "Fallbacks by cause and policy"), fallbackTable(DATA.fallbacks));
     const problems = Object.entries(DATA.problems || {});

@@ -126,12 +126,30 @@ def test_bt_unbeaten_policy_stays_finite() -> None:
     # Every resample is a 4 of 4 too, so the interval is the point.
     a = table["a"]
     assert (a.rating, a.low, a.high) == pytest.approx((FOUR_OF_FOUR,) * 3, abs=1e-6)
+    assert a.on_prior  # unbeaten
+    assert table["b"].on_prior  # winless
     # One policy unbeaten among several, its games all wins.
     many = [M(i, "top", f"p{i % 3}", (1.0, 1.0)) for i in range(12)]
     many += [M(12 + i, f"p{i}", f"p{(i + 1) % 3}", (1.0, 0.0)) for i in range(3)]
     top = bradley_terry(many, seed=2, resamples=200)["top"]
     assert all(math.isfinite(v) for v in (top.rating, top.low, top.high))
     assert top.low <= top.rating <= top.high
+
+
+def test_bt_marks_a_record_that_rests_on_the_prior() -> None:
+    matches = [
+        M(0, "top", "mid", (1.0, 1.0)),  # top wins every game it plays
+        M(1, "top", "low", (1.0, 1.0)),
+        M(2, "mid", "low", (1.0, 0.5)),  # low loses or draws: a draw is half a point
+        M(3, "mid", "even", (0.5, 0.5)),  # even draws every game it plays
+        M(4, "low", "gone", (None, 1.0)),  # gone plays only a no-contest match
+        M(5, "bottom", "mid", (0.0, 0.0)),  # bottom loses every game
+    ]
+    table = bradley_terry(matches, seed=1, resamples=50)
+    marked = {p for p, r in table.items() if r.on_prior}
+    assert marked == {"top", "gone", "bottom"}
+    # the mark is the actual record's, not the point's distance from the others
+    assert table["top"].rating > table["mid"].rating > table["bottom"].rating
 
 
 # ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from arena.record.replay import (
 )
 from arena.results.standings import GameSummary, SeatStats, Table, _seat_stats
 from arena.results.tables import counted_games, league_tables, play_rank
+from tests.arena.results.leagues import lineup, match_games
 
 CONFIG = parse_config(
     {
@@ -134,3 +135,67 @@ def test_a_store_from_before_sides_reads_them_from_the_causes() -> None:
     assert stats.decisions == 3
     assert stats.sides == {"seat": 1, "infrastructure": 2}
     assert SeatStats.from_json(stats.to_json()).to_json() == stats.to_json()
+
+
+# -- the standings' order ----------------------------------------------------------------------
+
+LEAGUE = lineup(["wide", "narrow", "top", "weak", "lucky", "unlucky", "idle"])
+
+
+def _league(game_of: dict[int, str] | None = None) -> list[GameSummary]:
+    """A league where the mean and the rating disagree: `wide` beats `weak` twice and loses
+    to `top`, `narrow` splits with `top` (wide's mean is the higher, narrow's rating);
+    `lucky` and `unlucky` play only a match with a no-contest (unrated), lucky winning its
+    other game; `idle` plays nothing. `game_of`: match index -> game, else connect-four."""
+    schedule: list[tuple[str, str, tuple[float | None, float | None]]] = [
+        ("wide", "weak", (1.0, 1.0)), ("wide", "weak", (1.0, 1.0)), ("top", "wide", (1.0, 1.0)),
+        ("narrow", "top", (1.0, 0.0)), ("lucky", "weak", (None, 1.0)),
+        ("unlucky", "weak", (0.0, None)),
+    ]  # fmt: skip
+    games = (game_of or {}).get
+    return [
+        g
+        for i, (a, b, results) in enumerate(schedule)
+        for g in match_games(i, a, b, results, games(i, "connect-four"))
+    ]
+
+
+def _order(rows: list[dict[str, Any]]) -> list[str]:
+    return [r["policy"] for r in rows]
+
+
+def test_standings_are_ordered_by_bradley_terry_then_the_unrated_by_mean_score() -> None:
+    tables = league_tables(_league(), LEAGUE, 1)
+    overall = tables["standings"]["overall"]
+    bt = tables["ratings"]["bt"]
+    assert _order(overall) == ["top", "narrow", "wide", "weak", "lucky", "unlucky", "idle"]
+    rated = overall[:4]
+    ratings = [bt[r["policy"]]["rating"] for r in rated]
+    assert ratings == sorted(ratings, reverse=True)
+    # not the mean's order: wide's mean is above narrow's, lucky's above everyone's
+    means = {r["policy"]: r["mean_score"] for r in overall}
+    assert means["wide"] > means["narrow"]
+    assert means["lucky"] > means["top"]
+    assert "lucky" in bt  # fitted on the prior alone, but without a rated match: last
+    # one game: its table shows the ratings and is in the same order
+    assert _order(tables["standings"]["connect-four"]) == _order(overall)
+
+
+def test_with_several_games_each_games_table_is_ordered_by_its_mean_score() -> None:
+    tables = league_tables(_league({2: "hex", 3: "hex"}), LEAGUE, 1)
+    standings = tables["standings"]
+    assert _order(standings["overall"])[:4] == ["top", "narrow", "wide", "weak"]
+    for name in ("connect-four", "hex"):
+        played = [r for r in standings[name] if r["games"]]
+        means = [r["mean_score"] for r in played]
+        assert means == sorted(means, reverse=True), name
+    assert _order(standings["hex"])[:3] == ["top", "narrow", "wide"]
+    # connect-four: wide and lucky won every scored game there (wide more of them)
+    assert _order(standings["connect-four"])[:2] == ["wide", "lucky"]
+
+
+def test_a_rating_on_the_prior_is_marked_in_the_tables() -> None:
+    bt = league_tables(_league(), LEAGUE, 1)["ratings"]["bt"]
+    # weak lost every rated game; lucky and unlucky played none; the others won and lost
+    assert {p for p, r in bt.items() if r["on_prior"]} == {"weak", "lucky", "unlucky"}
+    assert all(isinstance(r["on_prior"], bool) for r in bt.values())

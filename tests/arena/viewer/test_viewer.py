@@ -26,12 +26,15 @@ from arena.config import parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.record.replay import Replay, load_replay
+from arena.results.tables import league_tables
 from arena.viewer import build_site, main_view, replay_data
+from arena.viewer import league as league_page
 from arena.viewer.battle import turn_frames
 from arena.viewer.league import h2h_from_games
 from arena.viewer.server import Server, SiteFiles
 from arena.viewer.site import ASSETS, embed_json
 from games.battle import BattleState
+from tests.arena.results.leagues import lineup, match_games
 
 BOARD_GAMES = ["connect-four", "hex", "breakthrough", "quoridor"]
 
@@ -451,6 +454,29 @@ def test_league_without_summary_is_derived_from_the_replays(
     assert league["in_progress"]
     assert _plain(league["standings"])["overall"] == summary["standings"]["overall"]
     assert league["h2h"] == h2h_from_games(summary["games"])
+
+
+def test_an_in_progress_league_orders_its_standings_as_the_summary_will(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # three policies whose mean score and Bradley-Terry disagree: wide beats weak twice
+    # and loses to top, narrow splits with top (wide's mean is the higher, narrow's rating)
+    schedule: list[tuple[str, str, tuple[float | None, float | None]]] = [
+        ("wide", "weak", (1.0, 1.0)), ("wide", "weak", (1.0, 1.0)), ("top", "wide", (1.0, 1.0)),
+        ("narrow", "top", (1.0, 0.0)),
+    ]  # fmt: skip
+    names = ["wide", "narrow", "top", "weak"]
+    played = {f"m{i}": match_games(i, a, b, results) for i, (a, b, results) in enumerate(schedule)}
+    (tmp_path / "replays").mkdir()
+    for stem in played:
+        (tmp_path / "replays" / f"{stem}.json").write_text("{}")
+    monkeypatch.setattr(league_page, "load_replay", lambda path: path.stem)
+    monkeypatch.setattr(league_page, "summarise", lambda stem: played[stem])
+    data, _ = league_page.league_data(tmp_path, {}, set())
+    summary = league_tables([g for gs in played.values() for g in gs], lineup(names), 1)
+    order = [r["policy"] for r in data["standings"]["overall"]]
+    assert order == [r["policy"] for r in summary["standings"]["overall"]]
+    assert order == ["top", "narrow", "wide", "weak"]
 
 
 def test_ratings_and_h2h_from_the_summary_are_shown_as_given(
