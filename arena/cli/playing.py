@@ -70,7 +70,14 @@ def play_with_progress(
         lines = ProgressLines(console, plan.config.run.name)
 
         def on_episode(result: RunResult) -> None:
-            if lines.starting and result.finished_before:
+            if lines.starting and result.finished_before and plan.pool:
+                console.print(
+                    f"{plan.config.run.name}, a standing pool in {plan.out}, session {plan.session}: the "
+                    f"{result.finished_before} episodes of earlier sessions are kept and rated; "
+                    "new entrants play their placement first",
+                    highlight=False, markup=False, soft_wrap=True,
+                )  # fmt: skip
+            elif lines.starting and result.finished_before:
                 console.print(
                     f"resuming {plan.config.run.name} in {plan.out}: {result.finished_before} of "
                     f"{result.episodes} episodes were finished earlier and are kept; the rest are "

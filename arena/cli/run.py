@@ -13,6 +13,8 @@ from arena.cli.console import Stderr, stdout
 from arena.cli.playing import play_with_progress, served_by_mock
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from arena.config import Config
     from arena.league.plan import RunPlan
     from arena.league.summary import RunResult
@@ -36,7 +38,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="resume even though the config changed since the run began (a change of "
         "run.concurrency or run.endpoint_down_s alone needs no flag; other policies or "
-        "prompt templates are refused all the same)",
+        "prompt templates are refused all the same, and a pool refuses the flag)",
+    )
+    parser.add_argument(
+        "--discard-pool",
+        action="store_true",
+        help="with --force-new on a standing pool: remove every entrant's games and ratings "
+        "for good (a pool refuses --force-new alone)",
     )
     parser.add_argument(
         "--grace",
@@ -107,8 +115,10 @@ def handle(args: argparse.Namespace) -> int:
 
     config = _config(args)
     resume = "new" if args.force_new else "anyway" if args.resume_anyway else "refuse"
+    if args.discard_pool and not args.force_new:
+        raise ConfigError("--discard-pool goes with --force-new: it says to start a pool over")
     try:
-        plan = plan_run(config, args.out, resume=resume)
+        plan = plan_run(config, args.out, resume=resume, discard_pool=args.discard_pool)
     except PromptError as exc:
         raise ConfigError(str(exc)) from exc
     console = Stderr()
@@ -161,6 +171,20 @@ def _config(args: argparse.Namespace) -> Config:
     return config
 
 
+def _print_pool(out: Console, result: RunResult) -> None:
+    """A pool's session: its entrants, this session's placement and retirements."""
+    from arena.results.report import entrants_table  # the tables: after the run
+
+    out.print(entrants_table(result.tables["entrants"], out.width))
+    pool = result.stopping.get("pool", {})
+    if pool.get("placement_matches"):
+        out.print(f"placement: {pool['placement_matches']} match(es) of new entrants played first",
+                  highlight=False, markup=False)  # fmt: skip
+    for e in result.tables["entrants"]:
+        if e["retired"] and e["last_session"] is not None and e["retired"].startswith("roster"):
+            out.print(f"retired {e['name']}: {e['retired']}", highlight=False, markup=False)
+
+
 def _print_outcome(plan: RunPlan, result: RunResult) -> int:
     """The standings and what became of the run, on the console; the run's exit status."""
     from arena.results.report import (  # the tables' numpy: after the run
@@ -171,6 +195,8 @@ def _print_outcome(plan: RunPlan, result: RunResult) -> int:
     out = stdout()
     for table in standings_tables(result.tables, out.width):
         out.print(table)
+    if "entrants" in result.tables:
+        _print_pool(out, result)
     sprt = result.stopping.get("sprt")
     if sprt:
         for line in sprt_lines(sprt):

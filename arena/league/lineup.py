@@ -36,6 +36,7 @@ from arena.play.prompts import PromptTemplate
 from arena.record.ledger import LEDGER, append_line
 
 __all__ = [
+    "BY_CONFIG",
     "POOL_ACCEPTS",
     "RESUME_ACCEPTS",
     "ConfigChanged",
@@ -240,6 +241,9 @@ log = structlog.get_logger("arena.league.lineup")
 
 _NEW_POOL = "start a new pool in another --out folder"
 
+BY_CONFIG = "retired = true in the config"
+"""Why an entrant the config retires is retired (the roster rule says its own why)."""
+
 POOL_ACCEPTS = (
     *RESUME_ACCEPTS, "policies.*.retired", "policies.*.base_url", "policies.*.api_key_env",
     "policies.*.max_connections", "policies.*.price",
@@ -248,8 +252,12 @@ POOL_ACCEPTS = (
 retiring them: what a league's resume accepts, and where and at what price a model is
 reached (none of it is in a fingerprint: it never decides what the model answers)."""
 
-_CONVERSION = ("run.pool", "run.placement_matches", "run.roster_cap", "run.schedule")
-"""What a league's config changes when it becomes a pool."""
+_CONVERSION = (
+    "run.pool", "run.placement_matches", "run.roster_cap", "run.schedule", "run.matches",
+    "run.round_matches", "run.target",
+)  # fmt: skip
+"""What a league's config may change as it becomes a pool: how it schedules from then on
+(the league's own schedule is over; its stored games keep their places)."""
 
 
 class PoolRefused(ConfigError):
@@ -335,7 +343,7 @@ def _check_entrant(db: object, plan: PlannedRun, name: str, entrant: dict[str, A
     retired = entrant["retired"]
     if (
         retired is not None
-        and retired["why"] == "config"
+        and retired["why"] == BY_CONFIG
         and not plan.config.policies[name].retired
     ):
         raise PoolRefused(

@@ -34,10 +34,9 @@ from arena.config import (
     draw_master_seed,
 )
 from arena.league.lineup import (
+    BY_CONFIG,
     RESUME_ACCEPTS,
     ConfigChanged,
-    LineupChanged,
-    StoredRun,
     check_lineup,
     check_pool,
     config_changes,
@@ -271,7 +270,7 @@ class RunPlan:
         if self.pool:
             for name, spec in self.config.policies.items():
                 if spec.retired:
-                    retire(self.out, store, name, "config", session)
+                    retire(self.out, store, name, BY_CONFIG, session)
         finished = store.finished_episodes()
         for name in sorted(_games_played(self.config, self.master_seed)):
             self._hooks(games.load(name)).resume(keep, finished)

@@ -12,6 +12,9 @@ column, suffixed `_0` and `_1` (seat 0 moves first in the match's first game).
   `bt_on_prior` true where the policy won every rated game, lost every one or
   played none (its rating and interval rest on the fit's prior). The rows
   come in the tables' order: the overall table by Bradley-Terry.
+- entrants: one row per policy as the store keeps it: fingerprint, author,
+  status (placement, active, retired), first and last session, games and the
+  Bradley-Terry rating; a standing pool's leaderboard (docs/pool.md).
 - h2h: one row per ordered pair: the row's policy against the opponent.
 - fallbacks: one row per fallback, its attempts side by side (`attempt1_...`,
   `attempt2_...`: the reply and the retry).
@@ -29,7 +32,10 @@ from arena.play.protocol import CAUSES
 from arena.record.replay import INFRASTRUCTURE, SEAT
 from arena.results.standings import GameSummary, Row, SeatStats
 
-__all__ = ["ATTEMPTS", "fallback_rows", "game_rows", "h2h_rows", "move_text", "standings_rows"]
+__all__ = [
+    "ATTEMPTS", "entrant_export_rows", "fallback_rows", "game_rows", "h2h_rows", "move_text",
+    "standings_rows",
+]  # fmt: skip
 
 ATTEMPTS = 2
 """Attempts a decision gets (the reply and the one retry): columns per fallback row."""
@@ -37,9 +43,13 @@ ATTEMPTS = 2
 _ATTEMPT_FIELDS = ("cause", "error", "status", "reply", "latency_s")
 
 
-def standings_rows(tables: dict[str, Any]) -> list[dict[str, Any]]:
-    """The standings of `league_tables`, one flat row per game table and policy."""
+def standings_rows(
+    tables: dict[str, Any], fingerprints: dict[str, str | None] | None = None
+) -> list[dict[str, Any]]:
+    """The standings of `league_tables`, one flat row per game table and policy, with each
+    policy's fingerprint (`fingerprints`; null where the store has none)."""
     ratings = tables["ratings"]
+    fingerprints = fingerprints or {}
     out = []
     for name, rows in tables["standings"].items():
         for row in rows:
@@ -51,8 +61,19 @@ def standings_rows(tables: dict[str, Any]) -> list[dict[str, Any]]:
                 "bt_rating": bt["rating"] if bt else None, "bt_low": bt["low"] if bt else None,
                 "bt_high": bt["high"] if bt else None,
                 "bt_on_prior": bool(bt.get("on_prior")) if bt else None,
+                "fingerprint": fingerprints.get(row["policy"]),
             })  # fmt: skip
     return out
+
+
+def entrant_export_rows(entrants: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A pool's entrants (`arena.results.pool.entrant_rows`), one flat row each."""
+    return [
+        {k: e[k] for k in ("name", "fingerprint", "author", "status", "retired")}
+        | {k: e[k] for k in ("first_session", "last_session", "games")}
+        | {f"bt_{k}": (e["bt"] or {}).get(k) for k in ("rating", "low", "high")}
+        for e in entrants
+    ]
 
 
 def _standing(row: dict[str, Any]) -> dict[str, Any]:

@@ -5,5 +5,5 @@ from __future__ import annotations
 
 __all__ = ["FORMATS", "WHATS"]
 
-WHATS = ("standings", "h2h", "fallbacks", "games", "sprt")
+WHATS = ("standings", "h2h", "fallbacks", "games", "sprt", "entrants")
 FORMATS = ("table", "json", "csv")

@@ -26,14 +26,21 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.config import Config, ConfigError
-from arena.results.export import fallback_rows, game_rows, h2h_rows, standings_rows
+from arena.results.export import (
+    entrant_export_rows,
+    fallback_rows,
+    game_rows,
+    h2h_rows,
+    standings_rows,
+)
 from arena.results.fit import Column, fitted
 from arena.results.formats import FORMATS, WHATS
 from arena.results.standings import GameSummary
 from arena.results.tables import league_tables
 
 __all__ = [
-    "League", "LeagueSource", "render", "sprt_lines", "sprt_row", "standings_tables",
+    "League", "LeagueSource", "entrants_table", "render", "sprt_lines", "sprt_row",
+    "standings_tables",
 ]  # fmt: skip
 
 
@@ -47,6 +54,11 @@ class LeagueSource(Protocol):
 
     def fallback_rows(self) -> Iterator[dict[str, Any]]:
         """Every fallback record, in schedule order, read as it is iterated."""
+        ...
+
+    def entrants(self) -> list[dict[str, Any]]:
+        """Every stored policy (name, kind, author, fingerprint, added, retired), in the
+        order first stored."""
         ...
 
 
@@ -78,6 +90,22 @@ class League:
     def fallbacks(self) -> Iterator[dict[str, Any]]:
         """Every fallback record, in schedule order."""
         return self.source.fallback_rows()
+
+    def entrants(self) -> list[dict[str, Any]]:
+        """Every policy as an entrant (`arena.results.pool.entrant_rows`): a pool's, with
+        its status; a league's policies all active."""
+        from arena.results.pool import entrant_rows  # an entrants report only
+
+        run = self.config.run
+        placement = min(run.placement_matches, run.matches) if run.pool else 0
+        stored = self.source.entrants()
+        named = {e["name"] for e in stored}
+        stored += [{"name": n, "retired": None} for n in self.config.policies if n not in named]
+        return entrant_rows(stored, self.games(), self.tables["ratings"]["bt"], placement=placement)
+
+    def fingerprints(self) -> dict[str, str | None]:
+        """Policy -> its fingerprint as the store keeps it (None: a store from before)."""
+        return {e["name"]: e.get("fingerprint") for e in self.source.entrants()}
 
 
 def standings_tables(
@@ -168,6 +196,31 @@ def _number(value: float | None) -> str:
 
 def _interval(bt: dict[str, float] | None) -> str:
     return f"{bt['rating']:.0f} [{bt['low']:.0f}, {bt['high']:.0f}]" if bt else "-"
+
+
+def entrants_table(entrants: list[dict[str, Any]], width: int) -> Table:
+    """A pool's entrants (`arena.results.pool.entrant_rows`) by Bradley-Terry rating (none
+    rated last, in the order added), fitted to `width` columns."""
+    rows = sorted(entrants, key=lambda e: -e["bt"]["rating"] if e["bt"] else float("inf"))
+
+    def cells(cell: Callable[[dict[str, Any]], str]) -> list[str]:
+        return [cell(e) for e in rows]
+
+    def sessions(e: dict[str, Any]) -> str:
+        first, last = e["first_session"], e["last_session"]
+        return "-" if first is None else str(first) if last in (None, first) else f"{first}-{last}"
+
+    why = [f"{e['name']} retired: {e['retired']}" for e in rows if e["retired"]]
+    columns = [
+        Column("entrant", cells(lambda e: e["name"]), 1000, right=False),
+        Column("BT [95%]", cells(lambda e: _interval(e["bt"])), 100, right=False),
+        Column("status", cells(lambda e: e["status"]), 95, right=False, notes=why),
+        Column("games", cells(lambda e: str(e["games"])), 90),
+        Column("fingerprint", cells(lambda e: (e["fingerprint"] or "-")[:12]), 80, right=False),
+        Column("sessions", cells(sessions), 70),
+        Column("author", cells(lambda e: e["author"] or "-"), 60, right=False, empty=frozenset("-")),
+    ]  # fmt: skip
+    return fitted("entrants, by Bradley-Terry rating (docs/pool.md)", columns, width, more=_MORE)
 
 
 def _h2h_table(tables: dict[str, Any], policies: list[str]) -> Table:
@@ -270,7 +323,9 @@ def _rows(league: League, what: str) -> Iterable[dict[str, Any]]:
         sprt = league.sprt()
         return [sprt_row(sprt)] if sprt else []
     if what == "standings":
-        return standings_rows(league.tables)
+        return standings_rows(league.tables, league.fingerprints())
+    if what == "entrants":
+        return entrant_export_rows(league.entrants())
     if what == "h2h":
         return h2h_rows(league.tables)
     if what == "fallbacks":
@@ -330,6 +385,8 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
             )
     elif what == "h2h":
         console.print(_h2h_table(league.tables, list(league.config.policies)))
+    elif what == "entrants":
+        console.print(entrants_table(league.entrants(), console.width))
     elif what == "sprt":
         sprt = league.sprt()
         assert sprt is not None  # the config has [run.sprt], checked above

@@ -159,3 +159,22 @@ def test_a_policy_name_that_match_ids_or_paths_would_misread_is_refused(
 
 def test_a_policy_name_with_dashes_and_vs_apart_is_fine() -> None:
     parse_config({**BASE, "policies": {**BASE["policies"], "vs-bot-v2": {"kind": "mock"}}})
+
+
+@pytest.mark.parametrize(
+    ("run", "policy", "message"),
+    [
+        ({"pool": True, "games": ["hex", "connect-four"]}, {}, r"exactly one games entry.*\['hex', 'connect-four'\]"),
+        ({"pool": True, "sprt": {}}, {}, r"remove \[run\.sprt\]"),
+        ({}, {"retired": True}, r"retired = true, which only a standing pool knows.*pool = true"),
+        ({"pool": True}, {"retired": True}, r"at least two active policies; 1 of 2 are retired"),
+    ],
+)  # fmt: skip
+def test_a_pool_is_checked_before_any_game(
+    run: dict[str, Any], policy: dict[str, Any], message: str
+) -> None:
+    data = {**BASE, "run": {**BASE["run"], **run}}
+    first = next(iter(BASE["policies"]))
+    data["policies"] = {**BASE["policies"], first: {**BASE["policies"][first], **policy}}
+    with pytest.raises(ConfigError, match=message):
+        parse_config(data)

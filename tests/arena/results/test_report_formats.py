@@ -84,12 +84,12 @@ def test_json_and_csv_hold_the_same_records(
     assert list(table[0]) == list(rows[0])
 
 
-@pytest.mark.parametrize("what", ["standings", "h2h", "fallbacks", "games"])
+@pytest.mark.parametrize("what", ["standings", "h2h", "fallbacks", "games", "entrants"])
 def test_every_table_renders(what: str, run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _report(capsys, run, "--what", what).strip()
 
 
-TIDY = ("standings", "h2h", "fallbacks", "games")
+TIDY = ("standings", "h2h", "fallbacks", "games", "entrants")
 
 
 def _frames(
@@ -191,3 +191,24 @@ def test_tables_fit_the_terminal_without_cutting_numbers(
                 assert f"{cause} {n}" in text
         if width == 80:
             assert "not shown at 80 columns:" in text  # what is left out is said
+
+
+def test_entrants_and_standings_carry_each_policys_fingerprint(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.play.fingerprint import fingerprint
+
+    replay = json.loads(next((run / "replays").glob("*.json")).read_text())
+    entrants = {row["name"]: row for row in _json(capsys, run, "entrants")}
+    assert list(entrants) == list(LEAGUE["policies"])
+    for name, value in replay["spectator"]["fingerprints"].items():
+        assert entrants[name]["fingerprint"] == value
+    assert entrants["random"]["fingerprint"] == fingerprint(
+        {"kind": "scripted", "baseline": "random"}
+    )
+    assert {row["status"] for row in entrants.values()} == {"active"}
+    assert all(row["games"] == 8 for row in entrants.values())  # 2 games x 2 others x 2 seats
+    standings = _json(capsys, run, "standings")
+    assert {row["policy"]: row["fingerprint"] for row in standings} == {
+        name: row["fingerprint"] for name, row in entrants.items()
+    }
