@@ -85,7 +85,8 @@ async def test_a_newcomer_plays_its_placement_first_and_the_pool_keeps_the_rest(
     # Numbered after the first session's matches, never renumbered; placement first.
     assert [seq for seq, *_ in new] == list(range(len(schedule) - len(new), len(schedule)))
     placement = [row for row in new if row[3] == "placement"]
-    assert len(placement) == 3 * 2 and all("-vs-newcomer" in row[1] for row in placement)
+    assert len(placement) == 3 * 2
+    assert all("-vs-newcomer" in row[1] for row in placement)
     assert [row[3] for row in new[: len(placement)]] == ["placement"] * len(placement)
     # Every placement episode was stored before any other episode of the session.
     stored = [index for session, index in _stored_order(out) if session == 2]
@@ -99,7 +100,8 @@ async def test_a_newcomer_plays_its_placement_first_and_the_pool_keeps_the_rest(
     assert set(second["ratings"]["bt"]) == {"tactician", "random", "mock", "newcomer"}
     assert len(second["games"]) == 2 * len(schedule)
     statuses = {e["name"]: (e["status"], e["first_session"]) for e in second["entrants"]}
-    assert statuses["newcomer"][1] == 2 and statuses["tactician"] == ("active", 1)
+    assert statuses["newcomer"][1] == 2
+    assert statuses["tactician"] == ("active", 1)
     assert [h["session"] for h in second["history"]] == [1, 2]
     assert "newcomer" not in second["history"][0]["bt"]
 
@@ -109,9 +111,9 @@ async def test_a_changed_entrant_is_refused_naming_what_changed(tmp_path: Path) 
     await _session(POOL, out)
     with pytest.raises(PoolRefused, match=r"'mock'.*latency_ms: added.*mock-v2.*retired = true"):
         plan_run(parse_config(_with(mock={"kind": "mock", "latency_ms": 5})), out)
+    config = copy.deepcopy(POOL)
+    del config["policies"]["mock"]
     with pytest.raises(PoolRefused, match=r"removes entrants 'mock'.*retired = true"):
-        config = copy.deepcopy(POOL)
-        del config["policies"]["mock"]
         plan_run(parse_config(config), out)
 
 
@@ -124,9 +126,8 @@ async def test_a_new_version_under_a_new_name_retires_the_old_one(tmp_path: Path
     )
     summary = await _session(config, out)
     later = [row for row in _matches(out) if row[2] == 2]
-    assert later and all(
-        "mock-vs-" not in row[1] and not row[1].endswith("-vs-mock") for row in later
-    )
+    assert later
+    assert not [row for row in later if "-mock-vs-" in row[1] or row[1].endswith("-vs-mock")]
     assert len(_matches(out)) > played_before
     entrant = {e["name"]: e for e in summary["entrants"]}
     assert entrant["mock"]["status"] == "retired"
@@ -224,7 +225,7 @@ async def test_the_roster_rule_retires_the_authors_lowest_rated_entrant(tmp_path
     entrant = {e["name"]: e for e in summary["entrants"]}
     assert entrant["acme-weak"]["status"] == "retired"
     assert entrant["acme-weak"]["retired"].startswith("roster: author 'acme' had 2 active")
-    assert entrant["acme-strong"]["status"] == "active" and entrant["other"]["status"] == "active"
+    assert entrant["acme-strong"]["status"] == entrant["other"]["status"] == "active"
     assert summary["pool"]["retired_by_roster"] == ["acme-weak"]
     # Retired once its placement was over: it played its placement, and nothing after.
     mine = [row[3] for row in _matches(out) if "acme-weak" in row[1]]
@@ -253,7 +254,8 @@ async def test_the_roster_rule_breaks_a_tie_by_the_earliest_added(tmp_path: Path
         # Never one without a rated match: with none rated, nobody goes; with only the
         # stronger one unrated, the rated one goes though it won.
         rounds = PoolRounds(plan, store, plan.session)
-        assert rounds._roster([], order, list(order)) == order and rounds.retired == []
+        assert rounds._roster([], order, list(order)) == order
+        assert rounds.retired == []
         won = match_games(2, "acme-weak", "other", (1.0, 1.0))
         assert rounds._roster(won, order, list(order)) == ["acme-strong", "other"]
     finally:
