@@ -180,13 +180,18 @@ def _theta(p: _FloatArray, s: float) -> _FloatArray:
     theta = np.zeros(rows)
     low, high = np.full(rows, low_end), np.full(rows, high_end)
     tolerance = _THETA_TOLERANCE * (high_end - low_end)
+    edge = 1e-9 * (high_end - low_end)
     for _ in range(_MAX_STEPS):
         value, slope = secular(theta)
         low = np.where(value > 0, theta, low)
         high = np.where(value < 0, theta, high)
         with np.errstate(divide="ignore", invalid="ignore"):
             newton = theta - value / slope
-        inside = (newton > low) & (newton < high)
+        # A Newton step that lands on an end of the interval (within rounding of it, where a
+        # seen outcome's weight is 1/0) is no step: bisect instead.
+        inside = (newton > np.maximum(low, low_end + edge)) & (
+            newton < np.minimum(high, high_end - edge)
+        )
         step = np.where(value == 0, theta, np.where(inside, newton, (low + high) / 2))
         moved = np.abs(step - theta)
         theta = step
