@@ -133,4 +133,6 @@ def test_the_standings_export_says_which_rating_rests_on_the_prior() -> None:
     }  # fmt: skip
     assert all(r["bt_on_prior"] is None for r in rows if r["game"] != "overall")
     keys = list(rows[0])  # the columns before it keep their names and places
-    assert keys[keys.index("elo") :] == ["elo", "bt_rating", "bt_low", "bt_high", "bt_on_prior"]
+    assert keys[keys.index("elo") :] == [
+        "elo", "bt_rating", "bt_low", "bt_high", "bt_on_prior", "fingerprint",
+    ]  # fmt: skip
