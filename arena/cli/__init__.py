@@ -1,4 +1,5 @@
-"""The `arena` command: run, verify, rebuild, report, view, prompt, games, mock-llm, program check.
+"""The `arena` command: run, verify, rebuild, report, view, prompt, games, mock-llm, program
+check, author.
 
 Each subcommand is one module of this package, holding its arguments (`add_arguments`)
 and its handler (`handle`); only the module of the subcommand named is imported, and it
@@ -12,6 +13,7 @@ decision do not wait for what they never use.
     games      list the games
     report     a run's tables
     program    check a player program
+    author     models write programs of a game (models as authors)
     view       the league and replay pages
     prompt     the exact prompt a seat would get
     rebuild    a run's league.db from its replays
@@ -41,6 +43,7 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "games": ("list the games: what each is, its baseline and rules version", "games"),
     "report": ("standings, head to head, fallback records or games of a run", "report"),
     "program": ("program seats: check a player program", "program"),
+    "author": ("models as authors: each model writes a program of a game, checked", "author"),
     "view": ("write (and optionally serve) the league and replay pages", "view"),
     "prompt": ("print the exact prompt a seat would get", "prompt"),
     "rebuild": (

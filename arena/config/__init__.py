@@ -20,6 +20,7 @@ from arena.config import checks
 from arena.config.models import (
     CONNECTION_SETTINGS,
     MOCK_FAULTS,
+    AuthorTable,
     Config,
     ConfigError,
     Deadlines,
@@ -38,6 +39,7 @@ from games import program_games as program_games  # the registry's, kept here fo
 __all__ = [
     "CONNECTION_SETTINGS",
     "MOCK_FAULTS",
+    "AuthorTable",
     "Config",
     "ConfigError",
     "Deadlines",
@@ -108,6 +110,7 @@ def load_config(path: str | Path, *, keys: bool = True) -> Config:
     if located:
         config = config.model_copy(update={"policies": {**config.policies, **located}})
     config._folder = folder
+    config._source = path
     return config
 
 

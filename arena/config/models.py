@@ -26,6 +26,7 @@ from providers import EndpointSettings, Trust
 __all__ = [
     "CONNECTION_SETTINGS",
     "MOCK_FAULTS",
+    "AuthorTable",
     "Config",
     "ConfigError",
     "Deadlines",
@@ -138,6 +139,17 @@ class RunTable(_Strict):
         if len(set(value)) != len(value):
             raise ValueError(f"a game is listed twice in {value}: list each once")
         return value
+
+
+class AuthorTable(_Strict):
+    """`[author]`: how `arena author` asks a model to write a program (docs/authors.md)."""
+
+    author_s: float = Field(default=600.0, gt=0)
+    """Seconds one request for a program may take."""
+    revisions: int = Field(default=2, ge=0)
+    """How many times a refused program is asked for again, with the check's message."""
+    max_tokens: int = Field(default=8192, ge=1)
+    """The token cap of a request for a program (a program is longer than a move)."""
 
 
 class Deadlines(_Strict):
@@ -311,10 +323,18 @@ class Config(_Strict):
 
     run: RunTable
     deadlines: Deadlines = Deadlines()
+    author: AuthorTable = AuthorTable()
     game: dict[str, GameTable] = Field(default={})  # a copy for each, as `faults`
     policies: dict[str, PolicyConfig]
     _folder: Path = PrivateAttr(default_factory=Path)
     """Where the config's relative paths start: its file's folder (`load_config`)."""
+    _source: Path | None = PrivateAttr(default=None)
+    """The config file it was read from (`load_config`), if any."""
+
+    @property
+    def source(self) -> Path | None:
+        """The config file this config was read from (None when built in memory)."""
+        return self._source
 
     @property
     def folder(self) -> Path:

@@ -29,6 +29,7 @@ from arena.config import (
     ConfigError,
     HumanPolicy,
     LlmPolicy,
+    MockPolicy,
     PolicyConfig,
     ProgramPolicy,
     draw_master_seed,
@@ -102,6 +103,9 @@ class RunPlan:
     session: int = 1
     """The session of the run folder this plan plays: 1 for a new run, one more than the
     sessions its store has begun for a resumed one. Every replay records it."""
+    authors: dict[str, str | None] = field(default_factory=dict)
+    """Policy -> who is behind it (`entrant_authors`): its author, a person's name, an
+    authored program's author; None for nobody in particular."""
 
     @functools.cached_property
     def fingerprints(self) -> dict[str, str]:
@@ -179,7 +183,7 @@ class RunPlan:
             {
                 "name": name,
                 "kind": spec.kind,
-                "author": spec.author,
+                "author": self.authors.get(name, spec.author),
                 "templates": {f: t.sha256 for (p, f), t in self.templates.items() if p == name},
                 "fingerprint": self.fingerprints.get(name),
                 "played_as": self.played.get(name),
@@ -236,7 +240,10 @@ class RunPlan:
             record_prompts=config.run.record_prompts,
             templates={p: self.templates[(p, game.family)] for p in self.policies},
             seat_maker=seat_maker if seat_maker is not None else self.seat_maker(),
-            authors={name: _author(spec) for name, spec in config.policies.items()},
+            authors={
+                name: self.authors.get(name, _author(spec))
+                for name, spec in config.policies.items()
+            },
             hooks=self._hooks(game),
             max_infra_share=config.run.max_infra_share,
             models={
@@ -274,6 +281,30 @@ class RunPlan:
         finished = store.finished_episodes()
         for name in sorted(_games_played(self.config, self.master_seed)):
             self._hooks(games.load(name)).resume(keep, finished)
+
+
+def entrant_authors(config: Config) -> dict[str, str | None]:
+    """Who is behind each policy: its `author`; a person, their name; a program with a
+    manifest of `arena author`, its authoring policy's author or that policy's name; and
+    a model or mock without `author` that wrote a program here, its own name (so a model
+    and its program are same-author: their games are played, not rated)."""
+    from arena.authors import author_of, read_manifest  # manifests: runs with programs only
+
+    out = {name: _author(spec) for name, spec in config.policies.items()}
+    for name, spec in config.policies.items():
+        if not isinstance(spec, ProgramPolicy):
+            continue
+        try:
+            manifest = read_manifest(config.located(spec.path))
+        except ValueError as exc:
+            raise ConfigError(f"policies.{name}.path: {exc}") from exc
+        if manifest is None:
+            continue
+        out[name] = spec.author or author_of(manifest)
+        writer = manifest["author_policy"]
+        if writer in config.policies and out[writer] is None:
+            out[writer] = writer
+    return out
 
 
 def _author(spec: PolicyConfig) -> str | None:
@@ -352,7 +383,8 @@ def plan_run(
         for name, spec in config.policies.items()
     }
     session = stored.sessions + 1 if stored is not None else 1
-    plan = RunPlan(config, master, out, templates, resume, programs, played, session)
+    authors = entrant_authors(config) if programs else {}
+    plan = RunPlan(config, master, out, templates, resume, programs, played, session, authors)
     if stored is not None and (config.run.pool or stored.pool):
         check_pool(plan, stored, _with_new_defaults(stored.config))
         return plan
@@ -406,12 +438,27 @@ def _games_played(config: Config, master: int) -> set[str]:
     }
 
 
+def _writer(config: Config, path: Path) -> str | None:
+    """The llm or mock policy whose program `arena author` writes at `path`, if any."""
+    for name, spec in config.policies.items():
+        if isinstance(spec, LlmPolicy | MockPolicy) and path.stem.startswith(f"{name}-"):
+            return name
+    return None
+
+
 def _program_refused(config: Config, name: str, path: Path, exc: ProgramRefused) -> str:
     """Why a program path is refused, saying where a relative path starts (and, when the
     file is where the path leads from the current folder, how to write it)."""
     message = f"policies.{name}.path: {exc}"
     if path.is_absolute() or config.located(path).exists():
         return message
+    writer = _writer(config, path)
+    if writer is not None:
+        source = config.source or "CONFIG"
+        return (
+            f"{message}: it is the program {writer!r} writes; run `arena author {source} "
+            f"--game {config.run.games[0]}` first (with --mock-llm for the mock server)"
+        )
     message += f" (a relative path starts at the config file's folder, {config.folder})"
     if not config.located(path).exists() and path.exists():
         fixed = os.path.relpath(path.resolve(), config.folder)

@@ -174,7 +174,10 @@ class PoolRounds:
         outcomes = match_outcomes(stored)
         rated = {p for m in outcomes if m.rated for p in (m.first, m.second)}
         ratings = bradley_terry(outcomes, seed=self.plan.master_seed, resamples=1)
-        authors = {name: spec.author for name, spec in self.plan.config.policies.items()}
+        config = self.plan.config
+        authors = {
+            name: self.plan.authors.get(name, spec.author) for name, spec in config.policies.items()
+        }
         for author in sorted({a for n in active if (a := authors[n])}):
             mine = [n for n in active if authors[n] == author]
             while len(mine) > cap:

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from arena.authors.mock import program_game, program_reply
+
 __all__ = [
     "FAULTS",
     "ILLEGAL_MOVE",
@@ -163,7 +165,13 @@ def reasoning_text(prompt: str, rng: random.Random) -> str:
 
 
 def reply_text(prompt: str, rng: random.Random, fault: str | None) -> str:
-    """The reply text for `prompt` under `fault` (None, truncated, prose or illegal)."""
+    """The reply text for `prompt` under `fault` (None, truncated, prose or illegal); a
+    program brief is answered with a program (`arena.authors.mock`)."""
+    if program_game(prompt) is not None:
+        program_fault = {"prose": "no_code", "truncated": "syntax"}.get(fault or "")
+        if fault == "illegal":
+            program_fault = rng.choice(("forbidden", "nondeterministic"))
+        return program_reply(rng, program_fault)
     if fault == "prose":
         return _PROSE
     lines = PromptLines.read(prompt)

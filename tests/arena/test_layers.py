@@ -16,6 +16,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("arena.play",),
     ("arena.programs",),
     ("arena.seats",),
+    ("arena.authors",),
     ("arena.cluster",),
     ("arena.results",),
     ("arena.league",),
