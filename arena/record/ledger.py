@@ -2,8 +2,14 @@
 
 `ledger.jsonl` holds what a run commits to before it can know the outcome:
 each backgammon card's commitment before its first roll and its seed once it
-ends (`cards`), and each program's SHA-256 when it is registered. A kill can
-tear the last line; a whole line is never lost, and a torn one is skipped.
+ends (`cards`), and each program's SHA-256 when it is registered
+(`program_registered`, its commit: the program's games record the line's
+number) and its whole source when its entrant retires (`program_reveal`), so
+anyone can check the hash and replay its games. The bytes committed are kept
+meanwhile in `program-sources/<sha256>.py`, readable by the run's user only,
+so that editing or deleting the program file cannot change what is revealed.
+A kill can tear the last line; a whole line is never lost, and a torn one is
+skipped.
 
 `arena run --force-new` starts the run over, but the ledger stays: it gets a
 `generation` line instead, and only the lines after the last one speak for
@@ -12,6 +18,7 @@ the run as it now stands (`current`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -21,24 +28,36 @@ from typing import Any, Protocol
 
 __all__ = [
     "LEDGER",
+    "SOURCES",
     "Registration",
     "append_line",
+    "audit_programs",
+    "commit_programs",
     "current",
+    "keep_source",
     "new_generation",
+    "numbered",
     "read_current",
     "read_lines",
     "register_programs",
+    "reveal_program",
+    "source_copy",
 ]
 
 LEDGER = "ledger.jsonl"
+SOURCES = "program-sources"
+"""The run folder's private copies of the programs committed (`source_copy`)."""
 
 
 def append_line(path: Path, record: dict[str, Any], *, private: bool = False) -> None:
-    """Append one JSON line and fsync it: what is in the file survives a kill."""
+    """Append one JSON line and fsync it: what is in the file survives a kill. A line a kill
+    tore is ended first, so the new line never joins it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600 if private else 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600 if private else 0o644)
     try:
-        os.write(fd, (json.dumps(record, separators=(",", ":")) + "\n").encode())
+        torn = os.fstat(fd).st_size > 0 and os.pread(fd, 1, os.fstat(fd).st_size - 1) != b"\n"
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+        os.write(fd, (("\n" if torn else "") + line).encode())
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -92,18 +111,122 @@ class Registration(Protocol):
         ...
 
 
-def register_programs(out: Path, programs: Mapping[str, Registration]) -> None:
-    """Record each program's SHA-256 in the ledger, once per policy and program: the
-    source stays private while the hash commits to it."""
-    ledger = out / LEDGER
-    known = {
-        (e.get("policy"), e.get("sha256"))
-        for e in read_current(out)
+def numbered(out: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The current generation's events of run folder `out`'s ledger, each with its line
+    number in the file (from 1; a torn line keeps its number and is skipped)."""
+    path = out / LEDGER
+    if not path.exists():
+        return []
+    found: list[tuple[int, dict[str, Any]]] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            found = [] if event.get("event") == "generation" else found
+            found.append((number, event))
+    return [(n, e) for n, e in found if e.get("event") != "generation"]
+
+
+def commit_programs(out: Path, programs: Mapping[str, Registration]) -> dict[str, int]:
+    """Commit to each program before it plays: its SHA-256 in the ledger (once per policy
+    and program) and its bytes kept privately (`source_copy`); policy -> the line number of
+    its commit, which its games record."""
+    commits = {
+        (e.get("policy"), e.get("sha256")): n
+        for n, e in numbered(out)
         if e.get("event") == "program_registered"
     }
+    out_lines: dict[str, int] = {}
     for name, info in programs.items():
-        if (name, info.sha256) not in known:
-            append_line(ledger, {
+        keep_source(out, info)
+        if (name, info.sha256) not in commits:
+            append_line(out / LEDGER, {
                 "event": "program_registered", "policy": name, "path": str(info.path),
                 "sha256": info.sha256, "time": time.time(),
             })  # fmt: skip
+            commits[(name, info.sha256)] = _lines(out / LEDGER)
+        out_lines[name] = commits[(name, info.sha256)]
+    return out_lines
+
+
+def register_programs(out: Path, programs: Mapping[str, Registration]) -> None:
+    """Deprecated: `commit_programs`, which also keeps the sources and says the lines."""
+    commit_programs(out, programs)
+
+
+def _lines(path: Path) -> int:
+    """How many lines the file has (its last one ended)."""
+    return path.read_bytes().count(b"\n")
+
+
+def source_copy(out: Path, sha256: str) -> Path:
+    """Where the bytes of the program with `sha256` are kept until they are revealed."""
+    return out / SOURCES / f"{sha256}.py"
+
+
+def keep_source(out: Path, info: Registration) -> None:
+    """Keep the program's bytes as committed, readable by the run's user only."""
+    path = source_copy(out, info.sha256)
+    if path.exists():
+        return
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    data = info.path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != info.sha256:
+        raise ValueError(
+            f"{info.path} changed after it was checked (its SHA-256 is no longer "
+            f"{info.sha256[:12]}): run again, so that the program is checked as it now is"
+        )
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def reveal_program(out: Path, policy: str) -> bool:
+    """Reveal a retired program's source: a `program_reveal` line with the bytes it
+    committed to last (from the private copy); False if it has no commit or is revealed."""
+    events = [e for _, e in numbered(out)]
+    commits = [
+        e for e in events if e.get("event") == "program_registered" and e.get("policy") == policy
+    ]
+    if not commits:
+        return False
+    sha256 = str(commits[-1]["sha256"])
+    if any(
+        e.get("event") == "program_reveal"
+        and e.get("policy") == policy
+        and e.get("sha256") == sha256
+        for e in events
+    ):
+        return False
+    source = source_copy(out, sha256).read_bytes().decode("utf-8")
+    append_line(out / LEDGER, {
+        "event": "program_reveal", "policy": policy, "sha256": sha256, "source": source,
+        "time": time.time(),
+    })  # fmt: skip
+    return True
+
+
+def audit_programs(out: Path) -> list[str]:
+    """Every reveal checked against its commit: the source's SHA-256 is the one committed,
+    by an earlier line of the same policy."""
+    problems = []
+    commits: dict[tuple[str, str], int] = {}
+    for n, e in numbered(out):
+        if e.get("event") == "program_registered":
+            commits.setdefault((str(e.get("policy")), str(e.get("sha256"))), n)
+        elif e.get("event") == "program_reveal":
+            key = (str(e.get("policy")), str(e.get("sha256")))
+            digest = hashlib.sha256(str(e.get("source", "")).encode()).hexdigest()
+            if digest != key[1]:
+                problems.append(
+                    f"line {n}: the source revealed for {key[0]!r} has SHA-256 {digest[:12]}, "
+                    f"not the {key[1][:12]} it claims"
+                )
+            if key not in commits:
+                problems.append(f"line {n}: {key[0]!r} reveals a program no earlier line committed")
+    return problems
