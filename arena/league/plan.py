@@ -36,8 +36,6 @@ from arena.config import (
 from arena.league.lineup import (
     RESUME_ACCEPTS,
     ConfigChanged,
-    LineupChanged,
-    StoredRun,
     check_lineup,
     check_pool,
     config_changes,
