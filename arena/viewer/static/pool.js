@@ -78,12 +78,13 @@ window.CogPool = (function () {
         h("td", {}, e.games))));
     const settings = pool.settings;
     return h("div", { class: "card fit" }, table,
-      h("div", { class: "meta" }, "● Bradley-Terry rating with its 95% bootstrap interval, on the Elo scale; in the standings' order (no rated match last)"),
+      h("div", { class: "meta" }, "● Bradley-Terry rating with its 95% bootstrap interval, on the Elo scale; unrated entrants last"),
       onPrior ? h("div", { class: "meta", id: "pool-on-prior" }, "* won every rated game, lost every one or played none: the rating and its interval rest on the fit's prior") : null,
       settings ? h("div", { class: "meta", id: "pool-settings" },
-        h("span", {}, `the ranking right with probability ${settings.probability.toFixed(3)} before the last session's last round (target ${settings.target})`),
-        h("span", {}, `${settings.matches} matches scheduled`),
+        h("span", {}, "last session:"),
         settings.placement_matches !== undefined ? h("span", {}, `${settings.placement_matches} placement matches`) : null,
+        h("span", {}, `ranking right with probability ${Number(settings.probability).toFixed(3)} before its last round (target ${settings.target})`),
+        h("span", {}, `${settings.matches} matches scheduled in all`),
         (settings.retired_by_roster || []).length ? h("span", {}, `retired by the roster rule: ${settings.retired_by_roster.join(", ")}`) : null) : null);
   }
 
