@@ -1,7 +1,8 @@
 """The viewer: a static site next to a run, `RUN/view/`, readable from file:// offline.
 
 `build_site(run)` writes `view/index.html` (the league: standings, ratings,
-head to head, fallbacks, the games) and `view/games/<replay>.html` (one page
+head to head, fallbacks, the games; a standing pool's opens with its
+leaderboard, rating history, head-to-head heat map and entrant cards) and `view/games/<replay>.html` (one page
 per replay, every ply re-derived with the engine). `serve(run, port)` serves
 it on 127.0.0.1 and redraws it as a run in progress writes replays.
 `main_view` is the `arena view RUN [--serve] [--port 8000]` command.

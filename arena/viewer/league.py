@@ -6,6 +6,8 @@ replays drawn so far (`Drawn`), with `arena.results.standings`, in the order
 `summary.json` will have (`arena.results.tables.ranked_standings`: by
 Bradley-Terry), so a served league page fills in as games finish. The site
 keeps of each replay only what this page needs, never the replay itself.
+A standing pool's page has its entrants and rating history besides
+(`arena.viewer.pool`), under `pool`; a league's has `pool: null`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import structlog
+
+from arena.config import ConfigError
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.summary import read_summary_head
 from arena.record.replay import Replay, load_replay
@@ -25,8 +30,11 @@ from arena.results.ratings import bradley_terry, pair_tallies
 from arena.results.report import sprt_lines
 from arena.results.standings import GameSummary, by_game, standings, summarise
 from arena.results.tables import match_outcomes, ranked_standings, rated_points
+from arena.viewer.pool import is_pool, pool_data, pool_so_far
 
 __all__ = ["Drawn", "h2h_from_games", "league_data"]
+
+log = structlog.get_logger("arena.viewer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +58,11 @@ def league_data(
     its rows of games; `replays` by file stem, `pages` the stems with a page."""
     summary = read_summary_head(run / "summary.json")
     in_progress = summary is None
+    config = _read_json(run / "config.resolved.json") or {}
+    pool = is_pool(summary, config)
     games: Callable[[], Iterable[dict[str, Any]]]
     if summary is None:
-        summary = _summary_from_replays(run)
+        summary = _summary_from_replays(run, config, pool=pool)
         games = partial(iter, summary.pop("games"))
     elif (run / DB_NAME).exists():  # the store holds the games: read them as they are drawn
         games = partial(_stored_rows, run)
@@ -62,7 +72,7 @@ def league_data(
     tables = {name: [_row(r) for r in rows] for name, rows in summary.get("standings", {}).items()}
     overall = tables.get("overall", [])
     data = {
-        "kind": "league",
+        "kind": "pool" if pool else "league",
         "run": summary.get("run", run.name),
         "seed": summary.get("seed"),
         "in_progress": in_progress,
@@ -75,6 +85,7 @@ def league_data(
         "fallbacks": _fallback_table(overall),
         "stopped_by": summary.get("stopped_by"),
         "sprt": sprt_lines(summary["sprt"]) if summary.get("sprt") else None,
+        "pool": pool_data(summary) if pool else None,
     }
     return data, (_game_row(g, episode_pages, replays) for g in games())
 
@@ -156,9 +167,9 @@ def _game_row(
     }
 
 
-def _summary_from_replays(run: Path) -> dict[str, Any]:
-    """What summary.json would say about the replays written so far (read one at a time)."""
-    config = _read_json(run / "config.resolved.json") or {}
+def _summary_from_replays(run: Path, config: dict[str, Any], *, pool: bool) -> dict[str, Any]:
+    """What summary.json would say about the replays written so far (read one at a time);
+    `config` the run's resolved config, `pool` whether it is a standing pool's."""
     finished: list[GameSummary] = []
     for path in sorted((run / "replays").glob("*.json")):
         try:
@@ -173,13 +184,19 @@ def _summary_from_replays(run: Path) -> dict[str, Any]:
     per_game = {
         name: standings(group, policies, game=name) for name, group in by_game(finished).items()
     }
-    return {
+    summary = {
         "run": config.get("run", {}).get("name", run.name),
         "seed": config.get("run", {}).get("seed"),
         "episodes": len({g.episode for g in finished}),
         "standings": ranked_standings(standings(finished, policies), per_game, points),
         "games": [g.to_json(latencies=False) for g in finished],
     }
+    if pool:
+        try:
+            summary |= pool_so_far(run, finished)
+        except ConfigError as exc:  # the page shows the pool without its entrants
+            log.warning("pool_not_derived", run=str(run), error=str(exc))
+    return summary
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:

@@ -30,7 +30,7 @@ from arena.viewer.league import Drawn, league_data
 
 __all__ = ["ASSETS", "Site", "build_site", "embed_json"]
 
-ASSETS = ("viewer.css", "boards.js", "league.js", "replay.js")
+ASSETS = ("viewer.css", "boards.js", "pool.js", "league.js", "replay.js")
 """Files copied from the package's `static/` folder into `view/static/`."""
 
 log = structlog.get_logger("arena.viewer")
@@ -111,15 +111,16 @@ class Site:
             return
         self.problems.pop(path.stem, None)
         title = f"{replay.game} · {replay.episode}"
-        _write_page(self.out / "games" / f"{path.stem}.html", title, "../", "replay.js", data)
+        _write_page(self.out / "games" / f"{path.stem}.html", title, "../", ("replay.js",), data)
 
     def _draw_league(self) -> None:
         pages = {stem for stem in self.replays if stem not in self.problems}
         data, games = league_data(self.run, self.replays, pages)
         data["problems"] = self.problems
         data["live"] = self.live
-        title = f"{data['run']} · league"
-        _write_page(self.out / "index.html", title, "", "league.js", data, games=games)
+        title = f"{data['run']} · {data['kind']}"
+        scripts = ("pool.js", "league.js")  # league.js draws a pool's sections with pool.js
+        _write_page(self.out / "index.html", title, "", scripts, data, games=games)
         if self.live:  # after the page: a reload prompted by the stamp finds the new page
             write_atomic(self.out / "live.json", json.dumps({"stamp": self.stamp}))
 
@@ -128,15 +129,17 @@ def _write_page(
     path: Path,
     title: str,
     root: str,
-    script: str,
+    scripts: tuple[str, ...],
     data: dict[str, Any],
     *,
     games: Iterable[dict[str, Any]] | None = None,
 ) -> None:
-    """A page carrying `data`; `games`, if given, becomes its last key, written a row at a time
-    (a league of thousands of games is never one string in memory)."""
+    """A page carrying `data` and loading `scripts` (after boards.js) from `root`/static/;
+    `games`, if given, becomes its last key, written a row at a time (a league of
+    thousands of games is never one string in memory)."""
+    tags = "\n".join(f'<script src="{root}static/{name}"></script>' for name in scripts)
     page = Template(_static_text("page.html")).substitute(
-        title=html.escape(title), root=root, script=script, data="\x00"
+        title=html.escape(title), root=root, scripts=tags, data="\x00"
     )
     head, _, tail = page.partition("\x00")
     if games is None:

@@ -1,6 +1,8 @@
 /* cog-arena league page: standings, ratings, head to head, fallbacks and the games list.
  *
- * The data sits in <script id="page-data"> (written by arena.viewer.site).
+ * The data sits in <script id="page-data"> (written by arena.viewer.site). A standing
+ * pool's page (data.pool) opens with the pool's leaderboard, rating history, heat map
+ * and entrant cards instead (pool.js), then the standings, fallbacks and games.
  * Served live (`arena view RUN --serve`), the page polls live.json on its own
  * origin and reloads when a new replay has been drawn.
  */
@@ -139,13 +141,16 @@
       select("filter-policy", "policy", unique((g) => g.policies)),
       select("filter-ending", "ending", unique((g) => [g.ending])),
       h("label", {}, withFallbacks, "has fallbacks"), count);
+    const sessions = Boolean(DATA.pool);  // a pool's games: the session that played each
     const table = h("table", { id: "games" },
-      h("tr", {}, ["match", "game", "#", "seat 0", "seat 1", "scores", "ending", "reason", "plies", "fallbacks", "seed", ""].map((c) => h("th", { class: c.startsWith("seat") ? "name" : "" }, c))));
+      h("tr", {}, [sessions ? "session" : null, "match", "game", "#", "seat 0", "seat 1", "scores", "ending", "reason", "plies", "fallbacks", "seed", ""]
+        .filter((c) => c !== null).map((c) => h("th", { class: c.startsWith("seat") ? "name" : "" }, c))));
     for (const g of list) {
       table.append(h("tr", {
         class: "game-row", "data-game": g.game, "data-policies": g.policies.join("|"), "data-ending": g.ending,
         "data-fallbacks": g.fallback_count, "data-episode": g.episode,
       },
+        sessions ? h("td", {}, g.session ?? "") : null,
         h("td", {}, g.match_index), h("td", {}, g.game), h("td", {}, g.game_index),
         h("td", { class: "name" }, g.policies[0]), h("td", { class: "name" }, g.policies[1]),
         h("td", {}, g.scores ? g.scores.join(" : ") : "NC"), h("td", {}, g.ending), h("td", {}, g.reason), h("td", {}, g.plies),
@@ -172,20 +177,33 @@
     return h("div", { class: "card" }, filters, table);
   }
 
+  function poolMeta(pool) {
+    const active = pool.entrants.filter((e) => e.status !== "retired").length;
+    return [h("span", {}, `${pool.sessions.length} session${pool.sessions.length === 1 ? "" : "s"}`),
+      h("span", {}, `${pool.entrants.length} entrants (${active} active)`)];
+  }
+
   function build() {
     const app = document.getElementById("app");
+    const pool = DATA.pool;
     app.textContent = "";
-    app.append(h("h1", {}, `League · ${DATA.run}`),
-      h("div", { class: "meta" }, h("span", {}, `seed ${DATA.seed ?? "?"}`), h("span", {}, `${DATA.episodes} episodes`),
+    app.append(h("h1", {}, `${pool ? "Pool" : "League"} · ${DATA.run}`),
+      h("div", { class: "meta" }, h("span", {}, `seed ${DATA.seed ?? "?"}`), pool ? poolMeta(pool) : null, h("span", {}, `${DATA.episodes} episodes`),
         h("span", {}, `${DATA.games.length} games`), DATA.in_progress ? h("span", {}, h("span", { class: "pill live", id: "in-progress" }, "in progress: standings from the replays so far")) : null));
+    if (pool) {
+      if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
+      app.append(...CogPool.sections(DATA));
+    }
     const st = DATA.standings || {};
     app.append(h("h2", {}, "Standings"), h("div", { class: "tables" },
       st.overall ? standingsTable("overall (+1 / 0 / -1 per game)", st.overall, "standings-overall") : null,
       Object.entries(st).filter(([k]) => k !== "overall").map(([name, rows]) => standingsTable(`${name} (mean game score)`, rows, `standings-${name}`))));
     if (DATA.sprt) app.append(h("h2", {}, "Sequential test"), h("pre", { class: "card", id: "sprt" }, DATA.sprt.join("\n")));
-    if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
-    if (DATA.ratings) app.append(h("h2", {}, "Ratings"), ratingsBlock(DATA.ratings, (st.overall || []).map((r) => r.policy)));
-    app.append(h("h2", {}, "Head to head"), h2hMatrix(DATA));
+    if (!pool) {  // a pool's leaderboard and heat map have shown these
+      if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
+      if (DATA.ratings) app.append(h("h2", {}, "Ratings"), ratingsBlock(DATA.ratings, (st.overall || []).map((r) => r.policy)));
+      app.append(h("h2", {}, "Head to head"), h2hMatrix(DATA));
+    }
     app.append(h("h2", {}, "Fallbacks by cause and policy"), fallbackTable(DATA.fallbacks));
     const problems = Object.entries(DATA.problems || {});
     if (DATA.failed.length || problems.length) {
