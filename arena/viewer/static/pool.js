@@ -47,7 +47,7 @@ window.CogPool = (function () {
   const statusPill = (e) => h("span", { class: `pill status status-${e.status}` }, e.status);
 
   function retiredWhy(why) {
-    if (why === "config") return "retired by its config (retired = true)";
+    if (why === "config" || why === "retired = true in the config") return "retired by its config (retired = true)";
     return `retired: ${why || "no reason recorded"}`;
   }
 
