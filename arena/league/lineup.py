@@ -33,7 +33,7 @@ import games
 from arena.config import CONNECTION_SETTINGS, Config, ConfigError
 from arena.league.store import DB_NAME, RESOLVED, LeagueStore
 from arena.play.prompts import PromptTemplate
-from arena.record.ledger import LEDGER, append_line
+from arena.record.ledger import LEDGER, append_line, reveal_program
 
 __all__ = [
     "BY_CONFIG",
@@ -50,6 +50,7 @@ __all__ = [
     "holds_pool",
     "read_resolved",
     "retire",
+    "reveal",
     "stored_run",
 ]
 
@@ -332,7 +333,8 @@ def _check_conversion(
 def _check_entrant(db: object, plan: PlannedRun, name: str, entrant: dict[str, Any]) -> None:
     """Refuse an entrant whose play changed under its name, or a retirement undone."""
     before, now = entrant["fingerprint"], plan.fingerprints[name]
-    if before is not None and before != now:
+    retiring = plan.config.policies[name].retired  # it plays no more: its record is what stays
+    if before is not None and before != now and not retiring:
         changed = config_changes(entrant["played_as"] or {}, plan.played[name])
         raise PoolRefused(
             f"{db}: policy {name!r} is not the entrant the pool rated under that name "
@@ -394,8 +396,8 @@ class PlannedRun(Protocol):
 
 
 def retire(out: Path, store: LeagueStore, name: str, why: str, session: int) -> bool:
-    """Retire a pool's entrant for good: in the store, a ledger line and an event; False if
-    it was retired already."""
+    """Retire a pool's entrant for good: in the store, a ledger line and an event, then a
+    program's source revealed (`reveal`); False if it was retired already."""
     if not store.retire(name, why, session):
         return False
     append_line(out / LEDGER, {
@@ -403,4 +405,12 @@ def retire(out: Path, store: LeagueStore, name: str, why: str, session: int) -> 
         "time": time.time(),
     })  # fmt: skip
     log.warning("entrant_retired", policy=name, why=why, session=session)
+    reveal(out, name)
     return True
+
+
+def reveal(out: Path, name: str) -> None:
+    """A retired program's source in the ledger, once (`record.ledger.reveal_program`): a
+    session killed between a retirement and its reveal reveals at the next one's start."""
+    if reveal_program(out, name):
+        log.info("program_revealed", policy=name)

@@ -43,6 +43,7 @@ from arena.league.lineup import (
     config_changes,
     holds_pool,
     retire,
+    reveal,
     stored_run,
 )
 from arena.league.schedule import match_seed, schedule
@@ -52,7 +53,7 @@ from arena.play.fingerprint import fingerprint, played_as
 from arena.play.match import Match
 from arena.play.prompts import PromptError, PromptTemplate, load_template
 from arena.record.hooks import EpisodeHooks, episode_hooks
-from arena.record.ledger import register_programs
+from arena.record.ledger import commit_programs
 from arena.redact import Redactor
 from arena.seats.factory import SeatMaker
 
@@ -106,6 +107,13 @@ class RunPlan:
     authors: dict[str, str | None] = field(default_factory=dict)
     """Policy -> who is behind it (`entrant_authors`): its author, a person's name, an
     authored program's author; None for nobody in particular."""
+    commits: dict[str, int] = field(default_factory=dict)
+    """Program policy -> the ledger line of its commit (`commit`), which its games record."""
+
+    def commit(self) -> None:
+        """Commit to the programs before any of them plays: each one's SHA-256 in the
+        ledger and its bytes kept privately (`record.ledger.commit_programs`)."""
+        self.commits.update(commit_programs(self.out, self.programs))
 
     @functools.cached_property
     def fingerprints(self) -> dict[str, str]:
@@ -202,6 +210,7 @@ class RunPlan:
         return SeatMaker(
             self.config, self.programs, pool=pool, breakers=breakers, desk=desk,
             redactor=self.redactor, response_cache=lambda: self.response_cache,
+            commits=self.commits,
         )  # fmt: skip
 
     def seat_for(
@@ -261,8 +270,9 @@ class RunPlan:
         return episode_hooks(game.match_format.chance, self.out, dice=dice, master=self.master_seed)
 
     def begin(self, store: LeagueStore, keep: Callable[[Replay], object]) -> None:
-        """What a session does before its first game: store the config and policies, record
-        the programs' hashes in the ledger, retire the pool's entrants the config retires,
+        """What a session does before its first game: store the config and policies (the
+        programs were committed to as the session opened, `commit`), retire the pool's
+        entrants the config retires (a program's source revealed),
         and let each game's hooks settle what a killed session left (a cut card is stored
         with `keep`)."""
         session = self.session
@@ -273,11 +283,13 @@ class RunPlan:
             self.policy_records(),
             session=session,
         )
-        register_programs(self.out, self.programs)
         if self.pool:
             for name, spec in self.config.policies.items():
                 if spec.retired:
                     retire(self.out, store, name, BY_CONFIG, session)
+            for entrant in store.entrants():
+                if entrant["retired"] is not None and entrant["name"] in self.programs:
+                    reveal(self.out, entrant["name"])
         finished = store.finished_episodes()
         for name in sorted(_games_played(self.config, self.master_seed)):
             self._hooks(games.load(name)).resume(keep, finished)
@@ -359,6 +371,8 @@ def plan_run(
     programs = {}
     for name, spec in config.policies.items():
         if isinstance(spec, ProgramPolicy):
+            if spec.retired and not config.located(spec.path).exists():
+                continue  # a retired program plays no more: its file may be gone
             from arena.programs import (  # the sandbox: runs with programs only
                 ProgramRefused,
                 register,

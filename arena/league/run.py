@@ -86,6 +86,7 @@ async def execute(
                 )
 
                 await preflight(plan, pool)
+            open_session(plan)  # before a worker is sent the plan: it carries the commits
             opened = (
                 nullcontext(executor) if executor is not None else open_executor(plan, ray_address)
             )
@@ -119,7 +120,6 @@ class _Session:
     async def run(self, grace_s: float, handle_signals: bool) -> RunResult:
         """The session from its start (a new run's folder cleared) to its summary."""
         plan, result = self.plan, self.result
-        open_session(plan)
         self.store = store = LeagueStore.open_for_run(plan.out)
         started, name = time.monotonic(), plan.config.run.name
         try:

@@ -401,10 +401,10 @@ class LeagueStore:
         return summaries
 
     def episode_rows(self) -> list[dict[str, Any]]:
-        """Every stored episode: id, match index, match id, replay path and digest, in
-        schedule order."""
+        """Every stored episode: id, match index, match id, replay path, digest and when it
+        was stored, in schedule order."""
         cursor = self._db.execute(
-            "SELECT id, match_index, match_id, replay, digest FROM episodes "
+            "SELECT id, match_index, match_id, replay, digest, finished FROM episodes "
             "ORDER BY match_index, id"
         )
         names = [d[0] for d in cursor.description]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from arena.config import ConfigError
 from arena.league.lock import hold_run_folder
 from arena.league.store import DB_NAME, LeagueStore
-from arena.record.ledger import new_generation
+from arena.record.ledger import SOURCES, new_generation
 from arena.record.replay import write_atomic, write_atomic_lines
 
 if TYPE_CHECKING:
@@ -100,10 +100,12 @@ run's counts so far."""
 
 def open_session(plan: RunPlan) -> None:
     """The run folder as a session starts: with `--force-new`, earlier sessions' results
-    gone (`start_over`); the resolved config written, for readers and for a resume."""
+    gone (`start_over`); the resolved config written, for readers and for a resume; the
+    programs committed to (`RunPlan.commit`)."""
     if plan.resume == "new":
         start_over(plan.out)
     write_atomic(plan.out / "config.resolved.json", json.dumps(plan.resolved(), indent=2))
+    plan.commit()
 
 
 def start_over(out: Path) -> None:
@@ -113,7 +115,7 @@ def start_over(out: Path) -> None:
 
     for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm", SUMMARY_NAME, GAMES_NAME):
         (out / name).unlink(missing_ok=True)
-    for folder in ("replays", "view", PARTIAL):
+    for folder in ("replays", "view", PARTIAL, SOURCES):
         shutil.rmtree(out / folder, ignore_errors=True)
     new_generation(out)
 

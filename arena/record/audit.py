@@ -6,7 +6,9 @@ store kept when it was stored (an edited reply or `say` is caught); every
 stored episode against its replay and every replay against its row, results
 and scores included; no two stored games of different matches at one
 position (match index, game index), which the standings would read as one
-match; the backgammon ledger (`cards.audit_ledger`). The run
+match; the backgammon ledger (`cards.audit_ledger`); each program seat's
+commit (the ledger line its game names commits to its SHA-256, before the
+game was stored) and each reveal against its commit. The run
 digest, one SHA-256 over every replay's digest in schedule order, is what a
 user publishes: checking a folder against it (`--expect`) still tells an
 edited replay after someone rewrote both the replays and the store.
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arena.record.cards import audit_ledger
-from arena.record.ledger import LEDGER
+from arena.record.ledger import LEDGER, audit_programs, numbered
 from arena.record.replay import Replay, load_replay, results_digest
 from arena.record.verify import VerifyError, verify_replay
 
@@ -78,6 +80,7 @@ def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
     digests: list[tuple[int, str, str]] = []
     results: list[tuple[int, str, str]] = []
     finished_cards: dict[tuple[str, int], str] = {}
+    ledger = dict(numbered(out))
     for episode, path in files.items():
         audit.replays += 1
         raw = path.read_bytes()
@@ -100,12 +103,14 @@ def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
             _note_card(replay, finished_cards)
             if row is not None:
                 problems.extend(_result_differences(path, replay, row["results"]))
+            problems.extend(_commits(path, replay, ledger, row))
         audit.problems.extend(problems)
         audit.good += not problems
     for episode in stored or {}:
         audit.problems.append(f"{db}: episode {episode} is stored, its replay is missing")
     if (out / LEDGER).exists():
         audit.problems.extend(f"ledger: {p}" for p in audit_ledger(out, finished_cards))
+        audit.problems.extend(f"ledger: {p}" for p in audit_programs(out))
     elif finished_cards:
         audit.problems.append(
             f"{out / LEDGER} is missing: the cards' commitments cannot be checked against it"
@@ -158,6 +163,40 @@ def _result_differences(path: Path, replay: Replay, stored: object) -> list[str]
     if recorded == stored:
         return []
     return [f"{path}: the league store's results {stored} differ from the replay's {recorded}"]
+
+
+def _commits(
+    path: Path, replay: Replay, ledger: dict[int, dict[str, Any]], row: dict[str, Any] | None
+) -> list[str]:
+    """Each program seat's commit: the ledger line its game names commits to that program
+    (its policy and SHA-256), before the episode was stored."""
+    problems = []
+    for game in replay.games:
+        for seat, block in game.programs.items():
+            if "commit" not in block:
+                continue  # a replay from before commits were recorded
+            line, policy = (
+                int(block["commit"]),
+                replay.spectator.policies[str(game.index)][int(seat)],
+            )
+            event = ledger.get(line, {})
+            where = f"{path}: game {game.index}, seat {seat} ({policy})"
+            if event.get("event") != "program_registered" or event.get("policy") != policy:
+                problems.append(f"{where}: ledger line {line} commits to no program of {policy!r}")
+            elif event.get("sha256") != block.get("sha256"):
+                problems.append(
+                    f"{where}: played {str(block.get('sha256'))[:12]}, but ledger line {line} "
+                    f"commits to {str(event.get('sha256'))[:12]}"
+                )
+            elif (
+                row is not None
+                and row.get("finished")
+                and float(event.get("time", 0)) > float(row["finished"])
+            ):
+                problems.append(
+                    f"{where}: its commit, ledger line {line}, came after the game was stored"
+                )
+    return problems
 
 
 def _note_card(replay: Replay, finished_cards: dict[tuple[str, int], str]) -> None:

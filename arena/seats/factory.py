@@ -62,6 +62,8 @@ class SeatMaker:
     desk: Desk | None = None
     redactor: Redactor = field(default_factory=Redactor)
     """Replaces the run's secrets in what a model's seat records."""
+    commits: Mapping[str, int] = field(default_factory=dict)
+    """Program policy -> the ledger line of its commit, which its games record."""
     response_cache: Callable[[], ResponseCache | None] = _no_cache
     """The run's response cache, which a model's seat asks first, or None. It is asked for
     with every seat, so a cache is opened (and its opening logged) with the first seat a
@@ -121,7 +123,7 @@ def _program(maker: SeatMaker, spec: ProgramPolicy, place: _Place) -> Seat:
         raise ValueError(
             f"policy {place.policy!r} is a program, and programs do not play {place.game.name}"
         )
-    return ProgramPlayer(program, timeout)
+    return ProgramPlayer(program, timeout, commit=maker.commits.get(place.policy))
 
 
 def _human(maker: SeatMaker, spec: HumanPolicy, place: _Place) -> Seat:

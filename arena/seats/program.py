@@ -24,9 +24,13 @@ log = structlog.get_logger("arena.seats.program")
 class ProgramPlayer(Seat):
     """A program seat of one game, with its hard timeout per move."""
 
-    def __init__(self, program: ProgramRunner, timeout_s: float) -> None:
+    def __init__(
+        self, program: ProgramRunner, timeout_s: float, *, commit: int | None = None
+    ) -> None:
         self.program = program
         self.timeout_s = timeout_s
+        self.commit = commit
+        """The ledger line committing to the program (None: a run without a ledger)."""
 
     async def decide(self, request: DecisionRequest) -> Decision:
         """The program's move; over budget, the first legal move as a fallback; a forfeit
@@ -53,14 +57,18 @@ class ProgramPlayer(Seat):
         return Decision(request.seat, chosen.move, "reply", latency, nodes=chosen.nodes)
 
     def describe(self) -> dict[str, Any]:
-        """The program's SHA-256, seed, node budget and timeout, for the game's record."""
+        """The program's SHA-256, seed, node budget, timeout and the ledger line of its
+        commit, for the game's record."""
         seat = self.program
-        return {
+        described: dict[str, Any] = {
             "sha256": seat.program.sha256,
             "seed": seat.seed,
             "node_budget": seat.node_budget,
             "timeout_s": self.timeout_s,
         }
+        if self.commit is not None:
+            described["commit"] = self.commit
+        return described
 
     async def aclose(self) -> None:
         """End the program's child process."""
