@@ -23,6 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIGEST",
         help="the run digest a run folder must have (as published when it was played)",
     )
+    parser.add_argument(
+        "--programs",
+        action="store_true",
+        help="also play again every game of each revealed program from its source and compare "
+        "its moves (it costs those games' time again)",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -40,6 +46,8 @@ def handle(args: argparse.Namespace) -> int:
             problems = list(audit.problems)
             if args.expect and args.expect != audit.digest:
                 problems.append(f"the run digest {audit.digest} is not the expected {args.expect}")
+            if args.programs:
+                problems += _revealed_games(target)
             for problem in problems:
                 print(f"  {problem}", file=sys.stderr)
             print(
@@ -66,6 +74,28 @@ def handle(args: argparse.Namespace) -> int:
                 print(f"arena verify: FAILED: {exc}", file=sys.stderr)
                 failed = True
     return 1 if failed else 0
+
+
+def _revealed_games(run: Path) -> list[str]:
+    """`--programs`: every revealed program's games played again from its source."""
+    import anyio  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+
+    from arena.programs.reveal import replay_revealed
+    from arena.record.ledger import read_current
+    from arena.record.replay import load_replay
+
+    sources = {
+        (str(e["policy"]), str(e["sha256"])): str(e["source"])
+        for e in read_current(run)
+        if e.get("event") == "program_reveal"
+    }
+    replays = [(path, load_replay(path)) for path in sorted((run / "replays").glob("*.json"))]
+    found = anyio.run(replay_revealed, replays, sources)
+    print(
+        f"arena verify --programs: {len(sources)} revealed program(s): {found.games} game(s) "
+        f"played again from their sources, {found.moves} move(s) compared"
+    )
+    return found.problems
 
 
 def audit_folder(run: Path) -> RunAudit:
