@@ -66,7 +66,7 @@ if TYPE_CHECKING:  # programs, models and the response cache: imported when a ru
     from arena.seats.cache import ResponseCache
     from arena.seats.desk import Desk
 
-__all__ = ["RESUME_MODES", "RunPlan", "matches_per_pair", "plan_run"]
+__all__ = ["RESUME_MODES", "RunPlan", "entrant_authors", "matches_per_pair", "plan_run"]
 
 log = structlog.get_logger("arena.league.plan")
 
@@ -193,10 +193,12 @@ class RunPlan:
                 "kind": spec.kind,
                 "author": self.authors.get(name, spec.author),
                 "templates": {f: t.sha256 for (p, f), t in self.templates.items() if p == name},
-                "fingerprint": self.fingerprints.get(name),
-                "played_as": self.played.get(name),
+                # a retired program is not registered again: the store keeps what it played as
+                "fingerprint": None if unregistered else self.fingerprints.get(name),
+                "played_as": None if unregistered else self.played.get(name),
             }
             for name, spec in self.config.policies.items()
+            for unregistered in [isinstance(spec, ProgramPolicy) and name not in self.programs]
         ]
 
     def seat_maker(
@@ -371,8 +373,8 @@ def plan_run(
     programs = {}
     for name, spec in config.policies.items():
         if isinstance(spec, ProgramPolicy):
-            if spec.retired and not config.located(spec.path).exists():
-                continue  # a retired program plays no more: its file may be gone
+            if spec.retired and config.run.pool:
+                continue  # it plays no more: its file may be gone or edited, its commit stays
             from arena.programs import (  # the sandbox: runs with programs only
                 ProgramRefused,
                 register,

@@ -229,7 +229,8 @@ class LeagueStore:
                     "INSERT INTO policies (name, kind, author, templates, fingerprint, played_as, "
                     "added) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
                     "kind = excluded.kind, author = excluded.author, templates = excluded.templates, "
-                    "fingerprint = excluded.fingerprint, played_as = excluded.played_as",
+                    "fingerprint = COALESCE(excluded.fingerprint, fingerprint), "
+                    "played_as = COALESCE(excluded.played_as, played_as)",
                     (
                         p["name"], p["kind"], p.get("author"), json.dumps(p.get("templates", {})),
                         p.get("fingerprint"), json.dumps(played) if played is not None else None,
@@ -401,8 +402,7 @@ class LeagueStore:
         return summaries
 
     def episode_rows(self) -> list[dict[str, Any]]:
-        """Every stored episode: id, match index, match id, replay path, digest and when it
-        was stored, in schedule order."""
+        """Every stored episode (id, match index and id, replay path, digest, when stored)."""
         cursor = self._db.execute(
             "SELECT id, match_index, match_id, replay, digest, finished FROM episodes "
             "ORDER BY match_index, id"
