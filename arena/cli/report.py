@@ -36,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="standings",
         help="standings: per game and overall, with ratings; h2h: each pair's W-D-L (NC); "
         "fallbacks: every fallback record; games: every game's result; sprt: the sequential "
-        "test of an [run.sprt] run (default %(default)s)",
+        "test of an [run.sprt] run; entrants: each policy with its fingerprint and status (a "
+        "pool's leaderboard); authors: each model beside the program it wrote (default "
+        "%(default)s)",
     )
     parser.set_defaults(handler=handle)
 

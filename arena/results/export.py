@@ -69,7 +69,7 @@ def standings_rows(
 def entrant_export_rows(entrants: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """A pool's entrants (`arena.results.pool.entrant_rows`), one flat row each."""
     return [
-        {k: e[k] for k in ("name", "fingerprint", "author", "status", "retired")}
+        {k: e.get(k) for k in ("name", "kind", "fingerprint", "author", "status", "retired")}
         | {k: e[k] for k in ("first_session", "last_session", "games")}
         | {f"bt_{k}": (e["bt"] or {}).get(k) for k in ("rating", "low", "high")}
         for e in entrants

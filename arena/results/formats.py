@@ -5,5 +5,5 @@ from __future__ import annotations
 
 __all__ = ["FORMATS", "WHATS"]
 
-WHATS = ("standings", "h2h", "fallbacks", "games", "sprt", "entrants")
+WHATS = ("standings", "h2h", "fallbacks", "games", "sprt", "entrants", "authors")
 FORMATS = ("table", "json", "csv")

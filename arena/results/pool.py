@@ -16,7 +16,7 @@ from arena.results.ratings import bradley_terry
 from arena.results.standings import GameSummary
 from arena.results.tables import match_outcomes
 
-__all__ = ["STATUSES", "entrant_rows", "rating_history"]
+__all__ = ["STATUSES", "author_rows", "entrant_rows", "rating_history"]
 
 STATUSES = ("placement", "active", "retired")
 """An entrant's status: playing its placement, placed and active, or retired."""
@@ -29,8 +29,8 @@ def entrant_rows(
     *,
     placement: int,
 ) -> list[dict[str, Any]]:
-    """One row per entrant, in the order the pool first stored them: name, fingerprint,
-    author, status, first and last session it played in, games, Bradley-Terry rating and
+    """One row per entrant, in the order the pool first stored them: name, kind,
+    fingerprint, author, status, first and last session it played in, games, Bradley-Terry rating and
     interval (None without a rated match). An active entrant is in `placement` while it
     has fewer than `placement` complete matches against some other active entrant."""
     rows = list(entrants)
@@ -62,7 +62,8 @@ def entrant_rows(
         rating = bt.get(name)
         seen = sorted(sessions[name])
         out.append({
-            "name": name, "fingerprint": r.get("fingerprint"), "author": r.get("author"),
+            "name": name, "kind": r.get("kind"), "fingerprint": r.get("fingerprint"),
+            "author": r.get("author"),
             "status": status,
             "retired": (r.get("retired") or {}).get("why"),
             "first_session": seen[0] if seen else r.get("added"),
@@ -92,3 +93,38 @@ def rating_history(
             "bt": {p: {"rating": r.rating, "low": r.low, "high": r.high} for p, r in fitted.items()},
         })  # fmt: skip
     return out
+
+
+_PLAYS = ("llm", "mock", "human", "scripted")
+"""The kinds of policy that play for themselves; a program is its author's work."""
+
+
+def author_rows(entrants: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each author with a program among the entrants, its two forms side by side: the
+    policy that plays for itself and the program it wrote, each with its Bradley-Terry
+    rating against everyone else (their games with each other are played, not rated)."""
+    by_author: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for e in entrants:
+        if e.get("author"):
+            by_author[str(e["author"])].append(e)
+    out = []
+    for author, mine in by_author.items():
+        players: list[Mapping[str, Any] | None] = [e for e in mine if e.get("kind") in _PLAYS]
+        programs = [e for e in mine if e.get("kind") == "program"]
+        for player in players or [None]:  # a program whose writer is not in the pool
+            for program in programs:
+                out.append(
+                    {"author": author, **_form("player", player), **_form("program", program)}
+                )
+    return out
+
+
+def _form(prefix: str, entrant: Mapping[str, Any] | None) -> dict[str, Any]:
+    bt = (entrant or {}).get("bt") or {}
+    return {
+        prefix: (entrant or {}).get("name"),
+        f"{prefix}_bt_rating": bt.get("rating"),
+        f"{prefix}_bt_low": bt.get("low"),
+        f"{prefix}_bt_high": bt.get("high"),
+        f"{prefix}_games": (entrant or {}).get("games"),
+    }

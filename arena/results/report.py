@@ -39,7 +39,7 @@ from arena.results.standings import GameSummary
 from arena.results.tables import league_tables
 
 __all__ = [
-    "League", "LeagueSource", "entrants_table", "render", "sprt_lines", "sprt_row",
+    "League", "LeagueSource", "authors_table", "entrants_table", "render", "sprt_lines", "sprt_row",
     "standings_tables",
 ]  # fmt: skip
 
@@ -223,6 +223,34 @@ def entrants_table(entrants: list[dict[str, Any]], width: int) -> Table:
     return fitted("entrants, by Bradley-Terry rating (docs/pool.md)", columns, width, more=_MORE)
 
 
+def authors_table(entrants: list[dict[str, Any]], width: int) -> Table:
+    """Each author's two forms side by side: the model as a player, its program."""
+    from arena.results.pool import author_rows  # an authors report only
+
+    rows = author_rows(entrants)
+
+    def cells(cell: Callable[[dict[str, Any]], str]) -> list[str]:
+        return [cell(r) for r in rows]
+
+    def rated(prefix: str) -> Callable[[dict[str, Any]], str]:
+        def shown(r: dict[str, Any]) -> str:
+            if r[f"{prefix}_bt_rating"] is None:
+                return "-"
+            return _interval({k: r[f"{prefix}_bt_{k}"] for k in ("rating", "low", "high")})
+
+        return shown
+
+    columns = [
+        Column("author", cells(lambda r: r["author"]), 1000, right=False),
+        Column("as a player", cells(lambda r: r["player"] or "-"), 90, right=False),
+        Column("BT [95%]", cells(rated("player")), 95, right=False),
+        Column("as an author", cells(lambda r: r["program"]), 90, right=False),
+        Column("BT [95%] ", cells(rated("program")), 95, right=False),
+    ]  # fmt: skip
+    title = "models and the programs they wrote, rated against everyone else (docs/authors.md)"
+    return fitted(title, columns, width, more=_MORE)
+
+
 def _h2h_table(tables: dict[str, Any], policies: list[str]) -> Table:
     table = Table(title="head to head: W-D-L (NC) of the row against the column, all games")
     table.add_column("", no_wrap=True)
@@ -326,6 +354,10 @@ def _rows(league: League, what: str) -> Iterable[dict[str, Any]]:
         return standings_rows(league.tables, league.fingerprints())
     if what == "entrants":
         return entrant_export_rows(league.entrants())
+    if what == "authors":
+        from arena.results.pool import author_rows  # an authors report only
+
+        return author_rows(league.entrants())
     if what == "h2h":
         return h2h_rows(league.tables)
     if what == "fallbacks":
@@ -387,6 +419,8 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
         console.print(_h2h_table(league.tables, list(league.config.policies)))
     elif what == "entrants":
         console.print(entrants_table(league.entrants(), console.width))
+    elif what == "authors":
+        console.print(authors_table(league.entrants(), console.width))
     elif what == "sprt":
         sprt = league.sprt()
         assert sprt is not None  # the config has [run.sprt], checked above

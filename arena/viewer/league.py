@@ -30,7 +30,7 @@ from arena.results.ratings import bradley_terry, pair_tallies
 from arena.results.report import sprt_lines
 from arena.results.standings import GameSummary, by_game, standings, summarise
 from arena.results.tables import match_outcomes, ranked_standings, rated_points
-from arena.viewer.pool import is_pool, pool_data, pool_so_far
+from arena.viewer.pool import is_pool, pool_data, pool_so_far, revealed_sources
 
 __all__ = ["Drawn", "h2h_from_games", "league_data"]
 
@@ -85,7 +85,7 @@ def league_data(
         "fallbacks": _fallback_table(overall),
         "stopped_by": summary.get("stopped_by"),
         "sprt": sprt_lines(summary["sprt"]) if summary.get("sprt") else None,
-        "pool": pool_data(summary) if pool else None,
+        "pool": pool_data(summary, revealed_sources(run)) if pool else None,
     }
     return data, (_game_row(g, episode_pages, replays) for g in games())
 

@@ -25,24 +25,42 @@ from arena.results.standings import GameSummary
 __all__ = ["is_pool", "pool_data", "pool_so_far"]
 
 
+def revealed_sources(run: Path) -> dict[str, str]:
+    """Policy -> the source the run's ledger revealed for it (its last reveal)."""
+    from arena.record.ledger import read_current  # a pool's page only
+
+    return {
+        str(e["policy"]): str(e["source"])
+        for e in read_current(run)
+        if e.get("event") == "program_reveal"
+    }
+
+
 def is_pool(summary: Mapping[str, Any] | None, config: Mapping[str, Any]) -> bool:
     """Whether a run folder is a standing pool: its summary lists entrants, or its resolved
     config (`config.resolved.json`) says `[run] pool = true`."""
     return "entrants" in (summary or {}) or bool(config.get("run", {}).get("pool"))
 
 
-def pool_data(summary: Mapping[str, Any]) -> dict[str, Any]:
+def pool_data(
+    summary: Mapping[str, Any], revealed: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The pool's part of the page: `entrants` in the standings' order, each with its
     `own_play`; `stored`, their names in the order the pool first stored them (which
     gives each its colour, the same as the pool grows); `sessions`, those the history
     has; `lines`, entrant -> its rating and interval after each session it belongs in;
     `settings`, summary.json's `pool` (target, probability, matches, placement_matches,
-    retired_by_roster) or None."""
+    retired_by_roster) or None. A retired program's card carries its `source`, as the
+    ledger revealed it (`revealed`: policy -> source); an active one's never."""
     overall = summary.get("standings", {}).get("overall", [])
     own_play = {row["policy"]: row.get("own_play") for row in overall}
     order = {row["policy"]: n for n, row in enumerate(overall)}
     stored = summary.get("entrants", [])
-    entrants = [{**row, "own_play": own_play.get(row["name"])} for row in stored]
+    revealed = revealed or {}
+    entrants = [
+        {**row, "own_play": own_play.get(row["name"]), "source": revealed.get(row["name"])}
+        for row in stored
+    ]
     entrants.sort(
         key=lambda row: (row["name"] not in order, order.get(row["name"], 0), _minus(row))
     )

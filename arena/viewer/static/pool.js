@@ -209,7 +209,10 @@ window.CogPool = (function () {
       h("h3", {}, swatch(colour), h("span", { class: "entrant-name" }, e.name), statusPill(e)),
       e.status === "retired" ? h("div", { class: "retired-why" }, retiredWhy(e.retired)) : null,
       e.status === "placement" ? h("div", { class: "meta" }, "still playing its placement matches") : null,
-      h("dl", {}, rows.flatMap(([key, value]) => [h("dt", {}, key), h("dd", { "data-field": key }, value)])));
+      h("dl", {}, rows.flatMap(([key, value]) => [h("dt", {}, key), h("dd", { "data-field": key }, value)])),
+      e.source ? h("details", { class: "revealed-source" },
+        h("summary", {}, "revealed source (the ledger's program_reveal)"),
+        h("pre", {}, h("code", {}, e.source))) : null);
   }
 
   function sections(data) {

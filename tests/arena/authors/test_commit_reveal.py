@@ -135,3 +135,33 @@ async def test_an_edited_reveal_or_a_commit_after_the_game_is_caught(
     _rewrite_ledger(pool, late_commit)
     assert any("came after the game was stored" in p for p in audit_folder(pool).problems)
     assert (pool / DB_NAME).exists()
+
+
+async def test_the_pool_page_shows_a_revealed_source_and_no_other(
+    pool: Path, tmp_path: Path
+) -> None:
+    from arena.viewer.league import league_data
+
+    program = tmp_path / "authored" / "writer-connect-four.py"
+    data, _ = league_data(pool, {}, {})
+    assert all(e["source"] is None for e in data["pool"]["entrants"])  # active: never shown
+    await execute(plan_run(parse_config(_config(program, retired=True)), pool))
+    data, _ = league_data(pool, {}, {})
+    shown = {e["name"]: e["source"] for e in data["pool"]["entrants"]}
+    assert shown == {"writer": None, "tactician": None, "prog": program.read_text()}
+
+
+async def test_the_authors_report_puts_a_model_beside_its_program(
+    pool: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.cli import main
+
+    assert main(["report", str(pool), "--what", "authors", "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["author"], row["player"], row["program"]) == ("writer", "writer", "prog")
+    summary = json.loads((pool / "summary.json").read_text())
+    assert row["program_bt_rating"] == summary["ratings"]["bt"]["prog"]["rating"]
+    # A model and its own program are same-author: their games are played, not rated.
+    games = [g for g in summary["games"] if set(g["policies"]) == {"writer", "prog"}]
+    assert games
+    assert all(g["same_author"] for g in games)
