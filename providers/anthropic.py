@@ -42,6 +42,7 @@ _STOP_REASONS: dict[str, StopReason] = {
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
     "refusal": "refusal",
+    "tool_use": "stop",  # the forced tool of a schema request: its input is the reply
 }
 
 
@@ -59,6 +60,13 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
         body["system"] = request.system
     if request.temperature is not None:
         body["temperature"] = request.temperature
+    if request.schema is not None:  # the reply is the input of a tool the model must call
+        name = request.schema.name
+        body["tools"] = [{
+            "name": name, "description": f"Give your reply: its {name}, and what you say.",
+            "input_schema": dict(request.schema.schema),
+        }]  # fmt: skip
+        body["tool_choice"] = {"type": "tool", "name": name}
     headers = {"accept": "application/json", "anthropic-version": API_VERSION}
     key = spec.reveal_key()
     if key:
@@ -93,6 +101,11 @@ def parse_response(
         if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking")
     ]
     reasoning = "\n\n".join(t for t in (*thinking, inline) if t) or None
+    tools = [
+        (str(block.get("name")), block.get("input"))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+    ]
     raw_stop = as_text(data.get("stop_reason"))
     raw_usage = data.get("usage")
     return Completion(
@@ -105,6 +118,7 @@ def parse_response(
         request_id=headers.get("request-id") or as_text(data.get("id")),
         model=as_text(data.get("model")),
         reasoning=reasoning,
+        tool=tools[0] if tools else None,
     )
 
 

@@ -31,13 +31,15 @@ _OWNED: dict[str, dict[str, str]] = {
         "messages": "use the prompt template (`prompt`; `layout` for a system message) instead",
         "temperature": "use `temperature` instead",
         "seed": "use `seed` instead",
-        "response_format": "use `json_mode` instead",
+        "response_format": "use `decoding` instead",
     },
     "anthropic": {
         **_COMMON,
         "messages": "use the prompt template (`prompt`) instead",
         "system": 'use `layout = "chat"` instead (the template\'s stable part is the system message)',
         "temperature": "use `temperature` instead",
+        "tools": 'leave it out: `decoding = "schema"` is the only tool the arena sends',
+        "tool_choice": "use `decoding` instead",
     },
     "gemini": {
         **_COMMON,
@@ -45,7 +47,8 @@ _OWNED: dict[str, dict[str, str]] = {
         "systemInstruction": 'use `layout = "chat"` instead (the template\'s stable part)',
         "generationConfig.temperature": "use `temperature` instead",
         "generationConfig.seed": "use `seed` instead",
-        "generationConfig.responseMimeType": "use `json_mode` instead",
+        "generationConfig.responseMimeType": "use `decoding` instead",
+        "generationConfig.responseSchema": "use `decoding` instead",
         **{f"generationConfig.{cap}": "use `max_tokens` instead" for cap in _CAP_SPELLINGS},
     },
 }

@@ -9,6 +9,7 @@ per spec, sharing the HTTP client and slot limit.
 
 from __future__ import annotations
 
+import json
 import ssl
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -298,6 +299,7 @@ class HTTPProvider:
             if not 200 <= status < 300:
                 raise status_error(self.spec, self._wire, status, response.headers, content)
             completion = self._wire.parse_response(self.spec, status, response.headers, content)
+            completion = _forced_tool(request, completion)
         except ProviderError as exc:
             seen = exc.status if isinstance(exc, HTTPStatusError) else None
             call.attempts.append(TransportAttempt(seen, str(exc), anyio.current_time() - began))
@@ -386,3 +388,13 @@ class _BeforeSleep:
             error=last.error,
             wait_s=round(wait, 3),
         )
+
+
+def _forced_tool(request: CompletionRequest, completion: Completion) -> Completion:
+    """The reply of a request that forced a tool (a reply schema, on a protocol that takes
+    it as a tool) is that tool's input, as JSON text; a tool call the request did not force
+    is no reply (its text stays what it was)."""
+    schema, tool = request.schema, completion.tool
+    if schema is None or tool is None or tool[0] != schema.name or completion.text:
+        return completion
+    return replace(completion, text=json.dumps(tool[1], ensure_ascii=False))

@@ -12,6 +12,8 @@ __all__ = [
     "Completion",
     "CompletionRequest",
     "Provider",
+    "ReplySchema",
+    "SchemaStyle",
     "StopReason",
     "TransportAttempt",
     "Usage",
@@ -34,6 +36,23 @@ STOP_REASONS: tuple[StopReason, ...] = (
 """Every normalised stop reason."""
 
 
+SchemaStyle = Literal["json_schema", "json_object"]
+"""How an OpenAI-compatible server is handed a schema: OpenAI's `json_schema` form (also
+vLLM, llama.cpp's llama-server, Ollama) or `json_object` with the schema beside it
+(llama-cpp-python's server)."""
+
+
+@dataclass(frozen=True)
+class ReplySchema:
+    """The JSON object a reply must be: `schema` (JSON Schema as OpenAI's strict mode takes
+    it: every property required, no additional ones, a nullable as a type with `null`),
+    named `name` (the reply key: a schema's name, Anthropic's forced tool)."""
+
+    name: str
+    schema: Mapping[str, Any]
+    style: SchemaStyle = "json_schema"
+
+
 @dataclass(frozen=True)
 class CompletionRequest:
     """One prompt for one model: a system prompt and a single user turn."""
@@ -50,6 +69,9 @@ class CompletionRequest:
     """Sampling seed, sent where the protocol has one (OpenAI-compatible, Gemini)."""
     json_object: bool = False
     """Ask for a JSON object reply where the protocol can enforce it."""
+    schema: ReplySchema | None = None
+    """Constrain the reply to this JSON object (structured outputs, a forced tool, a
+    response schema); None: no schema."""
     fail_over: bool = False
     """Another endpoint can take the request (a replica): a refused connection fails at
     once instead of being retried."""
@@ -131,6 +153,9 @@ class Completion:
     reasoning: str | None = None
     """Reasoning returned apart from the reply (a reasoning field, thinking blocks, thought
     parts, a leading `<think>` block), never part of `text`; None when there was none."""
+    tool: tuple[str, Any] | None = None
+    """The first tool call of the reply (its name and input), where the protocol has them;
+    the client makes it the reply's text when the request forced that tool."""
 
 
 class Provider(Protocol):

@@ -54,8 +54,10 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
         config["temperature"] = request.temperature
     if request.seed is not None:
         config["seed"] = request.seed
-    if request.json_object:
+    if request.json_object or request.schema is not None:
         config["responseMimeType"] = "application/json"
+    if request.schema is not None:
+        config["responseSchema"] = gemini_schema(request.schema.schema)
     body: dict[str, Any] = {
         "contents": [{"role": "user", "parts": [{"text": request.prompt}]}],
         "generationConfig": config,
@@ -69,6 +71,30 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
     model = quote(spec.model.removeprefix("models/"), safe="-._~")
     url = f"{spec.base_url}/v1beta/models/{model}:generateContent"
     return WireRequest(url, headers, deep_merge(body, spec.params))
+
+
+def gemini_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A strict JSON Schema as Gemini's `responseSchema` takes it (its OpenAPI subset): types
+    in capitals (`STRING`, `OBJECT`), a nullable type as `nullable`, the properties in `propertyOrdering`, no
+    `additionalProperties` (Gemini adds none)."""
+    out: dict[str, Any] = {}
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        named = [k for k in kind if k != "null"]
+        out["type"] = (named[0] if named else "string").upper()
+        if "null" in kind:
+            out["nullable"] = True
+    elif kind is not None:
+        out["type"] = str(kind).upper()
+    for key in ("enum", "description", "required", "minItems", "maxItems"):
+        if key in schema:
+            out[key] = list(schema[key]) if isinstance(schema[key], list) else schema[key]
+    if "properties" in schema:
+        out["properties"] = {k: gemini_schema(v) for k, v in schema["properties"].items()}
+        out["propertyOrdering"] = list(schema["properties"])
+    if "items" in schema:
+        out["items"] = gemini_schema(schema["items"])
+    return out
 
 
 def probe_request(spec: ProviderSpec) -> ProbeRequest:

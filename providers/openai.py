@@ -53,7 +53,18 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
         body["temperature"] = request.temperature
     if request.seed is not None:
         body["seed"] = request.seed
-    if request.json_object:
+    if request.schema is not None and request.schema.style == "json_object":
+        body["response_format"] = {"type": "json_object", "schema": dict(request.schema.schema)}
+    elif request.schema is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": request.schema.name,
+                "strict": True,
+                "schema": dict(request.schema.schema),
+            },
+        }
+    elif request.json_object:
         body["response_format"] = {"type": "json_object"}
     headers = {"accept": "application/json"}
     key = spec.reveal_key()

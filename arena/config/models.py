@@ -30,6 +30,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "Deadlines",
+    "Decoding",
     "GameTable",
     "HumanPolicy",
     "LlmPolicy",
@@ -41,7 +42,7 @@ __all__ = [
     "SprtTable",
 ]
 
-MOCK_FAULTS = ("slow", "silent", "empty", "unreadable", "illegal", "error")
+MOCK_FAULTS = ("slow", "silent", "empty", "unreadable", "illegal", "error", "schema_ignored")
 """The faults a mock policy may draw (`faults = { name = rate }`), in the order it draws."""
 
 
@@ -221,10 +222,19 @@ class ScriptedPolicy(_PolicyBase):
     baseline: Literal["default", "tactician", "random", "pincer"] = "default"
 
 
+Decoding = Literal["free", "json", "schema"]
+"""How a text seat's reply is decoded (docs/decoding.md): free text; a JSON object; one
+JSON object whose reply key is constrained by a schema (an enum of the legal moves where
+they are listed and few enough, else their shape)."""
+
+
 class MockPolicy(_PolicyBase):
     """An in-process seat that answers through the LLM text path, with seeded faults."""
 
     kind: Literal["mock"]
+    decoding: Decoding = "free"
+    """Under `schema` its unreadable, illegal and empty faults become legal choices (a
+    provider that enforces the schema); `schema_ignored` is the fault of one that does not."""
     # An empty dict as the default (pydantic copies it for each model), not
     # `default_factory=dict`: pydantic reads a factory's signature, and a builtin's is
     # parsed from its text by the tokenizer, whose patterns take a while to compile.
@@ -254,7 +264,14 @@ class LlmPolicy(EndpointSettings, _PolicyBase):
     seed: int | None = None
     """A sampling seed, sent where the protocol has one (OpenAI-compatible, Gemini)."""
     json_mode: bool = False
-    """Ask the provider to enforce a JSON object reply, where its protocol can."""
+    """Ask the provider to enforce a JSON object reply, where its protocol can: read as
+    `decoding = "json"` (the older name; not both)."""
+    decoding: Decoding = "free"
+    """How the reply is decoded (docs/decoding.md): `free`, `json` or `schema`."""
+    schema_style: Literal["json_schema", "json_object"] = "json_schema"
+    """An OpenAI-compatible server's form of a schema request: `json_schema` (OpenAI, vLLM,
+    llama.cpp's llama-server, Ollama) or `json_object` with the schema beside it
+    (llama-cpp-python's server)."""
     layout: Literal["single", "chat"] = "single"
     """`chat`: the template's stable part goes as the system message, the rest as the
     user message (what a provider's prompt cache can keep); `single`: one user message."""
@@ -263,7 +280,26 @@ class LlmPolicy(EndpointSettings, _PolicyBase):
     def _cache_needs_chat(self) -> LlmPolicy:
         if self.prompt_cache and self.layout != "chat":
             raise ValueError('prompt_cache caches the system message: set layout = "chat" with it')
+        if self.json_mode and "decoding" in self.model_fields_set:
+            raise ValueError(
+                'json_mode = true is decoding = "json": set decoding alone (json_mode is its '
+                "older name)"
+            )
+        if (
+            self.reply_decoding == "schema"
+            and self.provider == "anthropic"
+            and "thinking" in self.params
+        ):
+            raise ValueError(
+                'decoding = "schema" forces a tool, which Anthropic refuses with thinking: '
+                'remove params.thinking, or use decoding = "json" or "free"'
+            )
         return self
+
+    @property
+    def reply_decoding(self) -> Decoding:
+        """The decoding asked for: `decoding`, or `json` where `json_mode` is set."""
+        return "json" if self.json_mode else self.decoding
 
 
 CONNECTION_SETTINGS = providers.CONNECTION_SETTINGS

@@ -76,13 +76,14 @@ RESUME_MODES = ("refuse", "anyway", "new")
 
 _ASKED_AS = (
     "provider", "model", "base_url", "max_tokens", "temperature", "seed", "json_mode",
-    "params", "layout", "prompt_cache",
+    "decoding", "schema_style", "params", "layout", "prompt_cache",
 )  # fmt: skip
 """What a replay records of how a model policy was asked, in the order it records it."""
 
 
 def _asked_as(spec: LlmPolicy) -> dict[str, Any]:
     asked = spec.model_dump(mode="json", include=set(_ASKED_AS))
+    asked["decoding"] = spec.reply_decoding  # json_mode is decoding = "json"
     return {key: asked[key] for key in _ASKED_AS}
 
 

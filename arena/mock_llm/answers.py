@@ -21,10 +21,16 @@ __all__ = [
     "parse_faults",
     "reasoning_text",
     "reply_text",
+    "schema_reply",
 ]
 
-FAULTS = ("429", "500", "529", "hang", "slow", "garbage", "truncated", "prose", "illegal")
-"""Every fault the server can inject, in the order rates are drawn."""
+FAULTS = (
+    "429", "500", "529", "hang", "slow", "garbage", "truncated", "prose", "illegal",
+    "schema_ignored",
+)  # fmt: skip
+"""Every fault the server can inject, in the order rates are drawn. Under a schema
+request (decoding = "schema") `prose` and `illegal` become choices from the schema's enum,
+as a provider that enforces it answers; `schema_ignored` is one that does not."""
 
 STRATEGO_PIECES = (
     "F" + "B" * 6 + "S" + "2" * 8 + "3" * 5 + "4" * 4 + "5" * 4 + "6" * 4 + "7" * 3 + "88" + "9X"
@@ -180,3 +186,22 @@ def reply_text(prompt: str, rng: random.Random, fault: str | None) -> str:
     if fault == "truncated":  # cut inside the move's value: the move itself is lost
         return text[: len(json.dumps({lines.reply_key: ""})) - 2 + len(json.dumps(value)) // 2]
     return text
+
+
+def schema_reply(
+    prompt: str, rng: random.Random, fault: str | None, key: str, enum: list[str] | None
+) -> dict[str, Any] | str:
+    """The reply to a schema request: the object the schema asks for, its reply key drawn
+    from the `enum` where there is one (so `prose` and `illegal` faults are choices from it
+    too); `schema_ignored` answers prose, as a provider that ignores the schema may; a
+    `truncated` reply is cut as ever (text)."""
+    if fault == "schema_ignored":
+        return _PROSE
+    lines = PromptLines.read(prompt)
+    lines = PromptLines(key, lines.legal, lines.own_squads, lines.enemy_squads, lines.map_size)
+    value = rng.choice(enum) if enum else invent(lines, rng)
+    reply = {key: value, "say": rng.choice(_SAYINGS), "notes": None}
+    if fault == "truncated":
+        text = json.dumps(reply)
+        return text[: len(json.dumps({key: ""})) - 2 + len(json.dumps(value)) // 2]
+    return reply

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from arena.mock_llm.answers import reasoning_text, reply_text
+from arena.mock_llm.answers import reasoning_text, reply_text, schema_reply
 
-__all__ = ["RETRY_AFTER_S", "Reply", "respond", "route"]
+__all__ = ["RETRY_AFTER_S", "Reply", "requested_schema", "respond", "route"]
 
 RETRY_AFTER_S = 0.05
 """The retry hint a 429 carries: small, so clients retrying it stay fast."""
@@ -55,6 +55,8 @@ class Reply:
     input_tokens: int
     reasoning: str | None = None
     """Reasoning returned apart from the reply (the protocol's own field or blocks)."""
+    tool: dict[str, Any] | None = None
+    """Anthropic: the forced tool's call, which is then the reply (its text empty)."""
 
 
 def _openai_ok(r: Reply) -> dict[str, Any]:
@@ -80,7 +82,7 @@ def _openai_ok(r: Reply) -> dict[str, Any]:
 
 
 def _anthropic_ok(r: Reply) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": r.text}]
+    content: list[dict[str, Any]] = [r.tool] if r.tool else [{"type": "text", "text": r.text}]
     if r.reasoning:
         content.insert(0, {"type": "thinking", "thinking": r.reasoning, "signature": "mock"})
     thought = _tokens(r.reasoning) if r.reasoning else 0
@@ -166,7 +168,26 @@ def respond(
     if fault == "garbage":
         return 200, _GARBAGE, headers
     prompt = _prompt(request)
-    text = reply_text(prompt, rng, fault)
+    asked = requested_schema(protocol, request)
+    tool: dict[str, Any] | None = None
+    if asked is not None:
+        answer = schema_reply(prompt, rng, fault, *asked)
+        if isinstance(answer, str):
+            text = answer
+        elif protocol == "anthropic":  # a forced tool: the reply is the tool's input
+            text, tool = (
+                "",
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{request_id}",
+                    "name": asked[0],
+                    "input": answer,
+                },
+            )
+        else:
+            text = json.dumps(answer)
+    else:
+        text = reply_text(prompt, rng, fault)
     thought = reasoning_text(prompt, rng) if reasoning != "off" else None
     if thought is not None and reasoning == "think":
         text, thought = f"<think>\n{thought}\n</think>\n{text}", None
@@ -177,8 +198,39 @@ def respond(
         truncated=fault == "truncated",
         input_tokens=_tokens(prompt),
         reasoning=thought,
+        tool=tool,
     )
     return 200, json.dumps(shape(reply)).encode(), headers
+
+
+def requested_schema(protocol: str, request: dict[str, Any]) -> tuple[str, list[str] | None] | None:
+    """The reply key a schema request constrains and its enum (None: the shape only), or
+    None for a request without a schema."""
+    schema: Any = None
+    name: Any = None
+    if protocol == "openai":
+        form = request.get("response_format") or {}
+        if form.get("type") == "json_schema":
+            name, schema = (
+                form.get("json_schema", {}).get("name"),
+                form.get("json_schema", {}).get("schema"),
+            )
+        elif form.get("type") == "json_object" and "schema" in form:
+            schema = form["schema"]
+    elif protocol == "anthropic":
+        choice = request.get("tool_choice") or {}
+        tools = {t.get("name"): t for t in request.get("tools") or [] if isinstance(t, dict)}
+        if choice.get("type") == "tool" and choice.get("name") in tools:
+            name, schema = choice["name"], tools[choice["name"]].get("input_schema")
+    else:
+        schema = (request.get("generationConfig") or {}).get("responseSchema")
+    if not isinstance(schema, dict):
+        return None
+    properties = schema.get("properties") or {}
+    if name not in properties:
+        name = next((k for k in properties if k not in ("say", "notes")), "move")
+    enum = (properties.get(name) or {}).get("enum")
+    return str(name), list(enum) if isinstance(enum, list) else None
 
 
 _GEMINI_PATH = re.compile(r"^/v1beta/models/([^/:]+):generateContent$")

@@ -8,9 +8,10 @@ later version does not change the fingerprints of the entrants before it:
 
 - every policy: its kind;
 - a model (`llm`): protocol, model, params, token cap, temperature, sampling
-  seed, JSON mode, layout, the most bytes a reply may have, and the SHA-256 of
+  seed, decoding (`json_mode` is `decoding = "json"`; with `schema`, its
+  schema style), layout, the most bytes a reply may have, and the SHA-256 of
   each template it is asked with;
-- a mock: its faults, latency and templates;
+- a mock: its faults, latency, decoding and templates;
 - a text seat (model or mock): `PROMPT_PROTOCOL`, the version of the text the
   arena writes into its prompts;
 - a program: its file's SHA-256, the node budget and its move timeout;
@@ -42,8 +43,7 @@ from arena.play.prompts import PROMPT_PROTOCOL
 __all__ = ["fingerprint", "played_as", "short"]
 
 _MODEL_KEYS = (
-    "model", "params", "max_tokens", "temperature", "seed", "json_mode", "layout",
-    "max_response_bytes",
+    "model", "params", "max_tokens", "temperature", "seed", "layout", "max_response_bytes",
 )  # fmt: skip
 """A model policy's keys that decide its play, besides its protocol and templates."""
 
@@ -62,8 +62,12 @@ def played_as(
     if isinstance(spec, LlmPolicy):
         out["protocol"] = spec.provider
         out |= _set(spec, _MODEL_KEYS)
+        if spec.reply_decoding != "free":
+            out["decoding"] = spec.reply_decoding
+        if spec.reply_decoding == "schema":
+            out |= _set(spec, ("schema_style",))
     elif isinstance(spec, MockPolicy):
-        out |= _set(spec, ("faults", "latency_ms"))
+        out |= _set(spec, ("faults", "latency_ms", "decoding"))
     elif isinstance(spec, ProgramPolicy):
         out["sha256"] = program_sha256
         if node_budget != RunTable.model_fields["node_budget"].default:

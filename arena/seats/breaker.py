@@ -77,6 +77,12 @@ def misconfiguration_fix(spec: providers.ProviderSpec, found: Misconfigured) -> 
             "it refuses request bodies this large: raise the gateway's limit (nginx: "
             "client_max_body_size), or shorten the prompt template"
         )
+    if "response_format" in body or "json_schema" in body or "schema" in body:
+        return (
+            'it refuses the form of a schema request (decoding = "schema"): set '
+            'schema_style = "json_object" for llama-cpp-python\'s server, "json_schema" for '
+            'the others, or decoding = "json"'
+        )
     if "certificate" in body:
         return "it asks for a client certificate: set client_cert (and client_key) on the policy"
     return f"it refuses every completion with HTTP {status}: check base_url, headers and params"
@@ -165,6 +171,12 @@ class Circuit:
         elif isinstance(error, providers.InvalidResponse):
             self.answered = True
             self._count(None, str(error))
+
+    def refused_form(self, error: providers.HTTPStatusError) -> None:
+        """The endpoint refuses the form of a schema request: set up wrong, at once (every
+        request of the policy would be refused alike)."""
+        self.answered = True
+        self._misconfigured(Misconfigured(error.status, error.body_excerpt[:_EXCERPT_CHARS], 1))
 
     def _count(self, status: int | None, body: str) -> None:
         last, times = self._same

@@ -105,7 +105,7 @@ def _scripted(maker: SeatMaker, spec: ScriptedPolicy, place: _Place) -> Seat:
 def _mock(maker: SeatMaker, spec: MockPolicy, place: _Place) -> Seat:
     from arena.seats.mock import MockSeat  # a kind's seat module loads with its first seat
 
-    return MockSeat(place.rng(), spec.faults, spec.latency_ms / 1000)
+    return MockSeat(place.rng(), spec.faults, spec.latency_ms / 1000, decoding=spec.decoding)
 
 
 def _program(maker: SeatMaker, spec: ProgramPolicy, place: _Place) -> Seat:

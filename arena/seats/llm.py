@@ -21,13 +21,14 @@ import providers
 from arena.config import LlmPolicy
 from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
+from arena.play.schema import SCHEMA_ENUM, reply_schema
 from arena.record.replay import REASONING_CUT
 from arena.record.validity import INFRASTRUCTURE_CAUSES
 from arena.redact import Redactor
 from arena.seats.breaker import Circuit
 from arena.seats.cache import ResponseCache
 
-__all__ = ["LlmSeat", "Replica", "provider_spec", "provider_specs"]
+__all__ = ["FORM_HINT", "LlmSeat", "Replica", "provider_spec", "provider_specs"]
 
 log = structlog.get_logger("arena.seats.llm")
 
@@ -63,6 +64,31 @@ _CUT = "cut: the model's endpoint went down while this request was in flight"
 
 
 _USAGE_FIELDS = tuple(f.name for f in fields(providers.Usage))
+
+FORM_HINT = (
+    'the server refuses this form of a schema request: set schema_style = "json_object" '
+    'for llama-cpp-python\'s server, "json_schema" for the others, or decoding = "json"'
+)
+"""What a refused schema request's failure says to do."""
+
+
+def _enum_refused(request: providers.CompletionRequest, error: providers.ProviderError) -> bool:
+    """A 400 answering a schema request with an enum: asked again with the shape only."""
+    schema = request.schema
+    if schema is None or not isinstance(error, providers.HTTPStatusError) or error.status != 400:
+        return False
+    return "enum" in schema.schema.get("properties", {}).get(schema.name, {})
+
+
+def _form_refused(request: providers.CompletionRequest, error: providers.ProviderError) -> bool:
+    """A schema request (the shape only) refused as a form: a 400 or 422, or a 500 whose
+    body names `response_format` (llama-cpp-python's server on the json_schema form)."""
+    if request.schema is None or not isinstance(error, providers.HTTPStatusError):
+        return False
+    if error.status in (400, 422):
+        return True
+    return error.status == 500 and "response_format" in error.body_excerpt
+
 
 Replica = tuple[providers.Provider, Circuit | None]
 """One endpoint serving a policy's model: its client and its circuit (None: no breaker)."""
@@ -118,14 +144,41 @@ class LlmSeat(TextSeat):
         system, user = (
             (question.prompt[:split], question.prompt[split:]) if split else (None, question.prompt)
         )
+        decoding = self._policy.reply_decoding
+        schema, kind = self._schema(question, enum=True)
         request = providers.CompletionRequest(
             prompt=user,
             system=system,
             max_tokens=self._policy.max_tokens,
             temperature=self._policy.temperature,
             seed=self._policy.seed,
-            json_object=self._policy.json_mode,
+            json_object=decoding == "json",
+            schema=schema,
         )
+        try:
+            answer = await self._ask_cached(request, deadline)
+        except SeatFailure as failure:
+            if kind != SCHEMA_ENUM or failure.report.status != 400:
+                raise
+            # The enum refused (too long for this server?): once more, the shape only.
+            log.info("schema_enum_refused", detail=failure.detail[:200])
+            schema, kind = self._schema(question, enum=False)
+            answer = await self._ask_cached(replace(request, schema=schema), deadline)
+        decoded = kind if decoding == "schema" else "json" if decoding == "json" else None
+        return answer.model_copy(update={"decoding": decoded}) if decoded else answer
+
+    def _schema(
+        self, question: Question, *, enum: bool
+    ) -> tuple[providers.ReplySchema | None, str | None]:
+        """The reply schema a `schema` decoding sends, and its kind (else None, None)."""
+        if self._policy.reply_decoding != "schema":
+            return None, None
+        body, kind = reply_schema(
+            question.key, question.legal, protocol=self._policy.provider, enum=enum
+        )
+        return providers.ReplySchema(question.key, body, self._policy.schema_style), kind
+
+    async def _ask_cached(self, request: providers.CompletionRequest, deadline: float) -> Answer:
         ask = partial(self._ask_replicas, request, deadline)
         if self._cache is None:
             return await ask()
@@ -170,8 +223,17 @@ class LlmSeat(TextSeat):
             try:
                 completion = await self._complete(client, request, deadline)
             except SeatFailure as failure:
-                if isinstance(failure.__cause__, providers.ProviderError):
-                    circuit.refused(failure.__cause__)
+                error = failure.__cause__
+                if isinstance(error, providers.ProviderError) and _enum_refused(request, error):
+                    raise  # asked again with the shape only: not the endpoint's fault
+                if isinstance(error, providers.HTTPStatusError) and _form_refused(request, error):
+                    circuit.refused_form(error)
+                    raise SeatFailure(
+                        failure.cause, f"{failure.detail} ({FORM_HINT})",
+                        status=failure.report.status, retries=failure.report.retries,
+                    ) from error  # fmt: skip
+                if isinstance(error, providers.ProviderError):
+                    circuit.refused(error)
                 if failure.cause in INFRASTRUCTURE_CAUSES and circuit.misconfigured is None:
                     circuit.failure()
                 raise

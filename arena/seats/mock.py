@@ -9,7 +9,12 @@ API key. Per attempt it draws one fault, or none, at the configured rates:
 - `empty`: an empty reply;
 - `unreadable`: prose with no move in it;
 - `illegal`: a well-formed move the rules refuse here;
-- `error`: fails as a provider would (`provider_error`).
+- `error`: fails as a provider would (`provider_error`);
+- `schema_ignored`: under `decoding = "schema"`, prose, as a provider that ignores the
+  schema may answer (free text: no fault).
+
+Under `decoding = "schema"` the `unreadable`, `illegal` and `empty` faults become legal
+choices, as a provider that enforces the schema answers.
 """
 
 from __future__ import annotations
@@ -42,11 +47,17 @@ class MockSeat(TextSeat):
     """A seeded stand-in for a model; sound unless a fault is drawn."""
 
     def __init__(
-        self, rng: random.Random, faults: dict[str, float], latency_s: float = 0.0
+        self,
+        rng: random.Random,
+        faults: dict[str, float],
+        latency_s: float = 0.0,
+        *,
+        decoding: str = "free",
     ) -> None:
         self._rng = rng
         self._faults = faults
         self._latency_s = latency_s
+        self._decoding = decoding
         self._turn = 0
 
     def _draw_fault(self) -> str | None:
@@ -72,7 +83,17 @@ class MockSeat(TextSeat):
             raise SeatFailure(
                 "provider_error", "mock provider failed (HTTP 500 from the mock)", status=500
             )
-        return Answer(text=self._compose(question, fault), provider="mock", model="mock")
+        decoded = None
+        if self._decoding == "schema":
+            fault = {"unreadable": None, "illegal": None, "empty": None}.get(fault or "", fault)
+            fault = "unreadable" if fault == "schema_ignored" else fault
+            decoded = "schema-enum" if question.legal else "schema-shape"
+        elif fault == "schema_ignored":
+            fault = None
+        elif self._decoding == "json":
+            decoded = "json"
+        text = self._compose(question, fault)
+        return Answer(text=text, provider="mock", model="mock", decoding=decoded)
 
     def _compose(self, question: Question, fault: str | None) -> str:
         if fault == "empty":

@@ -95,7 +95,7 @@ async def test_reply_text_usage_and_ids(
         ("max_tokens", "length"),
         ("model_context_window_exceeded", "length"),
         ("refusal", "refusal"),
-        ("tool_use", "unknown"),
+        ("tool_use", "stop"),  # the forced tool of a schema request: its input is the reply
         ("pause_turn", "unknown"),
         ("brand_new_reason", "unknown"),
         (None, "unknown"),

@@ -76,7 +76,10 @@ def test_gemini_nested_params_join_the_generation_config() -> None:
     ("protocol", "params", "path", "use"),
     [
         ("openai", {"max_completion_tokens": 9}, "max_completion_tokens", "`max_tokens`"),
-        ("openai", {"response_format": {"type": "text"}}, "response_format", "`json_mode`"),
+        ("openai", {"response_format": {"type": "text"}}, "response_format", "`decoding`"),
+        ("anthropic", {"tool_choice": {"type": "any"}}, "tool_choice", "`decoding`"),
+        ("anthropic", {"tools": []}, "tools", "decoding"),
+        ("gemini", {"generationConfig": {"responseSchema": {}}}, "generationConfig.responseSchema", "`decoding`"),
         ("openai", {"stream": True}, "stream", "leave it out: the arena reads whole replies"),
         ("anthropic", {"system": "x"}, "system", 'layout = "chat"'),
         ("anthropic", {"max_tokens": 9}, "max_tokens", "`max_tokens`"),

@@ -402,7 +402,10 @@ async def test_latency_is_added_to_every_answer() -> None:
 
 
 def test_parse_faults() -> None:
-    spec = "illegal=0.05, 429=0.05,500=0.02,529=0.01,hang=0.01,slow=0.02,garbage=0.02,truncated=0.02,prose=0.02"
+    spec = (
+        "illegal=0.05, 429=0.05,500=0.02,529=0.01,hang=0.01,slow=0.02,garbage=0.02,truncated=0.02,"
+        "prose=0.02,schema_ignored=0.01"
+    )
     rates = parse_faults(spec)
     assert list(rates) == list(FAULTS)  # draw order, whatever the spec's order
     assert rates["illegal"] == 0.05
