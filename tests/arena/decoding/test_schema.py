@@ -1,0 +1,226 @@
+"""Decoding as a condition: the schema each protocol is sent, and what comes back."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+import games
+import providers
+from arena.config import ConfigError, parse_config
+from arena.league.plan import plan_run
+from arena.league.run import execute
+from arena.mock_llm import build_app, serving
+from arena.play.protocol import Question
+from arena.play.schema import ENUM_CAPS, EnumCap, reply_schema
+from arena.record.replay import load_replay
+from arena.seats.llm import LlmSeat
+from providers import anthropic, gemini, openai
+
+pytestmark = pytest.mark.anyio
+
+LEGAL = ("a", "b", "c", "d", "e", "f", "g")
+
+
+def _request(
+    style: providers.SchemaStyle = "json_schema", key: str = "move"
+) -> providers.CompletionRequest:
+    body, _ = reply_schema(key, LEGAL, protocol="openai")
+    return providers.CompletionRequest(
+        prompt="p", max_tokens=64, schema=providers.ReplySchema(key, body, style)
+    )
+
+
+def test_an_enum_of_the_legal_moves_as_listed_in_strict_form() -> None:
+    schema, kind = reply_schema("move", LEGAL, protocol="openai")
+    assert kind == "schema-enum"
+    assert schema["properties"]["move"] == {"type": "string", "enum": list(LEGAL)}
+    assert schema["properties"]["say"] == {"type": ["string", "null"]}
+    assert schema["required"] == ["move", "say", "notes"]
+    assert schema["additionalProperties"] is False
+
+
+def test_the_shape_only_above_the_cap_and_for_structured_replies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(ENUM_CAPS, "openai", EnumCap(5, 15_000))
+    schema, kind = reply_schema("move", LEGAL, protocol="openai")
+    assert (kind, schema["properties"]["move"]) == ("schema-shape", {"type": "string"})
+    assert reply_schema("move", (), protocol="openai")[1] == "schema-shape"  # not listed
+    orders, kind = reply_schema("orders", (), protocol="openai")
+    assert kind == "schema-shape"
+    item = orders["properties"]["orders"]["items"]
+    assert item["required"] == ["squad", "do", "enemy", "to"]
+    assert item["additionalProperties"] is False
+    assert reply_schema("setup", (), protocol="anthropic")[0]["properties"]["setup"] == {
+        "type": "string"
+    }
+    # A long enum of OpenAI's: past 250 values, at most 15,000 characters in all.
+    long = tuple(f"m{n:05d}-{'x' * 60}" for n in range(300))
+    assert EnumCap(1000, 15_000, long_from=250).fits(long) is False
+    assert EnumCap(1000, 15_000, long_from=250).fits(long[:250]) is True
+
+
+def test_openai_compatible_forms() -> None:
+    spec = providers.ProviderSpec(protocol="openai", model="m", base_url="http://x/v1")
+    body = openai.build_request(spec, _request()).json
+    form = body["response_format"]
+    assert form["type"] == "json_schema"
+    assert form["json_schema"]["name"] == "move"
+    assert form["json_schema"]["strict"] is True
+    assert form["json_schema"]["schema"]["properties"]["move"]["enum"] == list(LEGAL)
+    loose = openai.build_request(spec, _request("json_object")).json["response_format"]
+    assert loose["type"] == "json_object"
+    assert loose["schema"]["properties"]["move"]["enum"] == list(LEGAL)
+
+
+def test_anthropic_forces_a_tool_and_its_input_is_the_reply() -> None:
+    spec = providers.ProviderSpec(protocol="anthropic", model="m", base_url="http://x")
+    body = anthropic.build_request(spec, _request()).json
+    assert body["tool_choice"] == {"type": "tool", "name": "move"}
+    (tool,) = body["tools"]
+    assert tool["name"] == "move"
+    assert tool["input_schema"]["properties"]["move"]["enum"] == list(LEGAL)
+
+
+async def test_anthropic_reads_the_forced_tools_input_and_ignores_an_unforced_one() -> None:
+    spec = providers.ProviderSpec(protocol="anthropic", model="m", base_url="http://x", api_key="k")
+    answer = {
+        "content": [{"type": "tool_use", "id": "t", "name": "move", "input": {"move": "d", "say": None, "notes": None}}],
+        "stop_reason": "tool_use", "usage": {"input_tokens": 3, "output_tokens": 2},
+    }  # fmt: skip
+    with respx.mock(assert_all_called=False) as router:
+        router.post("http://x/v1/messages").mock(return_value=httpx.Response(200, json=answer))
+        async with providers.Providers(transport=httpx.AsyncHTTPTransport()) as pool:
+            client = pool.client(spec)
+            forced = await client.complete(_request(), deadline=_later())
+            free = await client.complete(
+                providers.CompletionRequest(prompt="p", max_tokens=9), deadline=_later()
+            )
+    assert json.loads(forced.text) == {"move": "d", "say": None, "notes": None}
+    assert forced.stop_reason == "stop"
+    assert free.text == ""  # a tool block the request did not force is no reply
+
+
+def _later() -> float:
+    import anyio
+
+    return anyio.current_time() + 10
+
+
+def test_gemini_response_schema_in_its_own_dialect() -> None:
+    spec = providers.ProviderSpec(protocol="gemini", model="m", base_url="http://x")
+    config = gemini.build_request(spec, _request()).json["generationConfig"]
+    assert config["responseMimeType"] == "application/json"
+    schema = config["responseSchema"]
+    assert schema["type"] == "OBJECT"
+    assert schema["properties"]["move"] == {"type": "STRING", "enum": list(LEGAL)}
+    assert schema["properties"]["say"] == {"type": "STRING", "nullable": True}
+    assert schema["propertyOrdering"] == ["move", "say", "notes"]
+    assert "additionalProperties" not in schema
+
+
+def _question() -> Question:
+    game = games.load("connect-four")
+    state = game.initial(1, game=1)
+    return Question("LEGAL MOVES: a, b", "move", 1, game, state, 0, LEGAL)
+
+
+async def test_a_400_to_the_enum_is_asked_once_more_with_the_shape_only() -> None:
+    bodies: list[dict[str, Any]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        bodies.append(body)
+        if "enum" in body["response_format"]["json_schema"]["schema"]["properties"]["move"]:
+            return httpx.Response(400, json={"error": {"message": "too many enum values"}})
+        reply = json.dumps({"move": "d", "say": None, "notes": None})
+        return httpx.Response(
+            200, json={"choices": [{"message": {"content": reply}, "finish_reason": "stop"}]}
+        )
+
+    policy = parse_config({
+        "run": {"name": "t", "games": ["connect-four"]},
+        "policies": {"m": {"kind": "llm", "provider": "openai", "model": "m", "base_url": "http://x/v1",
+                           "decoding": "schema"}, "b": {"kind": "scripted"}},
+    }).policies["m"]  # fmt: skip
+    from arena.seats.breaker import Breakers
+
+    breakers = Breakers(threshold=1)
+    with respx.mock() as router:
+        router.post("http://x/v1/chat/completions").mock(side_effect=answer)
+        async with providers.Providers(transport=httpx.AsyncHTTPTransport()) as pool:
+            spec = policy.specs({})[0]  # type: ignore[union-attr]
+            circuit = breakers.circuit(spec)
+            seat = LlmSeat(pool.client(spec), policy, circuit=circuit)  # type: ignore[arg-type]
+            got = await seat.ask(_question(), deadline=_later())
+    assert len(bodies) == 2
+    assert got.decoding == "schema-shape"
+    assert json.loads(got.text)["move"] == "d"
+    assert circuit.misconfigured is None  # the refused enum never counts against the endpoint
+    assert circuit.failures == 0
+
+
+def test_schema_with_anthropic_thinking_and_json_mode_with_decoding_are_refused() -> None:
+    base = {"run": {"name": "t", "games": ["hex"]}, "policies": {"b": {"kind": "scripted"}}}
+    thinking = {"kind": "llm", "provider": "anthropic", "model": "m", "decoding": "schema",
+                "params": {"thinking": {"type": "enabled", "budget_tokens": 1024}}}  # fmt: skip
+    with pytest.raises(ConfigError, match="Anthropic refuses with thinking"):
+        parse_config({**base, "policies": {**base["policies"], "m": thinking}}, keys=False)
+    both = {
+        "kind": "llm",
+        "provider": "openai",
+        "model": "m",
+        "json_mode": True,
+        "decoding": "json",
+    }
+    with pytest.raises(ConfigError, match="json_mode = true is decoding"):
+        parse_config({**base, "policies": {**base["policies"], "m": both}}, keys=False)
+
+
+def _league(url: str, decoding: str) -> dict[str, Any]:
+    return {
+        "run": {"name": f"dec-{decoding}", "seed": 9, "games": ["breakthrough"], "matches": 2,
+                "concurrency": 8, "breaker_failures": 1000},
+        "deadlines": {"first_reply_s": 2.0, "retry_s": 2.0, "decision_s": 4.0},
+        "policies": {
+            "tactician": {"kind": "scripted", "baseline": "tactician"},
+            **{p: {"kind": "llm", "provider": p, "model": "m", "decoding": decoding,
+                   "base_url": f"{url}/v1" if p == "openai" else url}
+               for p in ("openai", "anthropic", "gemini")},
+        },
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("decoding", ["schema", "free"])
+async def test_a_mock_league_under_schema_has_no_unreadable_or_illegal_reply(
+    tmp_path: Path, decoding: str
+) -> None:
+    app = build_app(faults="prose=0.3,illegal=0.3,schema_ignored=0.05", seed=3)
+    async with serving(app) as url:
+        result = await execute(plan_run(parse_config(_league(url, decoding)), tmp_path))
+    assert not result.failed
+    causes: Counter[str] = Counter()
+    decoded: Counter[str | None] = Counter()
+    for path in (tmp_path / "replays").glob("*.json"):
+        for game in load_replay(path).games:
+            for ply in game.plies:
+                for d in ply.decisions:
+                    for attempt in d.attempts:
+                        causes[attempt.cause or "ok"] += 1
+                        decoded[attempt.decoding] += 1
+    injected = app.injected
+    if decoding == "schema":
+        assert causes["illegal"] == 0
+        assert causes["unreadable"] == injected["schema_ignored"] > 0
+        assert set(decoded) == {"schema-enum"}
+    else:
+        assert causes["unreadable"] == injected["prose"]  # schema_ignored: nothing to ignore
+        assert causes["illegal"] == injected["illegal"] > 0
+        assert set(decoded) == {None}
