@@ -48,11 +48,19 @@ def handle(args: argparse.Namespace) -> int:
     known = [*games.names(), "rotate"]
     if args.game not in known:
         raise ConfigError(f"--game: unknown game {args.game!r} (known: {', '.join(known)})")
+    schema: list[dict[str, object]] = []
     prompt, chat = preview_prompt(
         game=args.game, seed=args.seed, ply=args.ply, game_index=args.game_index,
         seat=args.seat, config=args.config, policy=args.policy, card_seed=args.card_seed,
+        schema_out=schema,
     )  # fmt: skip
     sys.stdout.write(shown(prompt, chat))
+    for sent in schema:
+        import json  # a schema preview only
+
+        kind = sent.pop("kind")
+        print(f'\n--- decoding = "schema" ({kind}): the request\'s body also holds ---')
+        print(json.dumps(sent, indent=2))
     if not chat:
         print(f"arena prompt: {stable_note(prompt)}", file=sys.stderr)
     return 0

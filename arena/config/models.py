@@ -235,6 +235,14 @@ class MockPolicy(_PolicyBase):
     decoding: Decoding = "free"
     """Under `schema` its unreadable, illegal and empty faults become legal choices (a
     provider that enforces the schema); `schema_ignored` is the fault of one that does not."""
+    retry_lists_moves: bool = False
+    """A template without `$legal_moves`: list them in the retry all the same."""
+
+    @property
+    def reply_decoding(self) -> Decoding:
+        """The decoding asked for."""
+        return self.decoding
+
     # An empty dict as the default (pydantic copies it for each model), not
     # `default_factory=dict`: pydantic reads a factory's signature, and a builtin's is
     # parsed from its text by the tokenizer, whose patterns take a while to compile.
@@ -268,6 +276,9 @@ class LlmPolicy(EndpointSettings, _PolicyBase):
     `decoding = "json"` (the older name; not both)."""
     decoding: Decoding = "free"
     """How the reply is decoded (docs/decoding.md): `free`, `json` or `schema`."""
+    retry_lists_moves: bool = False
+    """A template that leaves `$legal_moves` out leaves it out of the retry too, unless this
+    is set (docs/decoding.md#listing-the-legal-moves)."""
     schema_style: Literal["json_schema", "json_object"] = "json_schema"
     """An OpenAI-compatible server's form of a schema request: `json_schema` (OpenAI, vLLM,
     llama.cpp's llama-server, Ollama) or `json_object` with the schema beside it

@@ -45,12 +45,15 @@ def preview_prompt(
     config: Path | None = None,
     policy: str | None = None,
     card_seed: str | None = None,
+    schema_out: list[dict[str, Any]] | None = None,
 ) -> tuple[Prompt, bool]:
     """Reach ply `ply` with the baseline playing both seats: the prompt of the seat to act,
     and whether the policy sends it in the chat layout (`shown` prints it).
 
     `seed` is the match seed; a game dealt in cards (backgammon) plays the card of
-    `card_seed`, by default card 1 of a `dice = "derived"` run with master seed `seed`."""
+    `card_seed`, by default card 1 of a `dice = "derived"` run with master seed `seed`. A
+    policy with `decoding = "schema"` also appends to `schema_out` what its request adds
+    to the body, in its protocol's form."""
     if seed <= 0:
         raise ConfigError(f"--seed {seed}: give a concrete seed >= 1")
     name = games.resolve_entry(game, seed)
@@ -90,7 +93,33 @@ def preview_prompt(
     )  # fmt: skip
     spec = loaded.policies[policy] if config is not None and policy is not None else None
     chat = isinstance(spec, LlmPolicy) and spec.layout == "chat"
+    if isinstance(spec, LlmPolicy) and spec.reply_decoding == "schema" and schema_out is not None:
+        schema_out.append(_schema_request(spec, rules, state, seat))
     return render_prompt(template, context), chat
+
+
+def _schema_request(
+    spec: LlmPolicy, rules: games.Game[Any], state: Any, seat: int
+) -> dict[str, Any]:
+    """What a `decoding = "schema"` request adds to the body, in the protocol's own form."""
+    import providers  # the request builders: a schema preview only
+    from arena.play.schema import reply_schema
+
+    key = rules.reply_key(state)
+    legal = rules.legal_moves(state, seat)
+    body, kind = reply_schema(key, legal, protocol=spec.provider)
+    wire = providers.ProviderSpec(
+        protocol=spec.provider, model=spec.model, base_url="http://preview"
+    )
+    request = providers.CompletionRequest(
+        prompt="", max_tokens=1, schema=providers.ReplySchema(key, body, spec.schema_style)
+    )
+    from providers.pool import WIRE_PROTOCOLS  # the protocols' request builders
+
+    sent = WIRE_PROTOCOLS[spec.provider].build_request(wire, request).json
+    shown = {"openai": ("response_format",), "anthropic": ("tools", "tool_choice")}
+    keys = shown.get(spec.provider, ("generationConfig",))
+    return {"kind": kind, **{k: sent[k] for k in keys if k in sent}}
 
 
 def _chance(rules: games.Game[Any], seed: int, card_seed: str | None) -> int | str:

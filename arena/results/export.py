@@ -88,6 +88,7 @@ def _standing(row: dict[str, Any]) -> dict[str, Any]:
         "forfeits": row.get("forfeits", 0), "asked": row["asked"],
         "latency_p50_ms": row["latency_p50_ms"], "latency_p95_ms": row["latency_p95_ms"],
         "tokens_in": row["tokens_in"], "tokens_out": row["tokens_out"], "cost_usd": row["cost_usd"],
+        "decoding": row.get("decoding"),
     }  # fmt: skip
 
 

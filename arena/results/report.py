@@ -156,6 +156,10 @@ def _table(
         Column("cost $", cells(lambda r: "-" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"), 70,
                empty=frozenset("-")),
     ]  # fmt: skip
+    if any(r.get("decoding") not in (None, "free") for r in rows):  # a decoding A/B, a condition
+        columns.append(
+            Column("decoding", cells(lambda r: r.get("decoding") or "-"), 65, right=False)
+        )
     causes = cells(
         lambda r: "\n".join(f"{c} {n}" for c, n in sorted(r["fallbacks"].items())) or "-"
     )
@@ -413,7 +417,8 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
                 f"{diff['value']:+.0f} [{diff['low']:+.0f}, {diff['high']:+.0f}]" if diff else "n/a"
             )
             console.print(
-                f"prompt A/B {ab['a']} vs {ab['b']}: BT difference {shown}, head to head {ab['h2h']}"
+                f"{ab.get('differs', 'prompt')} A/B {ab['a']} vs {ab['b']}: BT difference {shown}, "
+                f"head to head {ab['h2h']}"
             )
     elif what == "h2h":
         console.print(_h2h_table(league.tables, list(league.config.policies)))

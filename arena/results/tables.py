@@ -33,7 +33,7 @@ from arena.results.ratings import (
 from arena.results.standings import GameSummary, Row, Table
 
 __all__ = [
-    "ab_pairs", "counted_games", "league_tables", "match_outcomes", "play_rank", "ranked",
+    "AB_CONDITIONS", "ab_differs", "ab_pairs", "condition", "counted_games", "league_tables", "match_outcomes", "play_rank", "ranked",
     "ranked_standings", "rated_points",
 ]  # fmt: skip
 
@@ -145,15 +145,40 @@ def ranked_standings(
     }
 
 
+AB_CONDITIONS = ("prompt", "decoding", "retry_lists_moves")
+"""What an A/B pair of policies may differ in: exactly one of these, nothing else."""
+
+
+def condition(spec: Any) -> dict[str, Any]:
+    """A policy's A/B conditions: its prompt, its decoding (`json_mode` is `json`) and
+    whether a retry lists the moves its template leaves out."""
+    return {
+        "prompt": spec.prompt,
+        "decoding": getattr(spec, "reply_decoding", None),
+        "retry_lists_moves": getattr(spec, "retry_lists_moves", None),
+    }
+
+
+def ab_differs(config: Config, a: str, b: str) -> str | None:
+    """The one condition policies `a` and `b` differ in, if that is all they differ in."""
+    first, second = config.policies[a], config.policies[b]
+    exclude = {*AB_CONDITIONS, "json_mode"}
+    if first.model_dump(exclude=exclude) != second.model_dump(exclude=exclude):
+        return None
+    one, other = condition(first), condition(second)
+    differ = [key for key in AB_CONDITIONS if one[key] != other[key]]
+    return differ[0] if len(differ) == 1 else None
+
+
 def ab_pairs(config: Config) -> list[tuple[str, str]]:
-    """Pairs of policies that differ only in their prompt template: a prompt A/B test."""
+    """Pairs of policies that differ in exactly one condition (`AB_CONDITIONS`): an A/B
+    test of a prompt, a decoding, or listing the moves in the retry."""
     names = list(config.policies)
-    bodies = {n: config.policies[n].model_dump(exclude={"prompt"}) for n in names}
     return [
         (a, b)
         for i, a in enumerate(names)
         for b in names[i + 1 :]
-        if bodies[a] == bodies[b] and config.policies[a].prompt != config.policies[b].prompt
+        if ab_differs(config, a, b) is not None
     ]
 
 
@@ -198,8 +223,13 @@ def league_tables(games: Iterable[GameSummary], config: Config, master_seed: int
         else {},
         "ab": [],
     }
+    for rows in tables["standings"].values():
+        for row in rows:
+            row["decoding"] = condition(config.policies[row["policy"]])["decoding"]
     for a, b in ab_pairs(config):
-        entry: dict[str, Any] = {"a": a, "b": b, "h2h": tables["h2h"].get(f"{a}|{b}")}
+        entry: dict[str, Any] = {
+            "a": a, "b": b, "differs": ab_differs(config, a, b), "h2h": tables["h2h"].get(f"{a}|{b}"),
+        }  # fmt: skip
         if rated and a in bt and b in bt:
             diff, low, high = bt_difference(matches, a, b, seed=master_seed)
             entry["bt_difference"] = {"value": diff, "low": low, "high": high}
