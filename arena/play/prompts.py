@@ -90,6 +90,13 @@ class PromptTemplate:
     rest: Template | None = None
     """The text after the `STABLE_END` line, or None when the template has none."""
 
+    @property
+    def lists_moves(self) -> bool:
+        """Whether the template shows the legal moves (`$legal_moves`): one that leaves them
+        out leaves them out of its retry too, unless the policy says otherwise."""
+        parts = [self.template, *([self.rest] if self.rest is not None else [])]
+        return any("legal_moves" in part.get_identifiers() for part in parts)
+
 
 @dataclass(frozen=True, slots=True)
 class Prompt:

@@ -14,7 +14,9 @@ API key. Per attempt it draws one fault, or none, at the configured rates:
   schema may answer (free text: no fault).
 
 Under `decoding = "schema"` the `unreadable`, `illegal` and `empty` faults become legal
-choices, as a provider that enforces the schema answers.
+choices, as a provider that enforces the schema answers. It learns the legal moves from
+the prompt's `LEGAL MOVES:` line (or under a schema, from its enum): where a template
+leaves them out, in free text it can only guess a move of the notation.
 """
 
 from __future__ import annotations
@@ -105,8 +107,10 @@ class MockSeat(TextSeat):
         return json.dumps({question.key: move, **reply})
 
     def _sound(self, question: Question) -> Any:
-        if question.legal:
-            return self._rng.choice(question.legal)
+        if question.legal and (self._decoding == "schema" or "LEGAL MOVES:" in question.prompt):
+            return self._rng.choice(question.legal)  # from the list, or the schema's enum
+        if question.legal:  # not listed: the mock knows no more of the rules than a guess
+            return self._rng.choice(sorted(set(_candidates())))
         return move_json(question.game.baseline(question.state, question.seat))
 
     def _illegal(self, question: Question) -> Any:

@@ -22,7 +22,7 @@ from typing import Any
 from arena.league.store import LeagueStore, StoreDamaged
 from arena.results.standings import GameSummary
 
-__all__ = ["is_pool", "pool_data", "pool_so_far"]
+__all__ = ["is_pool", "pool_data", "pool_so_far", "revealed_sources"]
 
 
 def revealed_sources(run: Path) -> dict[str, str]:
