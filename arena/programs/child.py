@@ -10,8 +10,9 @@ The story of one child:
 
 1. read `hello` from the parent (JSON lines on stdin/stdout);
 2. confine itself while it is still root: a network namespace where the kernel
-   allows one, resource limits, every allowed module preloaded, then drop to an
-   unprivileged uid, one process only, killed with its parent;
+   allows one (under bwrap, bwrap made it, with the others), resource limits,
+   every allowed module preloaded, then drop to an unprivileged uid, one
+   process only, killed with its parent;
 3. lock: an audit hook that refuses sockets, processes, signals, ctypes, file
    opens and any new import; clocks, thread starts and OS entropy replaced by
    refusals; the program's module gets builtins without `open`, `eval`, ...
@@ -309,9 +310,11 @@ def _preload(modules: list[str]) -> list[str]:
     return loaded
 
 
-def _drop_privileges(uid: int | None, parent_pid: int) -> dict[str, Any]:
+def _drop_privileges(uid: int | None, parent_pid: int | None) -> dict[str, Any]:
     """An unprivileged uid, one process at most, no new privileges, dead with the parent."""
     facts: dict[str, Any] = {}
+    # First, while still root: it loads ctypes, which the new uid may not be able to read.
+    _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     if os.geteuid() == 0 and uid is not None:
         os.setgroups([])
         os.setgid(uid)
@@ -320,11 +323,10 @@ def _drop_privileges(uid: int | None, parent_pid: int) -> dict[str, Any]:
     # RLIMIT_NPROC binds every uid but root: no fork, no thread.
     resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
     facts["processes"] = "one (RLIMIT_NPROC)" if os.geteuid() != 0 else "not limited (root)"
-    _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     # Set after the uid change, which clears it; then make sure the parent still lives.
     _libc_call("prctl", _PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
-    if os.getppid() != parent_pid:
-        raise SystemExit(4)
+    if parent_pid is not None and os.getppid() != parent_pid:
+        raise SystemExit(4)  # (under bwrap the parent is its PID namespace's init: None)
     for name in [m for m in sys.modules if m == "ctypes" or m.startswith(("ctypes.", "_ctypes"))]:
         del sys.modules[name]
     return facts
@@ -457,18 +459,23 @@ def main() -> None:
     limits = hello["limits"]
     os.chdir("/")
     facts: dict[str, Any] = {"network": "shared: not requested"}
-    if limits.get("network", True):
+    if hello.get("sandbox") == "bwrap":
+        facts["network"] = "isolated (bwrap)"  # bwrap made the namespace, and more
+    elif limits.get("network", True):
         facts["network"] = _isolate_network()
     _set_limits(limits)
     allowed = frozenset(hello["allowed_modules"])
     facts["preloaded"] = len(_preload([*hello["preload"], "traceback", "linecache", "tokenize"]))
-    facts.update(_drop_privileges(limits.get("uid"), int(hello["parent_pid"])))
+    parent = hello.get("parent_pid")
+    facts.update(_drop_privileges(limits.get("uid"), None if parent is None else int(parent)))
     runtime = Runtime(channel, hello)
     _lock(int(hello["seed"]))
     try:
         runtime.load(str(hello["source"]), allowed)
     except BaseException as exc:
         channel.send(runtime._violated() or _failure(exc))
+        while channel.receive().get("op") != "bye":  # ended by the arena (see bwrap.py)
+            pass
         return
     channel.send({"op": "ready", "sandbox": facts})
     runtime.serve()

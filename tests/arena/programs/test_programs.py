@@ -89,8 +89,8 @@ def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ChildProcess]]:
     children: list[ChildProcess] = []
     original = ChildProcess.spawn.__func__  # type: ignore[attr-defined]
 
-    async def spawn(cls: type[ChildProcess]) -> ChildProcess:
-        child: ChildProcess = await original(cls)
+    async def spawn(cls: type[ChildProcess], *args: Any, **kwargs: Any) -> ChildProcess:
+        child: ChildProcess = await original(cls, *args, **kwargs)
         children.append(child)
         return child
 
