@@ -105,9 +105,23 @@ def _interpreter_binds() -> list[str]:
     return args
 
 
+def _readable_parents(args: list[str]) -> list[str]:
+    """The folders above each bind made 0755 (bwrap makes them 0700): the child, once
+    unprivileged, may read the interpreter's install, as its own user could anyway."""
+    made: list[str] = []
+    for option, _, target in zip(args[::3], args[1::3], args[2::3], strict=True):
+        if option != "--ro-bind":
+            continue
+        for parent in reversed(Path(target).parents[:-1]):  # "/" itself is bwrap's
+            if str(parent) not in made:
+                made.append(str(parent))
+    return [arg for folder in made for arg in ("--perms", "0755", "--dir", folder)]
+
+
 @functools.cache
 def _binds() -> tuple[str, ...]:
-    return (*_system_binds(), *_interpreter_binds())
+    binds = [*_system_binds(), *_interpreter_binds()]
+    return (*_readable_parents(binds), *binds)
 
 
 def _namespaces(drops_privileges: bool) -> list[str]:
@@ -141,7 +155,7 @@ def bwrap_command(
         *child,
         "--proc", "/proc",
         "--dev", "/dev",
-        "--tmpfs", "/tmp",
+        "--perms", "1777", "--tmpfs", "/tmp",
         "--chdir", "/",
         *inside,
     ]  # fmt: skip
