@@ -31,14 +31,13 @@ import _thread
 import builtins
 import io
 import json
-import linecache
 import os
 import random
 import resource
 import sys
 import time
-import traceback
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any, BinaryIO, NoReturn, cast
 
 __all__ = [
@@ -127,21 +126,19 @@ def _refusal(what: str) -> Callable[..., NoReturn]:
     return refused
 
 
-class _Tail(io.TextIOBase):
-    """The program's print(): the last few thousand characters, sent with a failure."""
-
-    def __init__(self) -> None:
-        self.text = ""
+class _Discard(io.TextIOBase):
+    """The program's print(): it works, and what it prints goes nowhere (a forfeit's
+    detail never carries a program's output, which could show its source)."""
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
-        self.text = (self.text + str(text))[-2000:]
         return len(text)
 
 
-_OUTPUT = _Tail()
+_MESSAGE_CHARS = 300
+"""An exception's message in a forfeit's detail, at most."""
 
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
@@ -154,10 +151,10 @@ class Channel:
     def __init__(self) -> None:
         self._in: BinaryIO = os.fdopen(os.dup(0), "rb")
         self._out = os.dup(1)
-        # Stray writes to fd 1 land on stderr, and nothing can read the parent's messages.
-        os.dup2(2, 1)
-        devnull = os.open(os.devnull, os.O_RDONLY)
+        # Stray writes to fd 1 go nowhere, and nothing can read the parent's messages.
+        devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
         os.close(devnull)
 
     def send(self, message: dict[str, Any]) -> None:
@@ -369,19 +366,49 @@ def _program_builtins(allowed: frozenset[str]) -> dict[str, Any]:
     return table
 
 
-def _failure(exc: BaseException, kind: str = "") -> dict[str, Any]:
+def _program_frames(tb: TracebackType | None, filename: str) -> list[tuple[int, str]]:
+    """(line, function) of each frame of the program's own file, outermost first."""
+    frames = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == filename:
+            frames.append((tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
+    return frames
+
+
+def _described(exc: BaseException, filename: str) -> str:
+    """`ValueError: x [program.py line 12, in helper; called from line 5, in choose_move]`:
+    the exception's type and message (cut), where in the program it was raised and where
+    the arena entered the program; never a source line (the program's source stays secret
+    while it plays)."""
+    try:
+        message = str(exc)
+    except BaseException:  # the program's own __str__ may fail too
+        message = "(a message that cannot be shown)"
+    if len(message) > _MESSAGE_CHARS:
+        message = message[:_MESSAGE_CHARS] + "..."
+    text = f"{type(exc).__name__[:100]}: {message}" if message else type(exc).__name__[:100]
+    frames = _program_frames(exc.__traceback__, filename)
+    if not frames:
+        return text
+    line, function = frames[-1]
+    where = f"{filename} line {line}, in {function}"
+    if len(frames) > 1:
+        where += f"; called from line {frames[0][0]}, in {frames[0][1]}"
+    return f"{text} [{where}]"
+
+
+def _failure(exc: BaseException, filename: str, kind: str = "") -> dict[str, Any]:
     _GUARD.program_running = False
     if isinstance(exc, MemoryError):
         kind = "memory"
-    if kind == "memory":
+    try:
+        detail = "MemoryError" if kind == "memory" else _described(exc, filename)
         exc.__traceback__ = None  # let the program's frames, and their memory, go
-        detail = "MemoryError"
-    else:
-        tb = exc.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
-            tb = tb.tb_next  # the runtime's own frames say nothing about the program
-        detail = "".join(traceback.format_exception(type(exc), exc, tb))[-4000:]
-    return {"op": "failed", "kind": kind or "exception", "detail": detail, "output": _OUTPUT.text}
+    except BaseException:  # an exception class of the program's may fight back
+        detail = "an exception that cannot be described"
+    return {"op": "failed", "kind": kind or "exception", "detail": detail}
 
 
 class Runtime:
@@ -396,8 +423,6 @@ class Runtime:
     def load(self, source: str, allowed: frozenset[str]) -> None:
         """Run the program's source in its restricted namespace, importing only `allowed`."""
         code = compile(source, self.filename, "exec", dont_inherit=True)
-        lines = source.splitlines(keepends=True)
-        linecache.cache[self.filename] = (len(source), None, lines, self.filename)
         module = type(sys)("program")
         module.__dict__["__builtins__"] = _program_builtins(allowed)
         sys.modules["program"] = module
@@ -425,21 +450,27 @@ class Runtime:
         try:
             choose = getattr(self.player, method)
             reply = self._run(lambda: choose(message.get("view")))
+            # Not text: its repr runs the program's code, so it is part of the answer.
+            move = reply if isinstance(reply, str) else self._run(lambda: repr(reply)[:200])
         except NodeBudgetExceeded as exc:
-            return _failure(exc, "budget")
+            return _failure(exc, self.filename, "budget")
         except BaseException as exc:  # the program's own failure, reported, never fatal here
-            return self._violated() or _failure(exc)
+            return self._violated() or self.failure(exc)
         return self._violated() or {
             "op": "reply",
-            "move": reply if isinstance(reply, str) else repr(reply)[:200],
+            "move": move,
             "is_text": isinstance(reply, str),
         }
+
+    def failure(self, exc: BaseException) -> dict[str, Any]:
+        """The `failed` message for the program's exception `exc`."""
+        return _failure(exc, self.filename)
 
     def _violated(self) -> dict[str, Any] | None:
         if not _GUARD.violation:
             return None
-        detail = f"sandbox: {_GUARD.violation} is refused"
-        return {"op": "failed", "kind": "sandbox", "detail": detail, "output": _OUTPUT.text}
+        detail = f"sandbox: {_GUARD.violation[:_MESSAGE_CHARS]} is refused"
+        return {"op": "failed", "kind": "sandbox", "detail": detail}
 
     def serve(self) -> None:
         """Answer the arena's messages until it says goodbye or the pipe closes."""
@@ -454,7 +485,7 @@ class Runtime:
 def main() -> None:
     """Confine, lock, load, serve."""
     channel = Channel()
-    sys.stdout = _OUTPUT
+    sys.stdout = _Discard()
     hello = channel.receive()
     limits = hello["limits"]
     os.chdir("/")
@@ -465,7 +496,7 @@ def main() -> None:
         facts["network"] = _isolate_network()
     _set_limits(limits)
     allowed = frozenset(hello["allowed_modules"])
-    facts["preloaded"] = len(_preload([*hello["preload"], "traceback", "linecache", "tokenize"]))
+    facts["preloaded"] = len(_preload(hello["preload"]))
     parent = hello.get("parent_pid")
     facts.update(_drop_privileges(limits.get("uid"), None if parent is None else int(parent)))
     runtime = Runtime(channel, hello)
@@ -473,7 +504,7 @@ def main() -> None:
     try:
         runtime.load(str(hello["source"]), allowed)
     except BaseException as exc:
-        channel.send(runtime._violated() or _failure(exc))
+        channel.send(runtime._violated() or runtime.failure(exc))
         while channel.receive().get("op") != "bye":  # ended by the arena (see bwrap.py)
             pass
         return

@@ -43,6 +43,8 @@ __all__ = [
 FORFEIT_CAUSES = ("illegal", "crash", "exception", "timeout", "over_budget")
 OVER_BUDGET_FORFEIT = 3
 """The over-budget move that forfeits the game (seed: the third in one game)."""
+_DETAIL_CHARS = 800
+"""A failure's detail as the child reports it, at most (the child cuts the message)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,11 +257,10 @@ class ProgramRunner:
         return ProgramMove(move, nodes, True)
 
     def _failure(self, message: dict[str, Any], doing: str) -> ProgramForfeit:
+        """The forfeit for a `failed` message: the exception's type and message, and where
+        in the program; never a source line, nor what the program printed."""
         kind = message.get("kind")
-        detail = str(message.get("detail", ""))[-2000:]
-        output = str(message.get("output", "")).strip()
-        if output:
-            detail += f"\nprogram output: {output[-500:]}"
+        detail = str(message.get("detail", ""))[:_DETAIL_CHARS]
         if kind == "memory":
             limit = f"the memory limit of {self.limits.memory_mb} MiB"
             return self._forfeited("crash", f"{doing}: the program reached {limit} ({detail})")
