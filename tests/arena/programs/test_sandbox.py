@@ -218,6 +218,16 @@ def test_bwrap_where_it_does_not_work_is_a_config_error_before_any_game(
     plan_run(parse_config(data), tmp_path / "out")  # auto falls back: no error
 
 
+def test_a_cluster_worker_refuses_bwrap_where_it_does_not_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from arena.cluster.worker import _sandbox_problem
+
+    monkeypatch.setattr(arena.programs.bwrap, "bwrap_problem", lambda: "bwrap is not on PATH")
+    assert "install bubblewrap" in _sandbox_problem("bwrap")
+    assert _sandbox_problem("auto") == _sandbox_problem("process") == ""
+
+
 def test_a_run_says_once_per_process_what_its_sandbox_does_not_contain(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
