@@ -39,6 +39,7 @@ from typing import Literal, get_args
 __all__ = [
     "CHILD_INSIDE",
     "SANDBOX_MODES",
+    "ChildMode",
     "SandboxMode",
     "SandboxUnavailable",
     "bwrap_command",
@@ -50,6 +51,8 @@ __all__ = [
 
 SandboxMode = Literal["auto", "bwrap", "process"]
 """What `[run] sandbox` asks for; `choose_sandbox` says what it gets here."""
+ChildMode = Literal["bwrap", "process"]
+"""How a child is in fact confined (`auto` resolved)."""
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
 CHILD_INSIDE = "/sandbox/child.py"
 """Where the child runtime is found inside the bwrap root."""
@@ -223,7 +226,7 @@ def kill_sandbox(info_fd: int, bwrap_pid: int) -> bool:
         os.close(pidfd)
 
 
-def choose_sandbox(requested: SandboxMode) -> Literal["bwrap", "process"]:
+def choose_sandbox(requested: SandboxMode) -> ChildMode:
     """The mode a child starts in for `[run] sandbox = requested`; raise
     SandboxUnavailable for `bwrap` where it does not work."""
     if requested not in SANDBOX_MODES:

@@ -37,7 +37,6 @@ import resource
 import sys
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any, BinaryIO, NoReturn, cast
 
 __all__ = [
@@ -127,8 +126,7 @@ def _refusal(what: str) -> Callable[..., NoReturn]:
 
 
 class _Discard(io.TextIOBase):
-    """The program's print(): it works, and what it prints goes nowhere (a forfeit's
-    detail never carries a program's output, which could show its source)."""
+    """The program's print(): it works, and its output, which could show source, is lost."""
 
     def writable(self) -> bool:
         return True
@@ -366,37 +364,23 @@ def _program_builtins(allowed: frozenset[str]) -> dict[str, Any]:
     return table
 
 
-def _program_frames(tb: TracebackType | None, filename: str) -> list[tuple[int, str]]:
-    """(line, function) of each frame of the program's own file, outermost first."""
-    frames = []
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if code.co_filename == filename:
-            frames.append((tb.tb_lineno, code.co_name))
-        tb = tb.tb_next
-    return frames
-
-
 def _described(exc: BaseException, filename: str) -> str:
     """`ValueError: x [program.py line 12, in helper; called from line 5, in choose_move]`:
-    the exception's type and message (cut), where in the program it was raised and where
-    the arena entered the program; never a source line (the program's source stays secret
-    while it plays)."""
-    try:
-        message = str(exc)
-    except BaseException:  # the program's own __str__ may fail too
-        message = "(a message that cannot be shown)"
+    the exception's type, its message (cut), and where in the program's own file it was
+    raised and where the arena entered it; never a source line (the source stays secret)."""
+    message = str(exc)
     if len(message) > _MESSAGE_CHARS:
         message = message[:_MESSAGE_CHARS] + "..."
     text = f"{type(exc).__name__[:100]}: {message}" if message else type(exc).__name__[:100]
-    frames = _program_frames(exc.__traceback__, filename)
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            frames.append(f"line {tb.tb_lineno}, in {tb.tb_frame.f_code.co_name}")
+        tb = tb.tb_next
     if not frames:
         return text
-    line, function = frames[-1]
-    where = f"{filename} line {line}, in {function}"
-    if len(frames) > 1:
-        where += f"; called from line {frames[0][0]}, in {frames[0][1]}"
-    return f"{text} [{where}]"
+    called = f"; called from {frames[0]}" if len(frames) > 1 else ""
+    return f"{text} [{filename} {frames[-1]}{called}]"
 
 
 def _failure(exc: BaseException, filename: str, kind: str = "") -> dict[str, Any]:
@@ -406,7 +390,7 @@ def _failure(exc: BaseException, filename: str, kind: str = "") -> dict[str, Any
     try:
         detail = "MemoryError" if kind == "memory" else _described(exc, filename)
         exc.__traceback__ = None  # let the program's frames, and their memory, go
-    except BaseException:  # an exception class of the program's may fight back
+    except BaseException:  # the program's exception (its __str__, say) may fight back
         detail = "an exception that cannot be described"
     return {"op": "failed", "kind": kind or "exception", "detail": detail}
 
@@ -456,11 +440,8 @@ class Runtime:
             return _failure(exc, self.filename, "budget")
         except BaseException as exc:  # the program's own failure, reported, never fatal here
             return self._violated() or self.failure(exc)
-        return self._violated() or {
-            "op": "reply",
-            "move": move,
-            "is_text": isinstance(reply, str),
-        }
+        reply_message = {"op": "reply", "move": move, "is_text": isinstance(reply, str)}
+        return self._violated() or reply_message
 
     def failure(self, exc: BaseException) -> dict[str, Any]:
         """The `failed` message for the program's exception `exc`."""
@@ -497,8 +478,7 @@ def main() -> None:
     _set_limits(limits)
     allowed = frozenset(hello["allowed_modules"])
     facts["preloaded"] = len(_preload(hello["preload"]))
-    parent = hello.get("parent_pid")
-    facts.update(_drop_privileges(limits.get("uid"), None if parent is None else int(parent)))
+    facts.update(_drop_privileges(limits.get("uid"), hello.get("parent_pid")))
     runtime = Runtime(channel, hello)
     _lock(int(hello["seed"]))
     try:

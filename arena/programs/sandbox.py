@@ -22,13 +22,19 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 
-from arena.programs.bwrap import CHILD_INSIDE, bwrap_command, interpreter, kill_sandbox
+from arena.programs.bwrap import (
+    CHILD_INSIDE,
+    ChildMode,
+    bwrap_command,
+    interpreter,
+    kill_sandbox,
+)
 from arena.programs.pipes import ChildPipes, PipesClosed, Unreadable, decode_line, encode_line
 
 __all__ = ["CHILD_PATH", "Answer", "ChildGone", "ChildProcess", "child_command"]
@@ -44,13 +50,11 @@ class ChildGone(Exception):
     """The child stopped answering: it exited, was killed, or sent something unreadable."""
 
 
-Mode = Literal["bwrap", "process"]
-"""How a child is confined (`bwrap.choose_sandbox` picks it)."""
 _FLAGS = ("-S", "-s", "-P", "-B")
 
 
 def child_command(
-    mode: Mode = "process",
+    mode: ChildMode = "process",
     *,
     drops_privileges: bool = True,
     script: Path = CHILD_PATH,
@@ -72,7 +76,7 @@ def _child_env() -> dict[str, str]:
     return {"PYTHONHASHSEED": "0", "PYTHONUTF8": "1", "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"}
 
 
-def _describe_exit(code: int | None, mode: Mode) -> str:
+def _describe_exit(code: int | None, mode: ChildMode) -> str:
     if code is None:
         return "it stopped answering"
     if mode == "bwrap" and code > 128:  # bwrap exits 128 + the signal its child died of
@@ -94,7 +98,7 @@ class ChildProcess:
         self,
         process: anyio.abc.Process,
         pipes: ChildPipes,
-        mode: Mode = "process",
+        mode: ChildMode = "process",
         info_fd: int | None = None,
     ) -> None:
         self._process = process
@@ -108,7 +112,9 @@ class ChildProcess:
         """What the interpreter itself wrote to stderr (fatal errors), read once it is dead."""
 
     @classmethod
-    async def spawn(cls, mode: Mode = "process", *, drops_privileges: bool = True) -> ChildProcess:
+    async def spawn(
+        cls, mode: ChildMode = "process", *, drops_privileges: bool = True
+    ) -> ChildProcess:
         """Start a child runtime in `mode`; it waits for its `hello`. `drops_privileges`:
         the child will become an unprivileged uid by itself."""
         info_r, info_w = os.pipe() if mode == "bwrap" else (-1, -1)

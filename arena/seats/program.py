@@ -20,7 +20,7 @@ import structlog
 from arena.play.protocol import Decision, DecisionRequest, Seat
 from arena.programs import ProgramForfeit, ProgramRunner, bwrap_problem
 
-__all__ = ["ProgramPlayer"]
+__all__ = ["PROCESS_MODE_GAPS", "ProgramPlayer"]
 
 log = structlog.get_logger("arena.seats.program")
 
