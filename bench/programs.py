@@ -1,12 +1,18 @@
 """Program nodes: what one helper call costs over the sandbox's pipe, single and batched.
 
-    python -m bench.programs [--calls 4000] [--runs 5]
+    python -m bench.programs [--calls 4000] [--runs 5] [--sandbox auto]
 
 A program seat in a real sandboxed child plays connect-four's opening position: its move
 makes `--calls` helper calls (each `ctx.standing`, one node) one at a time, then the same
 nodes as `ctx.standing_many` batches of 20. A move that makes no call is timed too and
 taken off, so the figures are the calls alone: microseconds per single call (target at
 most 50) and per state in a batch of 20 (target at most 10). Medians of `--runs` moves.
+
+The table also shows how long a child takes to start (from the spawn to its first
+move's answer, the move itself making no call), in each sandbox mode that works here
+(`[run] sandbox`: `process`, and `bwrap` where bubblewrap is installed).
+
+`--sandbox` sets the mode of the call figures' child.
 
 Both figures include the engine's own work, so the table also shows `game.standing` of
 that position timed in this process, without any wire: what a batched state costs at the
@@ -28,6 +34,7 @@ from rich.table import Table
 
 import games
 from arena.programs import ProgramRunner, register
+from arena.programs.bwrap import SANDBOX_MODES, SandboxMode, bwrap_problem
 
 SINGLE_TARGET_US = 50.0
 BATCH_TARGET_US = 10.0
@@ -55,19 +62,38 @@ class Caller:
 """
 
 
-async def _move_s(folder: Path, calls: int, batched: bool, runs: int) -> list[float]:
+async def _move_s(
+    folder: Path, calls: int, batched: bool, runs: int, sandbox: SandboxMode
+) -> list[float]:
     path = folder / f"caller_{calls}_{int(batched)}.py"
     path.write_text(PROGRAM.format(calls=calls, batched=batched, batch=BATCH))
     game = games.load("connect-four")
     state = game.initial(1)
     times = []
-    async with ProgramRunner(register(path), seed=1, node_budget=10 * calls + 10) as seat:
+    budget = 10 * calls + 10
+    async with ProgramRunner(register(path), seed=1, node_budget=budget, sandbox=sandbox) as seat:
         await seat.choose(game, state, 0, timeout_s=60)  # the child starts: not timed
         for _ in range(runs):
             started = time.perf_counter()
             await seat.choose(game, state, 0, timeout_s=60)
             times.append(time.perf_counter() - started)
     return times
+
+
+async def _start_ms(folder: Path, mode: SandboxMode, runs: int) -> float:
+    """The median time from a child's spawn to its first (empty) move's answer."""
+    path = folder / "starter.py"
+    path.write_text(PROGRAM.format(calls=0, batched=False, batch=BATCH))
+    game = games.load("connect-four")
+    state = game.initial(1)
+    info = register(path)
+    times = []
+    for _ in range(runs):
+        async with ProgramRunner(info, seed=1, sandbox=mode) as seat:
+            started = time.perf_counter()
+            await seat.choose(game, state, 0, timeout_s=60)
+            times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1000
 
 
 def _standing_us(calls: int, runs: int) -> float:
@@ -82,13 +108,16 @@ def _standing_us(calls: int, runs: int) -> float:
     return statistics.median(times) / calls * 1e6
 
 
-async def _figures(calls: int, runs: int) -> dict[str, float]:
+async def _figures(calls: int, runs: int, sandbox: SandboxMode) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        empty = statistics.median(await _move_s(folder, 0, False, runs))
-        single = statistics.median(await _move_s(folder, calls, False, runs))
-        batched = statistics.median(await _move_s(folder, calls, True, runs))
+        empty = statistics.median(await _move_s(folder, 0, False, runs, sandbox))
+        single = statistics.median(await _move_s(folder, calls, False, runs, sandbox))
+        batched = statistics.median(await _move_s(folder, calls, True, runs, sandbox))
+        modes: list[SandboxMode] = ["process"] + ([] if bwrap_problem() else ["bwrap"])
+        starts = {f"child start, {m} (ms)": await _start_ms(folder, m, runs) for m in modes}
     return {
+        **starts,
         "empty move (ms)": empty * 1000,
         "engine's standing alone (us)": _standing_us(calls, runs),
         "single call (us)": (single - empty) / calls * 1e6,
@@ -100,9 +129,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=4000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument(
+        "--sandbox", choices=SANDBOX_MODES, default="auto", help="the calls' sandbox mode"
+    )
     args = parser.parse_args()
-    figures = anyio.run(_figures, args.calls, args.runs)
-    table = Table(title=f"program helper calls, {args.calls:,} nodes a move, median of {args.runs}")
+    figures = anyio.run(_figures, args.calls, args.runs, args.sandbox)
+    title = f"program helper calls, {args.calls:,} nodes a move, median of {args.runs}"
+    table = Table(title=f"{title}, sandbox {args.sandbox}")
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_column("target", justify="right")

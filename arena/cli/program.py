@@ -27,6 +27,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=20_000,
         help="engine calls per move (default %(default)s)",
     )
+    check.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "process"),
+        default="auto",
+        help="confine the program's child under bubblewrap (bwrap), as a plain process, or "
+        "bwrap where it works here (auto, the default); docs/program-seats.md",
+    )
     check.set_defaults(handler=handle)
 
 
@@ -34,15 +41,19 @@ def handle(args: argparse.Namespace) -> int:
     """`arena program check` with the parsed `args`; its exit status."""
     import anyio  # loaded when this subcommand runs: `import arena.cli` loads no arena module
 
-    from arena.programs import ProgramRefused, check_program
+    from arena.programs import ProgramRefused, SandboxUnavailable, check_program
 
     try:
         report = anyio.run(
             lambda: check_program(
-                args.path, args.game, seed=args.seed, node_budget=args.node_budget
+                args.path,
+                args.game,
+                seed=args.seed,
+                node_budget=args.node_budget,
+                sandbox=args.sandbox,
             )
         )
-    except (ProgramRefused, ValueError) as exc:
+    except (ProgramRefused, SandboxUnavailable, ValueError) as exc:
         print(f"arena program check: {exc}", file=sys.stderr)
         return 1
     print(report.summary())

@@ -28,6 +28,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import structlog
@@ -40,6 +41,9 @@ from arena.play.episode import EpisodeSetup, episode_replay, play_games
 from arena.play.match import Episode
 from arena.play.protocol import MakesSeats
 from arena.record.replay import Replay
+
+if TYPE_CHECKING:  # the sandbox: a worker asked about programs only
+    from arena.programs.bwrap import SandboxMode
 
 __all__ = ["FLUSH_S", "code_build", "episode_messages", "worker_id"]
 
@@ -107,7 +111,7 @@ def _checked(key: str, load: Callable[[], WorkerPlan]) -> _Loaded:
             "on every worker (docs/cluster.md)"
         )
     if any(isinstance(p, ProgramPolicy) for p in spec.plan.config.policies.values()):
-        problem = _sandbox_problem()
+        problem = _sandbox_problem(spec.plan.config.run.sandbox)
         if problem:
             raise WorkerRefused(
                 f"the worker {worker_id()} cannot start program seats' sandboxes: {problem} "
@@ -119,9 +123,12 @@ def _checked(key: str, load: Callable[[], WorkerPlan]) -> _Loaded:
     return _cache[key]
 
 
-def _sandbox_problem() -> str:
-    """What keeps this worker from confining a program seat as a local run does, or ''."""
-    from arena.programs.sandbox import CHILD_PATH  # the sandbox: a worker asked about programs only
+def _sandbox_problem(sandbox: SandboxMode) -> str:
+    """What keeps this worker from confining a program seat as a local run does, or ''
+    (`sandbox`: the run's `[run] sandbox`; bwrap is probed here, once per process)."""
+    # the sandbox: a worker asked about programs only
+    from arena.programs.bwrap import SandboxUnavailable, choose_sandbox
+    from arena.programs.sandbox import CHILD_PATH
 
     if not sys.platform.startswith("linux"):
         return f"program seats need Linux (rlimits, prctl, namespaces), this is {sys.platform}"
@@ -129,6 +136,10 @@ def _sandbox_problem() -> str:
         return "no Python interpreter to start the child with (sys.executable)"
     if not CHILD_PATH.is_file():
         return f"the child runtime {CHILD_PATH} is missing"
+    try:
+        choose_sandbox(sandbox)
+    except SandboxUnavailable as exc:
+        return str(exc)
     return ""
 
 

@@ -88,6 +88,11 @@ class RunTable(_Strict):
     """Where episodes are played: this process, or a Ray cluster (docs/cluster.md)."""
     record_prompts: bool = True
     node_budget: int = Field(default=20_000, ge=1)
+    sandbox: Literal["auto", "bwrap", "process"] = "auto"
+    """How program seats' children are confined (docs/program-seats.md#the-two-sandbox-modes):
+    under bubblewrap (`bwrap`: no network, no file but the interpreter's, no other process;
+    refused before any game where bwrap does not work), as a plain process (`process`), or
+    `bwrap` where it works here, else `process` (`auto`). Never recorded in a replay."""
     max_infra_share: float = Field(default=0.25, ge=0, le=1)
     """A game where more of a seat's decisions than this fell back on the infrastructure's
     failures is a no-contest, and is played again (docs/rules.md#validity)."""

@@ -8,6 +8,7 @@ is the newcomer's page. The story, one module each:
     static    registration: the static check and the SHA-256 (`register`)
     child     the runtime inside the child: confinement, the guard, the loop
     pipes     the child's stdin and stdout, served by one thread per move: framing, wake-up
+    bwrap     the sandbox's mode (`[run] sandbox`): bubblewrap's probe and command
     sandbox   the child process: start, one exchange per move, a kill that always reaps
     engine    the engine behind `ctx.legal_moves`, `ctx.apply`, ...: nodes
     runner    `ProgramRunner.choose`: one move, its nodes, forfeits
@@ -18,10 +19,18 @@ Errors::
     ProgramRefused     registration or the check refuses the program
     ProgramForfeit     the program loses the game: cause illegal, crash,
                        exception, timeout or over_budget
+    SandboxUnavailable `sandbox = "bwrap"` where bwrap does not work
 """
 
 from __future__ import annotations
 
+from arena.programs.bwrap import (
+    SANDBOX_MODES,
+    SandboxMode,
+    SandboxUnavailable,
+    bwrap_problem,
+    choose_sandbox,
+)
 from arena.programs.check import CheckGame, CheckPly, CheckReport, PlyRecord, check_program
 from arena.programs.limits import (
     ALLOWED_MODULES,
@@ -45,6 +54,7 @@ __all__ = [
     "DEFAULT_NODE_BUDGET",
     "FORFEIT_CAUSES",
     "OVER_BUDGET_FORFEIT",
+    "SANDBOX_MODES",
     "CheckGame",
     "CheckPly",
     "CheckReport",
@@ -56,8 +66,12 @@ __all__ = [
     "ProgramRunner",
     "ProgramSeat",
     "SandboxLimits",
+    "SandboxMode",
+    "SandboxUnavailable",
+    "bwrap_problem",
     "check_program",
     "check_source",
+    "choose_sandbox",
     "register",
     "timeout_for",
 ]

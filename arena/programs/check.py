@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 import games
+from arena.programs.bwrap import SandboxMode, choose_sandbox
 from arena.programs.limits import DEFAULT_NODE_BUDGET, SandboxLimits, timeout_for
 from arena.programs.runner import ProgramForfeit, ProgramRunner
 from arena.programs.static import ProgramRefused, register
@@ -96,7 +98,9 @@ class CheckReport:
             )
         if self.games and self.games[0].sandbox:
             box = self.games[0].sandbox
-            lines.append(f"sandbox: network {box.get('network')}, uid {box.get('uid')}")
+            lines.append(
+                f"sandbox: {box.get('mode')}, network {box.get('network')}, uid {box.get('uid')}"
+            )
         lines.append("PASSED" if self.passed else "REFUSED")
         lines.extend(f"  {problem}" for problem in self.problems)
         return "\n".join(lines)
@@ -163,13 +167,16 @@ async def check_program(
     node_budget: int = DEFAULT_NODE_BUDGET,
     timeout_s: float | None = None,
     limits: SandboxLimits | None = None,
+    sandbox: SandboxMode = "auto",
 ) -> CheckReport:
     """Statically check the program at `path`, then play it twice on `seed` against
-    `game_name`'s baseline in fresh children; any difference refuses it."""
+    `game_name`'s baseline in fresh children, confined as `sandbox` says; any difference
+    refuses it. Raise SandboxUnavailable for a `bwrap` that does not work here."""
     if game_name not in program_games():
         raise ValueError(
             f"program seats do not play {game_name!r} (they play: {', '.join(program_games())})"
         )
+    await anyio.to_thread.run_sync(choose_sandbox, sandbox)  # the probe, off the loop, once
     report = CheckReport(str(path), game_name, "", seed, node_budget, ())
     try:
         info = register(path)
@@ -188,7 +195,7 @@ async def check_program(
     runs: list[CheckGame] = []
     for _ in range(2):
         async with ProgramRunner(
-            info, seed=seed, node_budget=node_budget, limits=limits
+            info, seed=seed, node_budget=node_budget, limits=limits, sandbox=sandbox
         ) as program:
             runs.append(await _play(game, program, game_seed, timeout_s or timeout_for(game_name)))
     problems = [f"run {n} forfeited: {run.forfeit}" for n, run in enumerate(runs, 1) if run.forfeit]

@@ -10,8 +10,9 @@ The story of one child:
 
 1. read `hello` from the parent (JSON lines on stdin/stdout);
 2. confine itself while it is still root: a network namespace where the kernel
-   allows one, resource limits, every allowed module preloaded, then drop to an
-   unprivileged uid, one process only, killed with its parent;
+   allows one (under bwrap, bwrap made it, with the others), resource limits,
+   every allowed module preloaded, then drop to an unprivileged uid, one
+   process only, killed with its parent;
 3. lock: an audit hook that refuses sockets, processes, signals, ctypes, file
    opens and any new import; clocks, thread starts and OS entropy replaced by
    refusals; the program's module gets builtins without `open`, `eval`, ...
@@ -30,13 +31,11 @@ import _thread
 import builtins
 import io
 import json
-import linecache
 import os
 import random
 import resource
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any, BinaryIO, NoReturn, cast
 
@@ -126,21 +125,18 @@ def _refusal(what: str) -> Callable[..., NoReturn]:
     return refused
 
 
-class _Tail(io.TextIOBase):
-    """The program's print(): the last few thousand characters, sent with a failure."""
-
-    def __init__(self) -> None:
-        self.text = ""
+class _Discard(io.TextIOBase):
+    """The program's print(): it works, and its output, which could show source, is lost."""
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
-        self.text = (self.text + str(text))[-2000:]
         return len(text)
 
 
-_OUTPUT = _Tail()
+_MESSAGE_CHARS = 300
+"""An exception's message in a forfeit's detail, at most."""
 
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
@@ -153,10 +149,10 @@ class Channel:
     def __init__(self) -> None:
         self._in: BinaryIO = os.fdopen(os.dup(0), "rb")
         self._out = os.dup(1)
-        # Stray writes to fd 1 land on stderr, and nothing can read the parent's messages.
-        os.dup2(2, 1)
-        devnull = os.open(os.devnull, os.O_RDONLY)
+        # Stray writes to fd 1 go nowhere, and nothing can read the parent's messages.
+        devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
         os.close(devnull)
 
     def send(self, message: dict[str, Any]) -> None:
@@ -309,9 +305,11 @@ def _preload(modules: list[str]) -> list[str]:
     return loaded
 
 
-def _drop_privileges(uid: int | None, parent_pid: int) -> dict[str, Any]:
+def _drop_privileges(uid: int | None, parent_pid: int | None) -> dict[str, Any]:
     """An unprivileged uid, one process at most, no new privileges, dead with the parent."""
     facts: dict[str, Any] = {}
+    # First, while still root: it loads ctypes, which the new uid may not be able to read.
+    _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     if os.geteuid() == 0 and uid is not None:
         os.setgroups([])
         os.setgid(uid)
@@ -320,11 +318,10 @@ def _drop_privileges(uid: int | None, parent_pid: int) -> dict[str, Any]:
     # RLIMIT_NPROC binds every uid but root: no fork, no thread.
     resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
     facts["processes"] = "one (RLIMIT_NPROC)" if os.geteuid() != 0 else "not limited (root)"
-    _libc_call("prctl", _PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     # Set after the uid change, which clears it; then make sure the parent still lives.
     _libc_call("prctl", _PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
-    if os.getppid() != parent_pid:
-        raise SystemExit(4)
+    if parent_pid is not None and os.getppid() != parent_pid:
+        raise SystemExit(4)  # (under bwrap the parent is its PID namespace's init: None)
     for name in [m for m in sys.modules if m == "ctypes" or m.startswith(("ctypes.", "_ctypes"))]:
         del sys.modules[name]
     return facts
@@ -367,19 +364,35 @@ def _program_builtins(allowed: frozenset[str]) -> dict[str, Any]:
     return table
 
 
-def _failure(exc: BaseException, kind: str = "") -> dict[str, Any]:
+def _described(exc: BaseException, filename: str) -> str:
+    """`ValueError: x [program.py line 12, in helper; called from line 5, in choose_move]`:
+    the exception's type, its message (cut), and where in the program's own file it was
+    raised and where the arena entered it; never a source line (the source stays secret)."""
+    message = str(exc)
+    if len(message) > _MESSAGE_CHARS:
+        message = message[:_MESSAGE_CHARS] + "..."
+    text = f"{type(exc).__name__[:100]}: {message}" if message else type(exc).__name__[:100]
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            frames.append(f"line {tb.tb_lineno}, in {tb.tb_frame.f_code.co_name}")
+        tb = tb.tb_next
+    if not frames:
+        return text
+    called = f"; called from {frames[0]}" if len(frames) > 1 else ""
+    return f"{text} [{filename} {frames[-1]}{called}]"
+
+
+def _failure(exc: BaseException, filename: str, kind: str = "") -> dict[str, Any]:
     _GUARD.program_running = False
     if isinstance(exc, MemoryError):
         kind = "memory"
-    if kind == "memory":
+    try:
+        detail = "MemoryError" if kind == "memory" else _described(exc, filename)
         exc.__traceback__ = None  # let the program's frames, and their memory, go
-        detail = "MemoryError"
-    else:
-        tb = exc.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
-            tb = tb.tb_next  # the runtime's own frames say nothing about the program
-        detail = "".join(traceback.format_exception(type(exc), exc, tb))[-4000:]
-    return {"op": "failed", "kind": kind or "exception", "detail": detail, "output": _OUTPUT.text}
+    except BaseException:  # the program's exception (its __str__, say) may fight back
+        detail = "an exception that cannot be described"
+    return {"op": "failed", "kind": kind or "exception", "detail": detail}
 
 
 class Runtime:
@@ -394,8 +407,6 @@ class Runtime:
     def load(self, source: str, allowed: frozenset[str]) -> None:
         """Run the program's source in its restricted namespace, importing only `allowed`."""
         code = compile(source, self.filename, "exec", dont_inherit=True)
-        lines = source.splitlines(keepends=True)
-        linecache.cache[self.filename] = (len(source), None, lines, self.filename)
         module = type(sys)("program")
         module.__dict__["__builtins__"] = _program_builtins(allowed)
         sys.modules["program"] = module
@@ -423,21 +434,24 @@ class Runtime:
         try:
             choose = getattr(self.player, method)
             reply = self._run(lambda: choose(message.get("view")))
+            # Not text: its repr runs the program's code, so it is part of the answer.
+            move = reply if isinstance(reply, str) else self._run(lambda: repr(reply)[:200])
         except NodeBudgetExceeded as exc:
-            return _failure(exc, "budget")
+            return _failure(exc, self.filename, "budget")
         except BaseException as exc:  # the program's own failure, reported, never fatal here
-            return self._violated() or _failure(exc)
-        return self._violated() or {
-            "op": "reply",
-            "move": reply if isinstance(reply, str) else repr(reply)[:200],
-            "is_text": isinstance(reply, str),
-        }
+            return self._violated() or self.failure(exc)
+        reply_message = {"op": "reply", "move": move, "is_text": isinstance(reply, str)}
+        return self._violated() or reply_message
+
+    def failure(self, exc: BaseException) -> dict[str, Any]:
+        """The `failed` message for the program's exception `exc`."""
+        return _failure(exc, self.filename)
 
     def _violated(self) -> dict[str, Any] | None:
         if not _GUARD.violation:
             return None
-        detail = f"sandbox: {_GUARD.violation} is refused"
-        return {"op": "failed", "kind": "sandbox", "detail": detail, "output": _OUTPUT.text}
+        detail = f"sandbox: {_GUARD.violation[:_MESSAGE_CHARS]} is refused"
+        return {"op": "failed", "kind": "sandbox", "detail": detail}
 
     def serve(self) -> None:
         """Answer the arena's messages until it says goodbye or the pipe closes."""
@@ -452,23 +466,27 @@ class Runtime:
 def main() -> None:
     """Confine, lock, load, serve."""
     channel = Channel()
-    sys.stdout = _OUTPUT
+    sys.stdout = _Discard()
     hello = channel.receive()
     limits = hello["limits"]
     os.chdir("/")
     facts: dict[str, Any] = {"network": "shared: not requested"}
-    if limits.get("network", True):
+    if hello.get("sandbox") == "bwrap":
+        facts["network"] = "isolated (bwrap)"  # bwrap made the namespace, and more
+    elif limits.get("network", True):
         facts["network"] = _isolate_network()
     _set_limits(limits)
     allowed = frozenset(hello["allowed_modules"])
-    facts["preloaded"] = len(_preload([*hello["preload"], "traceback", "linecache", "tokenize"]))
-    facts.update(_drop_privileges(limits.get("uid"), int(hello["parent_pid"])))
+    facts["preloaded"] = len(_preload(hello["preload"]))
+    facts.update(_drop_privileges(limits.get("uid"), hello.get("parent_pid")))
     runtime = Runtime(channel, hello)
     _lock(int(hello["seed"]))
     try:
         runtime.load(str(hello["source"]), allowed)
     except BaseException as exc:
-        channel.send(runtime._violated() or _failure(exc))
+        channel.send(runtime._violated() or runtime.failure(exc))
+        while channel.receive().get("op") != "bye":  # ended by the arena (see bwrap.py)
+            pass
         return
     channel.send({"op": "ready", "sandbox": facts})
     runtime.serve()

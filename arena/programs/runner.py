@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 
 import games
+from arena.programs.bwrap import SandboxMode, choose_sandbox
 from arena.programs.engine import EngineHelpers, HelperRefused, helper_names
 from arena.programs.limits import (
     ALLOWED_MODULES,
@@ -42,6 +43,8 @@ __all__ = [
 FORFEIT_CAUSES = ("illegal", "crash", "exception", "timeout", "over_budget")
 OVER_BUDGET_FORFEIT = 3
 """The over-budget move that forfeits the game (seed: the third in one game)."""
+_DETAIL_CHARS = 800
+"""A failure's detail as the child reports it, at most (the child cuts the message)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +73,9 @@ class ProgramRunner:
     """One program's child process for one seat of one game, asked one move at a time;
     start it lazily, always `aclose` it.
 
-    `seed` seeds the program's `ctx.rng` (and Stratego's sampled worlds).
+    `seed` seeds the program's `ctx.rng` (and Stratego's sampled worlds); `sandbox` is
+    `[run] sandbox`, resolved here once (`mode`; SandboxUnavailable for a `bwrap` that
+    does not work).
     """
 
     def __init__(
@@ -80,6 +85,7 @@ class ProgramRunner:
         seed: int,
         node_budget: int = DEFAULT_NODE_BUDGET,
         limits: SandboxLimits | None = None,
+        sandbox: SandboxMode = "auto",
     ) -> None:
         if node_budget < 1:
             raise ValueError(f"node_budget {node_budget} must be at least 1")
@@ -87,6 +93,9 @@ class ProgramRunner:
         self.seed = seed
         self.node_budget = node_budget
         self.limits = limits or SandboxLimits()
+        self.requested = sandbox
+        self.mode = choose_sandbox(sandbox)
+        """How the child is confined: `bwrap` or `process`."""
         self.over_budget_moves = 0
         self.sandbox: dict[str, Any] | None = None
         """What the child reported of its confinement (network, uid, ...), once started."""
@@ -152,7 +161,8 @@ class ProgramRunner:
         return self._forfeit
 
     async def _start(self, game: games.Game[Any], seat: int) -> ChildProcess:
-        child = await ChildProcess.spawn()
+        drops = os.geteuid() == 0 and self.limits.uid is not None
+        child = await ChildProcess.spawn(self.mode, drops_privileges=drops)
         self._child = child
         message = await child.exchange(
             {
@@ -167,14 +177,16 @@ class ProgramRunner:
                 "allowed_modules": sorted(ALLOWED_MODULES),
                 "preload": list(PRELOADED_MODULES),
                 "limits": self.limits.to_json(),
-                "parent_pid": os.getpid(),
+                "sandbox": self.mode,
+                # Under bwrap the child's parent is the PID namespace's init, dead with us.
+                "parent_pid": os.getpid() if self.mode == "process" else None,
             }
         )
         if message.get("op") == "failed":
             raise self._failure(message, "starting (create)")
         if message.get("op") != "ready" or not isinstance(message.get("sandbox"), dict):
             raise ChildGone(f"it answered hello with {str(message)[:200]}")
-        self.sandbox = {**message["sandbox"], "limits": self.limits.to_json()}
+        self.sandbox = {"mode": self.mode, **message["sandbox"], "limits": self.limits.to_json()}
         return child
 
     async def _choose(self, game: games.Game[Any], state: Any, seat: int) -> ProgramMove:
@@ -245,11 +257,10 @@ class ProgramRunner:
         return ProgramMove(move, nodes, True)
 
     def _failure(self, message: dict[str, Any], doing: str) -> ProgramForfeit:
+        """The forfeit for a `failed` message: the exception's type and message, and where
+        in the program; never a source line, nor what the program printed."""
         kind = message.get("kind")
-        detail = str(message.get("detail", ""))[-2000:]
-        output = str(message.get("output", "")).strip()
-        if output:
-            detail += f"\nprogram output: {output[-500:]}"
+        detail = str(message.get("detail", ""))[:_DETAIL_CHARS]
         if kind == "memory":
             limit = f"the memory limit of {self.limits.memory_mb} MiB"
             return self._forfeited("crash", f"{doing}: the program reached {limit} ({detail})")

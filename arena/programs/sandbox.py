@@ -1,6 +1,7 @@
 """The child process of a program seat: how it starts, how it talks, how it ends.
 
-The child is `python -S -s -P -B child.py` in its own session, with a clean
+The child is `python -S -s -P -B child.py` in its own session, under bwrap or as
+a plain process (`bwrap`: the mode is chosen there), with a clean
 environment whose only setting is `PYTHONHASHSEED=0` (and UTF-8): not `-I`,
 which implies `-E` and would silently ignore PYTHONHASHSEED, making string
 hashes, and so set orders, differ between two runs of the same program.
@@ -27,6 +28,13 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
+from arena.programs.bwrap import (
+    CHILD_INSIDE,
+    ChildMode,
+    bwrap_command,
+    interpreter,
+    kill_sandbox,
+)
 from arena.programs.pipes import ChildPipes, PipesClosed, Unreadable, decode_line, encode_line
 
 __all__ = ["CHILD_PATH", "Answer", "ChildGone", "ChildProcess", "child_command"]
@@ -42,20 +50,37 @@ class ChildGone(Exception):
     """The child stopped answering: it exited, was killed, or sent something unreadable."""
 
 
-def child_command() -> list[str]:
-    """The argv of a child runtime."""
+_FLAGS = ("-S", "-s", "-P", "-B")
+
+
+def child_command(
+    mode: ChildMode = "process",
+    *,
+    drops_privileges: bool = True,
+    script: Path = CHILD_PATH,
+    info_fd: int | None = None,
+) -> list[str]:
+    """The argv of a child runtime (`script`: another file in its place, for tests;
+    `info_fd`: bwrap's, see `bwrap_command`)."""
+    if mode == "bwrap":
+        inside = [str(interpreter()), *_FLAGS, CHILD_INSIDE]
+        return bwrap_command(
+            inside, drops_privileges=drops_privileges, script=script, info_fd=info_fd
+        )
     if not sys.executable:
         raise RuntimeError("sys.executable is empty: cannot start a program seat's child")
-    return [sys.executable, "-S", "-s", "-P", "-B", str(CHILD_PATH)]
+    return [sys.executable, *_FLAGS, str(script)]
 
 
 def _child_env() -> dict[str, str]:
     return {"PYTHONHASHSEED": "0", "PYTHONUTF8": "1", "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"}
 
 
-def _describe_exit(code: int | None) -> str:
+def _describe_exit(code: int | None, mode: ChildMode) -> str:
     if code is None:
         return "it stopped answering"
+    if mode == "bwrap" and code > 128:  # bwrap exits 128 + the signal its child died of
+        code = 128 - code
     if code < 0:
         try:
             name = signal.Signals(-code).name
@@ -69,42 +94,66 @@ def _describe_exit(code: int | None) -> str:
 class ChildProcess:
     """One running child: JSON lines in and out over its `ChildPipes`, a kill that always reaps."""
 
-    def __init__(self, process: anyio.abc.Process, pipes: ChildPipes) -> None:
+    def __init__(
+        self,
+        process: anyio.abc.Process,
+        pipes: ChildPipes,
+        mode: ChildMode = "process",
+        info_fd: int | None = None,
+    ) -> None:
         self._process = process
         self._pipes = pipes
+        self.mode = mode
+        self._info_fd = info_fd
+        """Under bwrap: where bwrap said the sandbox's process id (read when it is killed)."""
         self._thread = anyio.CapacityLimiter(1)
         """The child's own thread token: a move never waits for a busy shared pool."""
         self.stderr_tail = ""
         """What the interpreter itself wrote to stderr (fatal errors), read once it is dead."""
 
     @classmethod
-    async def spawn(cls) -> ChildProcess:
-        """Start a child runtime; it waits for its `hello`."""
+    async def spawn(
+        cls, mode: ChildMode = "process", *, drops_privileges: bool = True
+    ) -> ChildProcess:
+        """Start a child runtime in `mode`; it waits for its `hello`. `drops_privileges`:
+        the child will become an unprivileged uid by itself."""
+        info_r, info_w = os.pipe() if mode == "bwrap" else (-1, -1)
+        command = child_command(
+            mode, drops_privileges=drops_privileges, info_fd=info_w if info_w >= 0 else None
+        )
         ends = os.pipe() + os.pipe()
         stdin_r, stdin_w, stdout_r, stdout_w = ends
         try:
             pipes = ChildPipes(stdin_w, stdout_r)
         except BaseException:
-            for fd in ends:
-                os.close(fd)
+            for fd in (*ends, info_r, info_w):
+                if fd >= 0:
+                    os.close(fd)
             raise
         try:
             process = await anyio.open_process(
-                child_command(),
+                command,
                 stdin=stdin_r,
                 stdout=stdout_w,
                 stderr=subprocess.PIPE,
                 env=_child_env(),
                 cwd="/",
                 start_new_session=True,
+                pass_fds=(info_w,) if info_w >= 0 else (),
             )
         except BaseException:
             pipes.close()
+            if info_r >= 0:
+                os.close(info_r)
             raise
         finally:
-            for fd in (stdin_r, stdout_w):  # the child's ends are the child's alone
-                os.close(fd)
-        return cls(process, pipes)
+            for fd in (stdin_r, stdout_w, info_w):  # the child's ends are the child's alone
+                if fd >= 0:
+                    os.close(fd)
+        if info_r < 0:
+            return cls(process, pipes, mode)
+        os.set_blocking(info_r, False)
+        return cls(process, pipes, mode, info_r)
 
     @property
     def pid(self) -> int:
@@ -152,7 +201,7 @@ class ChildProcess:
             return why or "it closed its output"
         await self._read_stderr()
         tail = f"; stderr: {self.stderr_tail.strip()[-600:]}" if self.stderr_tail.strip() else ""
-        return f"{_describe_exit(self.returncode)}{tail}"
+        return f"{_describe_exit(self.returncode, self.mode)}{tail}"
 
     async def _read_stderr(self) -> None:
         stream = self._process.stderr
@@ -173,12 +222,20 @@ class ChildProcess:
         with anyio.CancelScope(shield=True):
             self._pipes.wake()
             if self._process.returncode is None:
-                try:
-                    os.killpg(self._process.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    self._process.kill()
+                inside = self._info_fd is not None and kill_sandbox(
+                    self._info_fd, self._process.pid
+                )
+                if not inside:
+                    self._kill_group()
+                with anyio.move_on_after(_GRACE_S):
+                    await self._process.wait()
+                if inside and self._process.returncode is None:  # bwrap did not end with it
+                    self._kill_group()
             with anyio.move_on_after(_GRACE_S):
                 await self._process.wait()
+            if self._info_fd is not None:
+                os.close(self._info_fd)
+                self._info_fd = None
             if not self._pipes.free.is_set():  # woken and its child dead, it ends at once
                 await anyio.to_thread.run_sync(
                     self._pipes.free.wait, _GRACE_S, limiter=self._thread
@@ -187,10 +244,17 @@ class ChildProcess:
             with anyio.move_on_after(_GRACE_S):
                 await self._process.aclose()
 
+    def _kill_group(self) -> None:
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            self._process.kill()
+
     async def close(self) -> None:
-        """Say goodbye and give the child a moment to exit; kill it if it does not."""
+        """Say goodbye and give the child a moment to exit; kill it if it does not. Under
+        bwrap the kill is the goodbye (`bwrap.kill_sandbox` says why)."""
         with anyio.CancelScope(shield=True):
-            if self._process.returncode is None:
+            if self._process.returncode is None and self.mode == "process":
                 self._pipes.hang_up(encode_line({"op": "bye"}))
                 with anyio.move_on_after(_GRACE_S / 4):
                     await self._process.wait()

@@ -117,6 +117,7 @@ def _program(maker: SeatMaker, spec: ProgramPolicy, place: _Place) -> Seat:
         maker.programs[place.policy],
         seed=int(hashlib.sha256(where.encode()).hexdigest()[:8], 16),
         node_budget=maker.config.run.node_budget,
+        sandbox=maker.config.run.sandbox,
     )
     timeout = spec.timeout_s or place.game.match_format.program_timeout_s
     if timeout is None:

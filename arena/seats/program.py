@@ -4,6 +4,10 @@ No retry (programs are deterministic): an illegal reply, a crash, an
 exception or the hard timeout forfeits the game; a move over the node budget
 becomes the first legal move, recorded as a fallback, and the third such move
 in one game forfeits it (docs/rules.md#program-seats).
+
+The first program seat of a process says how its children are confined
+(`program_sandbox`, once per process: a cluster's worker says it for itself),
+a warning when that is without bwrap.
 """
 
 from __future__ import annotations
@@ -14,11 +18,32 @@ import anyio
 import structlog
 
 from arena.play.protocol import Decision, DecisionRequest, Seat
-from arena.programs import ProgramForfeit, ProgramRunner
+from arena.programs import ProgramForfeit, ProgramRunner, bwrap_problem
 
-__all__ = ["ProgramPlayer"]
+__all__ = ["PROCESS_MODE_GAPS", "ProgramPlayer"]
 
 log = structlog.get_logger("arena.seats.program")
+
+PROCESS_MODE_GAPS = (
+    "a program that gets past the child's run-time refusals can read what the child's "
+    "user can read, use the network where the kernel refused a namespace, and see the "
+    "machine's other processes"
+)
+"""What the `process` mode does not contain (docs/program-seats.md)."""
+_announced: list[str] = []
+
+
+def _announce(program: ProgramRunner) -> None:
+    """`program_sandbox`, once per process: the mode its program seats' children get."""
+    if _announced:
+        return
+    _announced.append(program.mode)
+    if program.mode == "bwrap":
+        log.info("program_sandbox", mode="bwrap", requested=program.requested)
+        return
+    why = "asked for" if program.requested == "process" else bwrap_problem()
+    log.warning("program_sandbox", mode="process", requested=program.requested, why=why,
+                not_contained=PROCESS_MODE_GAPS)  # fmt: skip
 
 
 class ProgramPlayer(Seat):
@@ -31,6 +56,7 @@ class ProgramPlayer(Seat):
         self.timeout_s = timeout_s
         self.commit = commit
         """The ledger line committing to the program (None: a run without a ledger)."""
+        _announce(program)
 
     async def decide(self, request: DecisionRequest) -> Decision:
         """The program's move; over budget, the first legal move as a fallback; a forfeit

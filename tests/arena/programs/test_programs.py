@@ -89,8 +89,8 @@ def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ChildProcess]]:
     children: list[ChildProcess] = []
     original = ChildProcess.spawn.__func__  # type: ignore[attr-defined]
 
-    async def spawn(cls: type[ChildProcess]) -> ChildProcess:
-        child: ChildProcess = await original(cls)
+    async def spawn(cls: type[ChildProcess], *args: Any, **kwargs: Any) -> ChildProcess:
+        child: ChildProcess = await original(cls, *args, **kwargs)
         children.append(child)
         return child
 
@@ -463,7 +463,66 @@ async def test_an_exception_forfeits(tmp_path: Path) -> None:
 
 async def test_an_exception_in_create_forfeits(tmp_path: Path) -> None:
     source = "def create(ctx):\n    raise ValueError('no player today')\n"
-    await forfeits(registered(tmp_path, source), "exception", "no player today")
+    forfeit = await forfeits(registered(tmp_path, source), "exception", "no player today")
+    assert forfeit.detail == (
+        "starting (create): ValueError: no player today [program.py line 2, in create]"
+    )
+
+
+MARKED = """
+def create(ctx):
+    return Player()
+
+
+class Player:
+    def choose_move(self, view):
+        print("MARKER-print " * 50)
+        return self.give_up(view)
+
+    def give_up(self, view):
+        raise ValueError("x")  # MARKER-7f3a
+"""
+
+
+async def test_a_forfeit_names_the_exception_line_and_function_and_no_source(
+    tmp_path: Path,
+) -> None:
+    forfeit = await forfeits(registered(tmp_path, MARKED, "marked.py"), "exception", "x")
+    assert forfeit.detail == (
+        "choosing a move: ValueError: x [marked.py line 12, in give_up; called from line 9, "
+        "in choose_move]"
+    )
+
+
+def test_program_check_shows_no_source_and_no_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.cli import main
+
+    path = tmp_path / "marked.py"
+    path.write_text(MARKED)
+    assert main(["program", "check", str(path), "--game", "connect-four"]) == 1
+    shown = capsys.readouterr()
+    assert "ValueError: x [marked.py line 12, in give_up" in shown.out
+    assert "MARKER" not in shown.out + shown.err
+
+
+async def test_a_long_message_is_cut_and_print_never_breaks_a_program(tmp_path: Path) -> None:
+    chatty = program("for n in range(10000):\n    print('line', n, 'x' * 100)")
+    assert (await first_move(registered(tmp_path, chatty, "chatty.py"))).move
+    forfeit = await forfeits(
+        registered(tmp_path, program("raise KeyError('k' * 5000)"), "long.py"), "exception", "k"
+    )
+    assert len(forfeit.detail) < 500
+    assert "KeyError: 'kkk" in forfeit.detail
+    assert forfeit.detail.endswith("... [long.py line 8, in choose_move]")
+
+
+async def test_a_reply_whose_repr_raises_is_the_programs_exception(tmp_path: Path) -> None:
+    source = program("return Sly()") + (
+        "\n\nclass Sly:\n    def __repr__(self):\n        raise RuntimeError('no face')\n"
+    )
+    await forfeits(registered(tmp_path, source), "exception", "RuntimeError: no face")
 
 
 async def test_an_illegal_or_non_text_reply_forfeits(tmp_path: Path) -> None:

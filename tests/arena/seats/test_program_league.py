@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from arena.cli import main
 from arena.config import ConfigError, parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
@@ -130,3 +132,51 @@ def test_a_refused_program_fails_the_config_check(tmp_path: Path) -> None:
     data["policies"]["bad"]["path"] = str(ROOT / "players" / "greedy.py")
     with pytest.raises(ConfigError, match=r"programs do not play \['battle'\]"):
         parse_config(data)
+
+
+MARKED = """
+def create(ctx):
+    return Player()
+
+
+class Player:
+    def __init__(self):
+        self.moves = 0
+
+    def choose_move(self, view):
+        self.moves += 1
+        if self.moves == 2:
+            self.give_up()
+        return view["legal_moves"][0]
+
+    def give_up(self):
+        print("MARKER-print")
+        raise ValueError("x")  # MARKER-7f3a
+"""
+
+
+def test_a_forfeit_keeps_where_and_why_but_no_source_and_no_output(tmp_path: Path) -> None:
+    """Programs' sources stay secret while they play: a forfeit's detail names the
+    exception, the line and the function, and no file of the run shows a source line or
+    what the program printed."""
+    (tmp_path / "marked.py").write_text(MARKED)
+    (tmp_path / "run.toml").write_text(
+        '[run]\nname = "marked"\nseed = 9\ngames = ["connect-four"]\nmatches = 1\n'
+        '[policies.tactician]\nkind = "scripted"\nbaseline = "tactician"\n'
+        '[policies.marked]\nkind = "program"\npath = "marked.py"\ntimeout_s = 10\n'
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "run.toml"), "--out", str(out), "--no-progress"]) == 0
+    replays = [load_replay(p) for p in sorted((out / "replays").glob("*.json"))]
+    details = [g.result.detail for r in replays for g in r.games if g.result is not None]
+    assert len(details) == 2
+    for detail in details:
+        assert "exception: choosing a move: ValueError: x" in detail
+        assert "[marked.py line 18, in give_up; called from line 13, in choose_move]" in detail
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert {"events.jsonl", "summary.json", "league.db"} <= {p.name for p in files}
+    with sqlite3.connect(out / "league.db") as db:
+        dump = "\n".join(db.iterdump())
+    assert "give_up" in dump
+    for name, text in [*((str(p), p.read_bytes()) for p in files), ("dump", dump.encode())]:
+        assert b"MARKER" not in text, name
