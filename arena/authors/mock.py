@@ -10,8 +10,8 @@ faulty ones are what a model gets wrong when it writes code:
 - `no_code`: prose, no code block;
 - `syntax`: a program that does not parse;
 - `forbidden`: a program that imports `os`;
-- `nondeterministic`: a program whose move is `legal[id(object()) % len(legal)]`,
-  which the check's two runs on one seed refuse;
+- `nondeterministic`: a program whose move is drawn from `id(object())` (other
+  bits of the address each move), which the check's two runs on one seed refuse;
 - `slow`: a program that thinks past the move's timeout.
 
 Both mocks use it: the server (`arena.mock_llm`) for a request whose prompt
@@ -93,12 +93,18 @@ _NONDETERMINISTIC = """def create(ctx):
 
 
 class Player:
+    def __init__(self):
+        self.turn = 0
+
     def choose_setup(self, view):
         return "{setup}"
 
     def choose_move(self, view):
         legal = view["legal_moves"]
-        return legal[id(object()) % len(legal)]
+        self.turn += 1
+        # An object's id is its address: each move reads other bits of it, so two runs of
+        # one seed play alike only if their memory was laid out alike bit for bit.
+        return legal[(id(object()) >> (12 + self.turn % 16)) % len(legal)]
 """
 
 _SLOW = """def create(ctx):

@@ -33,8 +33,18 @@ from arena.results.ratings import (
 from arena.results.standings import GameSummary, Row, Table
 
 __all__ = [
-    "AB_CONDITIONS", "ab_differs", "ab_pairs", "condition", "counted_games", "league_tables", "match_outcomes", "play_rank", "ranked",
-    "ranked_standings", "rated_points",
+    "AB_CONDITIONS",
+    "ab_differs",
+    "ab_pairs",
+    "condition",
+    "counted_games",
+    "league_tables",
+    "match_outcomes",
+    "play_rank",
+    "ranked",
+    "ranked_standings",
+    "rated_points",
+    "with_decoding",
 ]  # fmt: skip
 
 
@@ -159,6 +169,15 @@ def condition(spec: Any) -> dict[str, Any]:
     }
 
 
+def with_decoding(standings: dict[str, list[dict[str, Any]]], policies: Mapping[str, Any]) -> None:
+    """Each standings row's `decoding`: its policy's (`condition`), None for a policy that
+    is not asked in text (or one the config no longer has)."""
+    for rows in standings.values():
+        for row in rows:
+            spec = policies.get(row["policy"])
+            row["decoding"] = condition(spec)["decoding"] if spec is not None else None
+
+
 def ab_differs(config: Config, a: str, b: str) -> str | None:
     """The one condition policies `a` and `b` differ in, if that is all they differ in."""
     first, second = config.policies[a], config.policies[b]
@@ -223,9 +242,7 @@ def league_tables(games: Iterable[GameSummary], config: Config, master_seed: int
         else {},
         "ab": [],
     }
-    for rows in tables["standings"].values():
-        for row in rows:
-            row["decoding"] = condition(config.policies[row["policy"]])["decoding"]
+    with_decoding(tables["standings"], config.policies)
     for a, b in ab_pairs(config):
         entry: dict[str, Any] = {
             "a": a, "b": b, "differs": ab_differs(config, a, b), "h2h": tables["h2h"].get(f"{a}|{b}"),

@@ -22,14 +22,14 @@ from typing import Any
 
 import structlog
 
-from arena.config import ConfigError
+from arena.config import Config, ConfigError
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.summary import read_summary_head
 from arena.record.replay import Replay, load_replay
 from arena.results.ratings import bradley_terry, pair_tallies
 from arena.results.report import sprt_lines
 from arena.results.standings import GameSummary, by_game, standings, summarise
-from arena.results.tables import match_outcomes, ranked_standings, rated_points
+from arena.results.tables import match_outcomes, ranked_standings, rated_points, with_decoding
 from arena.viewer.pool import is_pool, pool_data, pool_so_far, revealed_sources
 
 __all__ = ["Drawn", "h2h_from_games", "league_data"]
@@ -167,6 +167,16 @@ def _game_row(
     }
 
 
+def _policies(config: dict[str, Any]) -> dict[str, Any]:
+    """The resolved config's policies as the config reads them (none, if it cannot)."""
+    try:
+        return dict(
+            Config.model_validate({k: v for k, v in config.items() if k != "resolved"}).policies
+        )
+    except ValueError:
+        return {}
+
+
 def _summary_from_replays(run: Path, config: dict[str, Any], *, pool: bool) -> dict[str, Any]:
     """What summary.json would say about the replays written so far (read one at a time);
     `config` the run's resolved config, `pool` whether it is a standing pool's."""
@@ -191,6 +201,7 @@ def _summary_from_replays(run: Path, config: dict[str, Any], *, pool: bool) -> d
         "standings": ranked_standings(standings(finished, policies), per_game, points),
         "games": [g.to_json(latencies=False) for g in finished],
     }
+    with_decoding(summary["standings"], _policies(config))
     if pool:
         try:
             summary |= pool_so_far(run, finished)

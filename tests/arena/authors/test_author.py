@@ -132,7 +132,7 @@ def test_the_command_prints_the_table_and_fails_on_a_refusal(
     config = tmp_path / "authors.toml"
     config.write_text(
         '[run]\nname = "a"\ngames = ["connect-four"]\n[author]\nrevisions = 1\n'
-        '[policies.good]\nkind = "mock"\n[policies.bad]\nkind = "mock"\nfaults = { illegal = 1.0 }\n'
+        '[policies.good]\nkind = "mock"\n[policies.bad]\nkind = "mock"\nfaults = { unreadable = 1.0 }\n'
         '[policies.base]\nkind = "scripted"\n'
     )
     assert main(["author", str(config), "--game", "connect-four"]) == 1

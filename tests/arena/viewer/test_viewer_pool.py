@@ -82,7 +82,7 @@ def test_a_pool_page_has_its_entrants_statuses_and_history(tmp_path: Path) -> No
     by_name = {e["name"]: e for e in pool["entrants"]}
     assert by_name["<b>mock"]["author"] == "Ada & <i>co</i>"
     assert by_name["late"]["first_session"] == 2
-    assert by_name["random"]["retired"] == "config"
+    assert by_name["random"]["retired"] == "retired = true in the config"
     own_play = {r["policy"]: r["own_play"] for r in summary["standings"]["overall"]}
     assert {e["name"]: e["own_play"] for e in pool["entrants"]} == own_play
 
