@@ -173,8 +173,12 @@ def test_a_forfeit_keeps_where_and_why_but_no_source_and_no_output(tmp_path: Pat
     for detail in details:
         assert "exception: choosing a move: ValueError: x" in detail
         assert "[marked.py line 18, in give_up; called from line 13, in choose_move]" in detail
-    files = [p for p in out.rglob("*") if p.is_file()]
+    files = [p for p in out.rglob("*") if p.is_file() and p.parent.name != SOURCES]
     assert {"events.jsonl", "summary.json", "league.db"} <= {p.name for p in files}
+    # The one place the source is, until it is revealed: the run's private copy.
+    (kept,) = (out / SOURCES).iterdir()
+    assert b"MARKER-7f3a" in kept.read_bytes()
+    assert kept.stat().st_mode & 0o777 == 0o600
     with sqlite3.connect(out / "league.db") as db:
         dump = "\n".join(db.iterdump())
     assert "give_up" in dump
