@@ -14,6 +14,7 @@ from arena.cli import main
 from arena.config import ConfigError, parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
+from arena.record.ledger import SOURCES
 from arena.record.replay import Replay, load_replay
 from arena.record.verify import verify_replay
 
