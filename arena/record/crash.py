@@ -20,10 +20,14 @@ import os
 import re
 import signal
 
-__all__ = ["KILL_AT", "STEPS", "crash_point"]
+__all__ = ["EPISODE_STEPS", "KILL_AT", "POOL_STEPS", "STEPS", "crash_point"]
 
 KILL_AT = "COG_TEST_KILL_AT"
-STEPS = ("commit", "game", "replay", "store", "scheduled", "placed")
+EPISODE_STEPS = ("commit", "game", "replay", "store")
+"""The steps every run with a card reaches (the cards' and the store's)."""
+POOL_STEPS = ("scheduled", "placed")
+"""The steps only a standing pool reaches."""
+STEPS = (*EPISODE_STEPS, *POOL_STEPS)
 
 
 def _armed(value: str) -> dict[str, int]:

@@ -13,7 +13,7 @@ import pytest
 
 from arena.cli import main
 from arena.record.cards import audit_ledger
-from arena.record.crash import KILL_AT, STEPS
+from arena.record.crash import EPISODE_STEPS, KILL_AT
 from arena.record.ledger import read_current
 from arena.record.replay import load_replay
 
@@ -63,7 +63,7 @@ def _results(out: Path) -> list[tuple[object, ...]]:
     return [(g["episode"], g["game_index"], g["scores"], g["ending"], g["plies"]) for g in games]
 
 
-@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("step", EPISODE_STEPS)  # a pool's steps: tests/arena/league/test_pool.py
 def test_a_kill_at_each_step_then_a_resume_reveals_every_card_once(
     tmp_path: Path, step: str
 ) -> None:
