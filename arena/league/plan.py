@@ -265,6 +265,10 @@ class RunPlan:
             },
             fingerprints=self.fingerprints,
             session=self.session,
+            retry_lists_moves={
+                name: getattr(spec, "retry_lists_moves", False)
+                for name, spec in config.policies.items()
+            },
         )
 
     def _hooks(self, game: games.Game[Any]) -> EpisodeHooks:

@@ -6,8 +6,9 @@ module holds what the decisions of text seats share, and the batch that asks
 every seat of a ply at once. A text seat's first attempt gets
 `first_reply_s`; if it fails in any way (no reply in time, a provider error,
 an empty, unreadable or illegal reply) the seat gets ONE retry under
-`retry_s`, if time is left, whose prompt carries a neutral reason and the
-legal moves; all of it sits inside `decision_s`, measured on anyio's
+`retry_s`, if time is left, whose prompt carries a neutral reason and, where
+the seat's template lists them (or its policy's `retry_lists_moves` says so),
+the legal moves; all of it sits inside `decision_s`, measured on anyio's
 monotonic clock from the moment the decision is requested. When the retry
 fails too, or time runs out, the game's baseline decides and a
 `FallbackRecord` says why. Seats that act at the same moment are asked in one
@@ -141,8 +142,10 @@ class TextSeat(Seat):
 
 def _feedback(reason: str, req: DecisionRequest) -> str:
     lines = [f"YOUR PREVIOUS REPLY WAS REFUSED: {reason}"]
-    if req.legal:
+    if req.legal and req.retry_lists:
         lines.append("LEGAL MOVES: " + ", ".join(req.legal))
+    elif req.legal:
+        pass  # the template leaves the moves out: so does its retry
     elif req.move_help is not None:
         lines.append(req.move_help())
     key = req.key

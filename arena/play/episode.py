@@ -85,6 +85,8 @@ class EpisodeSetup:
     """Model policy name -> how it was asked (provider, model, URLs, params, layout, ...)."""
     fingerprints: dict[str, str] = field(default_factory=dict)
     """Policy name -> its fingerprint (`arena.play.fingerprint`), for spectators."""
+    retry_lists_moves: dict[str, bool] = field(default_factory=dict)
+    """Policy name -> list the legal moves in a retry though its template leaves them out."""
     session: int = 0
     """The run folder's session that plays the episode (0: none said)."""
 
@@ -138,6 +140,9 @@ class _GameLoop:
         self.integrity = game.integrity(self.state)
         """The initial state's integrity data."""
         self.fallbacks: list[FallbackRecord] = []
+        self.unlisted: dict[str, dict[str, bool]] = {}
+        """Seat -> whether its prompt and its retry listed the legal moves, for the seats whose
+        template leaves them out."""
         # The game's record is made when it ends: the replay's models are built when a
         # process first uses them, and a game's first decision need not wait for that.
 
@@ -170,6 +175,11 @@ class _GameLoop:
                 ))  # fmt: skip
             return render_prompt(template, context[0], feedback)
 
+        policy = self.policies[seat]
+        lists = template.lists_moves
+        retry_lists = lists or self.setup.retry_lists_moves.get(policy, False)
+        if legal and not lists:  # the replay says which seats were not shown the moves
+            self.unlisted[str(seat)] = {"prompt": False, "retry": retry_lists}
         return DecisionRequest(
             game,
             state,
@@ -180,6 +190,7 @@ class _GameLoop:
             key=game.reply_key(state),
             legal=legal,
             move_help=lambda: games.move_help(game.name, game.view(state, seat)),
+            retry_lists=retry_lists,
         )
 
     def play(self, decisions: dict[int, Decision]) -> None:
@@ -213,7 +224,7 @@ class _GameLoop:
         """The game's record, whole: its plies, its result and its wall time."""
         return GameRecord(
             index=self.index, aliases=list(self.aliases), integrity=self.integrity,
-            programs=self.programs, fallbacks=self.fallbacks,
+            programs=self.programs, fallbacks=self.fallbacks, listed=self.unlisted,
             plies=_plies().validate_json(f"[{','.join(self.plies)}]"),
             result=GameResult(**outcome.to_json(), plies=len(self.plies)), wall_s=wall_s,
         )  # fmt: skip

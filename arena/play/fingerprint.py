@@ -78,6 +78,7 @@ def played_as(
     elif isinstance(spec, HumanPolicy):
         out |= _set(spec, ("name",))
     if isinstance(spec, LlmPolicy | MockPolicy):
+        out |= _set(spec, ("retry_lists_moves",))
         out["templates"] = dict(sorted(templates.items()))
         out["prompt_protocol"] = PROMPT_PROTOCOL
     return out

@@ -162,6 +162,9 @@ class DecisionRequest:
     legal: tuple[str, ...] = field(default=())
     move_help: Callable[[], str] | None = None
     """How to write a move, for a retry where the moves cannot be listed (the battle)."""
+    retry_lists: bool = True
+    """Whether a retry lists the legal moves: not where the seat's template leaves them
+    out (finding them is then part of the test), unless its policy says otherwise."""
 
 
 class Seat(ABC):

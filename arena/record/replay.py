@@ -214,6 +214,9 @@ class GameRecord(_Model):
     integrity: dict[str, Any] = Field(default_factory=dict)
     programs: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Seat -> the program's SHA-256, seed, node budget and timeout, for program seats."""
+    listed: dict[str, dict[str, bool]] = Field(default_factory=dict, exclude_if=_empty)
+    """Seat -> whether its prompt and its retry listed the legal moves, for a seat whose
+    template leaves them out (finding them is part of its test); not written otherwise."""
     wall_s: float = 0.0
 
 
