@@ -12,7 +12,7 @@ decision do not wait for what they never use.
     verify     re-derive replays, check a run folder
     games      list the games
     report     a run's tables
-    program    check a player program
+    program    check player programs
     author     models write programs of a game (models as authors)
     view       the league and replay pages
     prompt     the exact prompt a seat would get
@@ -42,7 +42,7 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
     "games": ("list the games: what each is, its baseline and rules version", "games"),
     "report": ("standings, head to head, fallback records or games of a run", "report"),
-    "program": ("program seats: check a player program", "program"),
+    "program": ("program seats: check player programs", "program"),
     "author": ("models as authors: each model writes a program of a game, checked", "author"),
     "view": ("write (and optionally serve) the league and replay pages", "view"),
     "prompt": ("print the exact prompt a seat would get", "prompt"),

@@ -95,6 +95,11 @@ def test_a_missing_config(line: str, files: Path, capsys: pytest.CaptureFixture[
     _one_message(capsys, _words(line, d=files), "missing.toml does not exist", "check the path")
 
 
+def test_program_check_of_a_missing_file(files: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["program", "check", str(ROOT / "players" / "greedy.py"), str(files / "gone.py")]
+    _one_message(capsys, argv, "gone.py does not exist", "pass a player program's file")
+
+
 @pytest.mark.parametrize("command", ["verify", "report", "view", "rebuild", "rescore"])
 def test_a_missing_run_folder(
     command: str, files: Path, capsys: pytest.CaptureFixture[str]
@@ -140,13 +145,14 @@ def test_a_config_that_is_not_toml(
         f"{PROMPT} --config {{d}}/unknown.toml --policy mock",
         "author {d}/good.toml --game hexx --out {d}/out",
         "author --show-brief --game hexx",
+        "program check {root}/players/greedy.py --game hexx",
     ],
-    ids=["run", "prompt", "prompt-config", "author", "author-brief"],
+    ids=["run", "prompt", "prompt-config", "author", "author-brief", "program-check"],
 )
 def test_an_unknown_game_names_the_known_ones(
     line: str, files: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    said = _one_message(capsys, _words(line, d=files), "hexx")
+    said = _one_message(capsys, _words(line, d=files, root=ROOT), "hexx")
     assert "connect-four" in said  # the games it could have been
     assert not (files / "out").exists()
 
