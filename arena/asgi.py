@@ -3,8 +3,8 @@
 Each is a raw ASGI app that routes its own few paths (the mock by wire protocol, the
 page behind its token, the viewer as files), served by uvicorn. A request body is read
 up to a bound; a response goes out whole, its length counted, in one write. A server
-listens on a socket bound before uvicorn sees it, so a busy port is an `OSError` naming
-the flag to change (uvicorn would `sys.exit`). Every wait is bounded: a server is up
+listens on a socket bound before uvicorn sees it, so a busy port is a `PortUnavailable`
+naming the flag to change (uvicorn would `sys.exit`). Every wait is bounded: a server is up
 within `START_S` or the block fails, and its stop lasts at most `STOP_S` (uvicorn ends
 what still runs `GRACE_S` after its shutdown begins).
 
@@ -40,6 +40,7 @@ __all__ = [
     "App",
     "Headers",
     "Message",
+    "PortUnavailable",
     "Receive",
     "Scope",
     "Send",
@@ -112,9 +113,15 @@ async def send_text(send: Send, status: int, text: str, headers: Headers = ()) -
     await send_bytes(send, status, text.encode(), [*headers, _TEXT_TYPE])
 
 
+class PortUnavailable(OSError):
+    """A server cannot listen on the host and port asked for (busy, or not this machine's);
+    the message names the flag to change. The `arena` command prints it as one line."""
+
+
 def listen(host: str, port: int, *, what: str, flag: str) -> socket.socket:
     """A TCP socket bound to host:`port` (0: a free one), for a server to listen on; a busy
-    port is an `OSError` saying that `what` cannot listen there and to pick another `flag`."""
+    port is a `PortUnavailable` saying that `what` cannot listen there and to pick another
+    `flag`."""
     # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on sockets that say so, and
     # without it every keep-alive answer waits ~40 ms for a delayed ACK.
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -124,7 +131,7 @@ def listen(host: str, port: int, *, what: str, flag: str) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise OSError(
+        raise PortUnavailable(
             f"{what} cannot listen on {host}:{port} ({exc}); pick another {flag}"
         ) from exc
     return sock

@@ -12,7 +12,7 @@ decision do not wait for what they never use.
     verify     re-derive replays, check a run folder
     games      list the games
     report     a run's tables
-    program    check a player program
+    program    check player programs
     author     models write programs of a game (models as authors)
     view       the league and replay pages
     prompt     the exact prompt a seat would get
@@ -42,7 +42,7 @@ _SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
     "games": ("list the games: what each is, its baseline and rules version", "games"),
     "report": ("standings, head to head, fallback records or games of a run", "report"),
-    "program": ("program seats: check a player program", "program"),
+    "program": ("program seats: check player programs", "program"),
     "author": ("models as authors: each model writes a program of a game, checked", "author"),
     "view": ("write (and optionally serve) the league and replay pages", "view"),
     "prompt": ("print the exact prompt a seat would get", "prompt"),
@@ -80,26 +80,43 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `arena` command; returns the exit status."""
+    """Entry point of the `arena` command; returns the exit status. A user's error (a config
+    refused, a busy port, a damaged store) is one line on stderr and exit status 2."""
     parser = _parser(argv)
     args = parser.parse_args(argv)
     handler: _Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return 0
-    import sqlite3  # the errors main() reports: loaded once a subcommand runs
+    try:
+        return handler(args)
+    except Exception as exc:
+        said = _user_error(exc)
+        if said is None:
+            raise
+        print(f"arena: {said}", file=sys.stderr)
+        return 2
+
+
+def _user_error(exc: BaseException) -> str | None:
+    """What to tell the user of `exc`, one of the errors their command can make (found in a
+    task group alone, as a server's start is); None for a fault, whose traceback shows."""
+    import sqlite3  # the errors main() reports: loaded once a subcommand has failed
 
     from arena.config import ConfigError
 
-    try:
-        return handler(args)
-    except ConfigError as exc:
-        print(f"arena: {exc}", file=sys.stderr)
-        return 2
-    except sqlite3.DatabaseError as exc:  # damage a store's first reads did not show
-        print(
-            f"arena: a league store cannot be read ({exc}); the replays are the truth: "
-            "`arena rebuild RUN` re-creates it from them",
-            file=sys.stderr,
+    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        return _user_error(exc.exceptions[0])
+    if isinstance(exc, ConfigError):
+        return str(exc)
+    if isinstance(exc, sqlite3.DatabaseError):  # damage a store's first reads did not show
+        return (
+            f"a league store cannot be read ({exc}); the replays are the truth: "
+            "`arena rebuild RUN` re-creates it from them"
         )
-        return 2
+    if isinstance(exc, OSError):
+        from arena.asgi import PortUnavailable  # only a server raises it: loaded if one did
+
+        if isinstance(exc, PortUnavailable):
+            return str(exc)
+    return None

@@ -75,7 +75,7 @@ def handle(args: argparse.Namespace) -> int:
             return await write_programs(config, args.game, names, out, redactor=redactor)
         from arena.mock_llm import build_app, serving  # the mock server: only when asked
 
-        async with serving(build_app(), port=args.mock_port) as url:
+        async with serving(build_app(), port=args.mock_port, flag="--mock-port") as url:
             served = served_by_mock(config, url)
             return await write_programs(served, args.game, names, out, redactor=redactor)
 

@@ -65,6 +65,11 @@ def handle(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"arena mock-llm: --faults: {exc}", file=sys.stderr)
         return 2
+    from arena.asgi import listen
+
+    # Bound and let go at once: a busy port is refused (one line, by main) before the
+    # banner says it serves; the server binds it again in a moment.
+    listen(args.host, args.port, what="mock LLM", flag="--port").close()
     print(
         f"mock LLM on http://{args.host}:{args.port} (OpenAI: /v1/chat/completions, "
         f"Anthropic: /v1/messages, Gemini: /v1beta/models/M:generateContent); Ctrl-C stops it"

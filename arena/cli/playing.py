@@ -4,6 +4,7 @@ page served while people have seats."""
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING
 
 from arena.cli.console import ProgressLines, Stderr, progress_bar
@@ -93,36 +94,36 @@ def play_with_progress(
             if not show:
                 lines.maybe(result, episodes + result.replays)
 
-        async def played(desk: Desk | None) -> RunResult:
-            if mock is None:
-                return await execute(
-                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
-                    check_endpoints=check, ray_address=ray_address, desk=desk,
-                )  # fmt: skip
-            from arena.mock_llm import (  # the mock server: only a run that serves it
-                build_app,
-                serving,
-            )
-
-            port, faults = mock
-            async with serving(build_app(faults=faults), port=port) as url:
-                console.print(f"mock LLM serving on {url} (faults: {faults or 'none'})")
-                return await execute(
-                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
-                    check_endpoints=check, ray_address=ray_address, desk=desk,
-                )  # fmt: skip
-
         async def play() -> RunResult:
-            if not plan.people:
-                return await played(None)
-            from arena.viewer.play import play_page  # uvicorn and the page: only a run with people
+            # Both servers up before either is announced: a busy port of either is the one
+            # message, never after a URL printed for someone to open.
+            said: list[str] = []
+            async with AsyncExitStack() as servers:
+                if mock is not None:
+                    from arena.mock_llm import build_app, serving  # only a run that serves it
 
-            async with play_page(plan.config.run.name, play_port) as page:
-                console.print(
-                    f"play page: open {page.url} in your browser to play "
-                    f"{', '.join(plan.people)} (its token lets only you in)",
-                    highlight=False, markup=False, soft_wrap=True,
+                    port, faults = mock
+                    url = await servers.enter_async_context(
+                        serving(build_app(faults=faults), port=port, flag="--mock-port")
+                    )
+                    said.append(f"mock LLM serving on {url} (faults: {faults or 'none'})")
+                desk: Desk | None = None
+                if plan.people:
+                    from arena.viewer.play import play_page  # uvicorn and the page: with people
+
+                    page = await servers.enter_async_context(
+                        play_page(plan.config.run.name, play_port)
+                    )
+                    said.append(
+                        f"play page: open {page.url} in your browser to play "
+                        f"{', '.join(plan.people)} (its token lets only you in)"
+                    )
+                    desk = page.desk
+                for line in said:
+                    console.print(line, highlight=False, markup=False, soft_wrap=True)
+                return await execute(
+                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
+                    check_endpoints=check, ray_address=ray_address, desk=desk,
                 )  # fmt: skip
-                return await played(page.desk)
 
         return anyio.run(play)

@@ -44,16 +44,25 @@ def handle(args: argparse.Namespace) -> int:
     import games  # loaded when this subcommand runs: `import arena.cli` loads no arena module
     from arena.config import ConfigError
     from arena.play.preview import preview_prompt, shown, stable_note
+    from arena.play.prompts import PromptError
 
     known = [*games.names(), "rotate"]
     if args.game not in known:
         raise ConfigError(f"--game: unknown game {args.game!r} (known: {', '.join(known)})")
+    if args.policy is not None and args.config is None:
+        raise ConfigError(
+            f"--policy {args.policy} is a policy of a run config: add --config CONFIG"
+        )
     schema: list[dict[str, object]] = []
-    prompt, chat = preview_prompt(
-        game=args.game, seed=args.seed, ply=args.ply, game_index=args.game_index,
-        seat=args.seat, config=args.config, policy=args.policy, card_seed=args.card_seed,
-        schema_out=schema,
-    )  # fmt: skip
+    try:
+        prompt, chat = preview_prompt(
+            game=args.game, seed=args.seed, ply=args.ply, game_index=args.game_index,
+            seat=args.seat, config=args.config, policy=args.policy, card_seed=args.card_seed,
+            schema_out=schema,
+        )  # fmt: skip
+    except PromptError as exc:  # the policy's template: missing, or one the game cannot use
+        where = f"{args.config}: policies.{args.policy}.prompt: " if args.policy else ""
+        raise ConfigError(f"{where}{exc}") from exc
     sys.stdout.write(shown(prompt, chat))
     for sent in schema:
         import json  # a schema preview only

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from arena.cli import argtypes
+
 __all__ = ["add_arguments", "handle"]
 
 
@@ -17,11 +19,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`arena rebuild` with the parsed `args`; its exit status."""
-    from arena.league.summary import (
-        rebuild_run,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
-    )
+    from arena.config import ConfigError  # loaded when this subcommand runs
+    from arena.league.lock import RunFolderBusy
+    from arena.league.summary import rebuild_run
 
-    stored = rebuild_run(args.run)
+    try:
+        stored = rebuild_run(argtypes.run_folder(args.run))
+    except RunFolderBusy as exc:  # its fix is a run's (another --out): a rebuild's is to wait
+        raise ConfigError(
+            f"run folder {args.run} is in use by process {exc.holder}: rebuild it once that "
+            "run has ended (or stop it)"
+        ) from exc
     print(
         f"arena rebuild: {args.run / 'league.db'} re-created from {stored} replay(s), and "
         f"summary.json written from it. The digests "

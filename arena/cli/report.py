@@ -10,6 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.cli import argtypes
 from arena.cli.console import stdout
 from arena.results.formats import FORMATS, WHATS
 
@@ -50,7 +51,7 @@ def handle(args: argparse.Namespace) -> int:
     )
     from arena.results.report import League, render
 
-    config, seed, _ = read_resolved(args.run)
+    config, seed, _ = read_resolved(argtypes.run_folder(args.run))
     with _stored(args.run) as store:
         league = League(args.run, config, seed, store, partial(_sprt, config, store))
         render(league, args.what, args.format, stdout())

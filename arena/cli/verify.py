@@ -33,13 +33,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """`arena verify` with the parsed `args`; its exit status."""
+    """`arena verify` with the parsed `args`; its exit status (1 if something failed to
+    verify, 2 if a path is neither a replay file nor a run folder)."""
     from arena.record.verify import (  # loaded when this subcommand runs: `import arena.cli` loads no arena module
         VerifyError,
         verify_file,
     )
 
-    failed = False
+    failed = misnamed = False
     for target in args.paths:
         if (target / "replays").is_dir():
             audit = audit_folder(target)
@@ -63,9 +64,9 @@ def handle(args: argparse.Namespace) -> int:
                 "with the same replies has the same, locally or on a cluster)"
             )
             failed = failed or bool(problems)
-        elif not target.exists():
-            print(f"arena verify: {target} does not exist", file=sys.stderr)
-            failed = True
+        elif not target.exists() or target.is_dir():
+            print(f"arena verify: {_not_verifiable(target)}", file=sys.stderr)
+            misnamed = True
         else:
             try:
                 verify_file(target)
@@ -73,7 +74,17 @@ def handle(args: argparse.Namespace) -> int:
             except VerifyError as exc:
                 print(f"arena verify: FAILED: {exc}", file=sys.stderr)
                 failed = True
-    return 1 if failed else 0
+    return 2 if misnamed else 1 if failed else 0
+
+
+def _not_verifiable(target: Path) -> str:
+    """Why `target` is neither a replay file nor a run folder, and what to pass instead."""
+    if not target.exists():
+        return f"{target} does not exist; pass a run folder (e.g. runs/quickstart) or a replay file"
+    return (
+        f"{target} is not a run folder (it has no replays/ folder); pass the folder `arena run` "
+        "wrote (e.g. runs/quickstart) or a replay file in its replays/"
+    )
 
 
 def _revealed_games(run: Path) -> list[str]:

@@ -31,4 +31,4 @@ def handle(args: argparse.Namespace) -> int:
         main_view,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
     )
 
-    return main_view(args.run, args.serve, args.port)
+    return main_view(argtypes.run_folder(args.run), args.serve, args.port)

@@ -27,6 +27,10 @@ _held: dict[Path, tuple[int, int]] = {}
 class RunFolderBusy(ConfigError):
     """Another process is playing a run in this folder."""
 
+    holder = "unknown"
+    """The process id the holder wrote into the lock (a command other than `arena run`
+    words its own fix with it)."""
+
 
 @contextmanager
 def hold_run_folder(out: Path) -> Iterator[None]:
@@ -43,10 +47,12 @@ def hold_run_folder(out: Path) -> Iterator[None]:
         except BlockingIOError:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
             os.close(fd)
-            raise RunFolderBusy(
+            busy = RunFolderBusy(
                 f"run folder {out} is in use by process {holder}: wait for that run to end "
                 "(or stop it), or pass another --out"
-            ) from None
+            )
+            busy.holder = holder
+            raise busy from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         _held[key] = (fd, 1)

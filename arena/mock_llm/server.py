@@ -222,11 +222,17 @@ def build_app(
 
 @asynccontextmanager
 async def serving(
-    app: MockLLM, *, host: str = "127.0.0.1", port: int = 0, outage: Outage | None = None
+    app: MockLLM,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    outage: Outage | None = None,
+    flag: str = "--port",
 ) -> AsyncIterator[str]:
     """Run `app` in this event loop for the block (port 0: a free one); yields its base URL.
-    With an `outage`, the URL's port goes down and comes back as it says (`outage.Front`)."""
-    sock = _listen(host, port if outage is None else 0)
+    With an `outage`, the URL's port goes down and comes back as it says (`outage.Front`).
+    A busy port is a `PortUnavailable` naming `flag`, the option that chose it."""
+    sock = _listen(host, port if outage is None else 0, flag)
     async with serving_app(app, sock, on_stop=app.release) as bound:
         if outage is None:
             yield _url(host, bound)
@@ -240,8 +246,8 @@ async def serving(
                 front.close()
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    return listen(host, port, what="mock LLM", flag="--port")
+def _listen(host: str, port: int, flag: str = "--port") -> socket.socket:
+    return listen(host, port, what="mock LLM", flag=flag)
 
 
 def _url(host: str, port: int) -> str:

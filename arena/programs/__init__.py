@@ -12,7 +12,8 @@ is the newcomer's page. The story, one module each:
     sandbox   the child process: start, one exchange per move, a kill that always reaps
     engine    the engine behind `ctx.legal_moves`, `ctx.apply`, ...: nodes
     runner    `ProgramRunner.choose`: one move, its nodes, forfeits
-    check     `check_program`: the static check and two identical games
+    check     `check_program`: the static check and two identical games; the games a
+              program names in its `GAMES` (`declared_games`)
 
 Errors::
 
@@ -31,7 +32,14 @@ from arena.programs.bwrap import (
     bwrap_problem,
     choose_sandbox,
 )
-from arena.programs.check import CheckGame, CheckPly, CheckReport, PlyRecord, check_program
+from arena.programs.check import (
+    CheckGame,
+    CheckPly,
+    CheckReport,
+    PlyRecord,
+    check_program,
+    declared_games,
+)
 from arena.programs.limits import (
     ALLOWED_MODULES,
     DEFAULT_NODE_BUDGET,
@@ -72,6 +80,7 @@ __all__ = [
     "check_program",
     "check_source",
     "choose_sandbox",
+    "declared_games",
     "register",
     "timeout_for",
 ]

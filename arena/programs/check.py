@@ -3,11 +3,14 @@
 Registration plays the program twice on the same seed, each time in
 a fresh child against the game's baseline; any difference in the records
 (every move and every node count) refuses it, naming the first difference.
-A forfeit in either game refuses it too.
+A forfeit in either game refuses it too. The games a program plays, if not every
+one program seats play, it names in a module-level `GAMES = (...)` (`declared_games`,
+read from the source, never run).
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,15 @@ from arena.programs.runner import ProgramForfeit, ProgramRunner
 from arena.programs.static import ProgramRefused, register
 from games import program_games
 
-__all__ = ["PROGRAM_SEAT", "CheckGame", "CheckPly", "CheckReport", "PlyRecord", "check_program"]
+__all__ = [
+    "PROGRAM_SEAT",
+    "CheckGame",
+    "CheckPly",
+    "CheckReport",
+    "PlyRecord",
+    "check_program",
+    "declared_games",
+]
 
 PROGRAM_SEAT = 0
 """The seat the checked program plays in both games; the baseline plays the other."""
@@ -203,3 +214,49 @@ async def check_program(
     if difference is not None:
         problems.insert(0, difference)
     return replace(report, problems=tuple(problems), games=tuple(runs))
+
+
+def declared_games(path: str | Path) -> tuple[str, ...] | None:
+    """The games the program at `path` names in a module-level `GAMES = (...)`, read from its
+    source with `ast` (never run); None without one, or for a file that cannot be read or
+    parsed (the check refuses it, naming why). Raise ProgramRefused, naming the file and the
+    games programs play, for a GAMES that is not a literal tuple or list of game names or
+    names a game program seats do not play."""
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found = _module_value(tree, "GAMES")
+    if found is None:
+        return None
+    known = ", ".join(program_games())
+    where = f"{path} line {found.lineno}"
+    elements = found.elts if isinstance(found, ast.Tuple | ast.List) else []
+    names = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if not elements or len(names) != len(elements):
+        raise ProgramRefused(
+            f"{where}: GAMES must be a literal tuple of game names, e.g. GAMES = "
+            f'("connect-four", "hex") (program seats play: {known})'
+        )
+    for name in names:
+        if name not in program_games():
+            raise ProgramRefused(
+                f"{where}: GAMES names {name!r}, which program seats do not play (they play: "
+                f"{known})"
+            )
+    return tuple(dict.fromkeys(names))
+
+
+def _module_value(tree: ast.Module, name: str) -> ast.expr | None:
+    """The value last assigned to `name` at module level (as Python leaves it), if any."""
+    found = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets = [node.target]
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            found = node.value
+    return found
