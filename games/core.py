@@ -41,7 +41,11 @@ __all__ = [
     "TurnState",
     "Unreadable",
     "is_card_seed",
+    "move_pieces",
     "normalise_token",
+    "placeholder_refusal",
+    "reads_as_several",
+    "several_refusal",
 ]
 
 COMPLETE = "complete"
@@ -300,6 +304,60 @@ def normalise_token(text: str) -> str:
     return _STRIP.sub("", text.strip().lower())
 
 
+_PLACEHOLDER = re.compile(r"<[^<>]*[A-Za-z]{3}[^<>]*>")
+"""A placeholder of the arena's texts: `<your move>`, `<from>-<to>`, `<file letter>`."""
+_DOTS = re.compile(r"[\s\"'`\[\]<>]*(?:\.{2,}|\u2026)+[\s\"'`\[\]<>]*")
+"""A reply that is only an ellipsis (`...`, `<...>`): a placeholder of the arena's texts."""
+_LIST_CUTS = {
+    True: re.compile(r"[\s,;|]+"),
+    False: re.compile(r"[,;|\n]+|\s+(?:or|and|then)\s+", re.IGNORECASE),
+}
+_JOINING_WORDS = frozenset({"or", "and", "then"})
+_PIECE_EDGES = " \t\r\n\"'`[]"
+
+
+def _quoted(text: str) -> str:
+    """`text` quoted for a refusal, cut so a long reply cannot flood it."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def placeholder_refusal(text: str, wanted: str) -> str | None:
+    """The refusal of a reply that wrote a placeholder of the arena's texts (`<your move>`,
+    `<cell>`, `...`) where its move belongs, or None when `text` holds none. `wanted` says
+    what belongs there (`one of the legal moves exactly as listed`).
+
+    Asked only of text the reader has refused, so a move in brackets (`<d>`) still reads.
+    """
+    if _PLACEHOLDER.search(text) is None and _DOTS.fullmatch(text) is None:
+        return None
+    return f"{_quoted(text)} is a placeholder: in its place, write {wanted}."
+
+
+def move_pieces(text: str, *, spaces: bool = True) -> list[str]:
+    """`text` cut where a reply lists moves (commas, semicolons, bars, `or`, `and`, `then`,
+    and with `spaces` whitespace too), each piece without quotes or brackets around it."""
+    pieces = (piece.strip(_PIECE_EDGES) for piece in _LIST_CUTS[spaces].split(text))
+    return [p for p in pieces if p and p.casefold() not in _JOINING_WORDS]
+
+
+def reads_as_several(pieces: list[str], reads: Callable[[str], object]) -> bool:
+    """Whether `pieces` (`move_pieces` of a refused reply) are two or more moves: each one
+    read by `reads` without a MoveError."""
+    if len(pieces) < 2:
+        return False
+    for piece in pieces:
+        try:
+            reads(piece)
+        except MoveError:
+            return False
+    return True
+
+
+def several_refusal(text: str, moves: str = "moves") -> str:
+    """The refusal of a reply holding several moves (or `plays`) where one belongs."""
+    return f"{_quoted(text)} holds several {moves}: give exactly one."
+
+
 class TurnState(Protocol):
     """What the frame reads from a `TurnGame` state: fields the game works out when it
     makes the state, so every question about turns and the end is an attribute read."""
@@ -381,11 +439,25 @@ class TurnGame(Game[T]):
         """The canonical legal move a reply's text reads as; Unreadable or Illegal otherwise."""
         if not isinstance(move, str):
             raise Unreadable(f"expected the move as text, got {type(move).__name__}")
-        canonical = self._read(move)
+        try:
+            canonical = self._read(move)
+        except Unreadable as exc:
+            refusal = self._misread(move)
+            if refusal is None:
+                raise
+            raise Unreadable(refusal) from exc
         self._check_turn(s, seat)
         if self._play(s, canonical) is None:
             raise Illegal(self._refusal(s, canonical, move))
         return canonical
+
+    def _misread(self, text: str) -> str | None:
+        """Why an unreadable `text` is refused where the reader's own words would mislead: it
+        is a placeholder of the arena's texts, or several moves; None otherwise."""
+        placeholder = placeholder_refusal(text, "one of the legal moves exactly as listed")
+        if placeholder is not None:
+            return placeholder
+        return several_refusal(text) if reads_as_several(move_pieces(text), self._read) else None
 
     def apply(self, s: T, moves: Mapping[int, Any]) -> T:
         """The state after the seat to act plays its canonical legal move; `s` is unchanged."""

@@ -18,7 +18,7 @@ parallel batch, each retrying as soon as its own first attempt fails.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar, NamedTuple
@@ -28,6 +28,7 @@ import structlog
 
 import games
 from arena.play.extract import Extracted, extract
+from arena.play.prompts import reply_value
 from arena.play.protocol import (
     Answer,
     Decision,
@@ -41,9 +42,11 @@ from arena.record.validity import side_of
 
 __all__ = [
     "NO_REPLY",
+    "OTHER_REASON",
     "REPLY_CUT",
     "RETRY_REASONS",
     "SEAT_LEAD_S",
+    "SHORT_REPLY",
     "TOO_DEEP",
     "ReadReply",
     "TextSeat",
@@ -51,6 +54,7 @@ __all__ = [
     "decide_batch",
     "read_reply",
     "retry_reason",
+    "retry_text",
     "switched_off",
 ]
 
@@ -62,21 +66,30 @@ SEAT_LEAD_S = 0.05
 """How much earlier than the arena's own cut-off a seat is told its deadline."""
 
 RETRY_REASONS = {
-    "timeout": "no reply in time",
-    "transport": "the reply could not be delivered",
-    "not_connected": "the reply could not be delivered",
-    "rate_limited": "the reply could not be delivered",
-    "http_status": "the reply could not be delivered",
-    "provider_error": "the reply could not be delivered",
-    "empty": "the reply was empty",
-    "truncated": "the reply was cut off at the token limit",
+    "timeout": "no reply came in time.",
+    "transport": "the reply could not be delivered.",
+    "not_connected": "the reply could not be delivered.",
+    "rate_limited": "the reply could not be delivered.",
+    "http_status": "the reply could not be delivered.",
+    "provider_error": "the reply could not be delivered.",
+    "empty": "the reply was empty.",
+    "truncated": "the reply was cut off at the token limit.",
 }
 """What a retry prompt says of a failed attempt, per cause: fixed words, so that no
 provider error text, model name, URL or status detail ever reaches a prompt. For
 `unreadable` and `illegal` the game's own message follows the cause."""
+OTHER_REASON = "the reply could not be used."
+"""The reason given for a cause `RETRY_REASONS` does not name."""
+SHORT_REPLY = (
+    "KEEP THIS REPLY SHORT: write only the JSON object with your {key}, with no reasoning "
+    "before it; your previous reply ran into the token limit."
+)
+"""The first line of a retry after a reply that stopped at the token limit (`{key}`: the
+reply key): a model that reasons at length is asked for the move alone."""
 
 NO_REPLY = "no reply before the attempt's deadline"
-TOO_DEEP = "the reply nests its JSON too deep to read"
+TOO_DEEP = "the reply nests its JSON too deep to read."
+_ENDS = (".", "?", "!")
 
 
 class ReadReply(NamedTuple):
@@ -96,7 +109,7 @@ def read_reply(
     stopped at its token limit), illegal, or a move. Decisions and `arena rescore` read
     replies through this one function, so the two never disagree."""
     if not text.strip():
-        return ReadReply(None, "empty", "the reply was empty", None)
+        return ReadReply(None, "empty", RETRY_REASONS["empty"], None)
     try:
         extracted = extract(text, key)
         move = game.parse(state, seat, extracted.move)
@@ -110,10 +123,36 @@ def read_reply(
 
 
 def retry_reason(cause: str, error: str) -> str:
-    """The neutral reason a retry prompt gives for a failed attempt (`RETRY_REASONS`)."""
+    """The neutral reason a retry prompt gives for a failed attempt (`RETRY_REASONS`), whole
+    sentences: a game's message that does not end as a sentence does gets a full stop."""
     if cause in ("unreadable", "illegal"):
-        return f"{cause}: {error}"
-    return RETRY_REASONS.get(cause, "the reply could not be used")
+        message = error.rstrip()
+        return f"{cause}: {message}" + ("" if message.endswith(_ENDS) else ".")
+    return RETRY_REASONS.get(cause, OTHER_REASON)
+
+
+def retry_text(
+    cause: str,
+    error: str,
+    *,
+    key: str = "move",
+    legal: Sequence[str] = (),
+    move_help: Callable[[], str] | None = None,
+    cut: bool = False,
+) -> str:
+    """What a retry prompt adds to the prompt: the reason, the legal moves (or the move help
+    where they cannot be listed) and the reply line; first, after a reply `cut` at the token
+    limit, the request for a short one (`SHORT_REPLY`)."""
+    lines = [SHORT_REPLY.format(key=key)] if cut else []
+    lines.append(f"YOUR PREVIOUS REPLY WAS REFUSED: {retry_reason(cause, error)}")
+    if legal:
+        lines.append("LEGAL MOVES: " + ", ".join(legal))
+    elif move_help is not None:
+        lines.append(move_help())
+    lines.append(
+        f'Reply with one JSON object: {{"{key}": {reply_value(key)}, "say": "...", "notes": "..."}}'
+    )
+    return "\n".join(lines)
 
 
 class TextSeat(Seat):
@@ -138,19 +177,6 @@ class TextSeat(Seat):
     async def decide(self, request: DecisionRequest) -> Decision:
         """Ask, retry once if time is left, else fall back with a cause."""
         return await _text_decision(self, request)
-
-
-def _feedback(reason: str, req: DecisionRequest) -> str:
-    lines = [f"YOUR PREVIOUS REPLY WAS REFUSED: {reason}"]
-    if req.legal and req.retry_lists:
-        lines.append("LEGAL MOVES: " + ", ".join(req.legal))
-    elif req.legal:
-        pass  # the template leaves the moves out: so does its retry
-    elif req.move_help is not None:
-        lines.append(req.move_help())
-    key = req.key
-    lines.append(f'Reply with one JSON object: {{"{key}": "...", "say": "...", "notes": "..."}}')
-    return "\n".join(lines)
 
 
 async def _attempt(
@@ -220,7 +246,12 @@ async def _text_decision(seat: TextSeat, req: DecisionRequest) -> Decision:
                 req.seat, move, "reply" if n == 1 else "retry", anyio.current_time() - started,
                 tuple(attempts), extracted.say, extracted.notes, None, extracted.move,
             )  # fmt: skip
-        feedback = _feedback(retry_reason(record.cause or "timeout", record.error), req)
+        cut = record.report is not None and record.report.stop_reason == "length"
+        feedback = retry_text(
+            record.cause or "timeout", record.error, key=req.key,
+            legal=req.legal if req.retry_lists else (),  # a template that leaves them out
+            move_help=req.move_help if req.retry_lists or not req.legal else None, cut=cut,
+        )  # fmt: skip
     cause = attempts[-1].cause if attempts else "timeout"
     move = req.game.baseline(req.state, req.seat)
     latency = anyio.current_time() - started

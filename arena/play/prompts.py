@@ -25,11 +25,16 @@ from typing import Any
 
 import games
 
-PROMPT_PROTOCOL = 1
+PROMPT_PROTOCOL = 2
 """The version of the text the arena writes itself into a text seat's prompts: the first
 line, the refusals and their retry, the reply formats, the rules summaries. Raised by one
 whenever any of it changes, so a policy's fingerprint (`arena.play.fingerprint`) tells
-games asked with the old text from games asked with the new."""
+games asked with the old text from games asked with the new.
+
+2: no text shows a move that could be legal as its example (placeholders such as
+`<from>-<to>` instead), a placeholder or several moves in a reply get their own refusal,
+a retry after a reply cut at the token limit asks for a short one, every refusal is whole
+sentences."""
 
 __all__ = [
     "PLACEHOLDERS",
@@ -44,6 +49,8 @@ __all__ = [
     "prompts_dir",
     "render",
     "render_prompt",
+    "reply_format",
+    "reply_value",
     "rules_summary",
 ]
 
@@ -237,15 +244,21 @@ def _history(ctx: SeatContext) -> str:
     return " ".join(numbered)
 
 
+def reply_value(key: str) -> str:
+    """The placeholder of a reply format's move: the shape the reader takes, a JSON list for
+    the battle's orders (its move help lists the entries), a JSON string for the rest. A
+    placeholder, never an example: an example move is copied."""
+    return f"[<your {key}>]" if key == "orders" else f'"<your {key}>"'
+
+
 @cache
-def _reply_format(key: str) -> str:
-    # The example's value has the shape the reader takes: the battle's orders are a JSON list
-    # (its move help lists the entries), every other move is a JSON string.
-    value = f"[<your {key}>]" if key == "orders" else f'"<your {key}>"'
+def reply_format(key: str) -> str:
+    """The reply instructions of `$reply_format` for reply key `key`."""
     return (
-        "Reply with ONE JSON object, last in your reply:\n"
-        f'{{"{key}": {value}, "say": "<optional, shown to spectators only, <= 280 chars>", '
-        '"notes": "<optional, private notes returned to you next turn, <= 2000 chars>"}\n'
+        "Reply with ONE JSON object, last in your reply, with your own text in place of each "
+        "<...>:\n"
+        f'{{"{key}": {reply_value(key)}, "say": "<optional, shown to spectators only, <= 280 '
+        'chars>", "notes": "<optional, private notes returned to you next turn, <= 2000 chars>"}\n'
         f"REPLY KEY: {key}"
     )
 
@@ -274,7 +287,7 @@ _VALUES: dict[str, Callable[[SeatContext], str]] = {
     "legal_moves": lambda ctx: ", ".join(ctx.legal) if ctx.legal else "(see the rules)",
     "standing": _standing,
     "notes": lambda ctx: ctx.notes or "(none)",
-    "reply_format": lambda ctx: _reply_format(ctx.reply_key),
+    "reply_format": lambda ctx: reply_format(ctx.reply_key),
     "reply_key": lambda ctx: ctx.reply_key,
     "move_help": lambda ctx: games.move_help(ctx.game, ctx.view),
     "ply": lambda ctx: str(len(ctx.history) + 1),

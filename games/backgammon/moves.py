@@ -161,7 +161,7 @@ def _moved(mover: Side, written: tuple[WrittenMove, ...]) -> Side:
         point = short[0]
         raise Illegal(
             f"the play moves more checkers from {POINT_NAMES[point]} than the "
-            f"{mover[point]} you have there: pick a play from the legal list"
+            f"{mover[point]} you have there: pick a play from the legal list."
         )
     return bytes(counts)
 
@@ -182,7 +182,7 @@ def find_play(
     if len(candidates) == 1:
         return candidates[0]
     if not candidates:
-        raise Illegal("no legal play with these dice moves your checkers that way")
+        raise Illegal("no legal play with these dice moves your checkers that way.")
     named = {p for move in written for p in move.points[1:] if p != OFF}
     claimed = {p for p in named if opponent[25 - p] == 1}
     claimed |= {p for move in written for p in move.starred}
@@ -194,4 +194,4 @@ def find_play(
     if len(covering) == 1:
         return covering[0]
     options = " or ".join(play.name for play in candidates)
-    raise Illegal(f"the play could mean {options}: name the points where it hits")
+    raise Illegal(f"the play could mean {options}: name the points where it hits.")

@@ -350,8 +350,8 @@ def _point(word: str, first: bool, last: bool, token: str) -> int:
     if word.isdigit() and int(word) == 0 and last and not first:
         return OFF
     raise Unreadable(
-        f"{word!r} in {token!r} is not a point: write 1-24 in your own numbering, "
-        "'bar' to enter and 'off' to bear off (for example 'bar/22', '6/off')"
+        f"{word!r} in {token!r} is not a point: write a point 1-24 in your own numbering, "
+        "bar as the <from> of a checker entering and off as the <to> of one bearing off."
     )
 
 
@@ -359,8 +359,9 @@ def _read_token(token: str) -> WrittenMove:
     match = _TOKEN.fullmatch(token)
     if match is None:
         raise Unreadable(
-            f"{token!r} is not a move: write from/to in your own numbering, such as "
-            "'13/7', '8/5*', '6/3(2)', 'bar/22' or '6/off'"
+            f"{token!r} is not a move: write each move as <from>/<to> in your own numbering, "
+            "with * after a point where it hits and (<n>) after a move played n times; bar is "
+            "the <from> of a checker entering, off the <to> of one bearing off."
         )
     words = (match.group(1) + match.group(2)).split("/")
     points = tuple(
@@ -370,11 +371,11 @@ def _read_token(token: str) -> WrittenMove:
         if b >= a:
             raise Illegal(
                 f"{token!r} moves from {POINT_NAMES[a]} to {POINT_NAMES[b]}: checkers move "
-                "from higher to lower points in your own numbering (24 farthest, 1 nearest)"
+                "from higher to lower points in your own numbering (24 farthest, 1 nearest)."
             )
     count = int(match.group(3) or 1)
     if not 1 <= count <= 4:
-        raise Illegal(f"{token!r} repeats a move {count} times: a roll moves at most 4 checkers")
+        raise Illegal(f"{token!r} repeats a move {count} times: a roll moves at most 4 checkers.")
     starred = frozenset(p for p, word in zip(points, words, strict=True) if word.endswith("*"))
     return WrittenMove(points, starred, count)
 
@@ -389,10 +390,16 @@ def read_play(text: str) -> tuple[WrittenMove, ...] | None:
     """
     tidy = _tidy(text)
     if not tidy:
-        raise Unreadable("the move is empty: write a play such as '13/7 8/7', or NONE")
+        raise Unreadable(
+            "the move is empty: write one play, its moves as <from>/<to> separated by spaces, "
+            "or NONE when no checker can move."
+        )
     if _SEPARATORS.sub("", tidy) in _NONE_WORDS:
         return None
     moves = tuple(_read_token(token) for token in _SEPARATORS.split(tidy) if token)
     if not moves:
-        raise Unreadable(f"{text!r} holds no move: write a play such as '13/7 8/7', or NONE")
+        raise Unreadable(
+            f"{text!r} holds no move: write one play, its moves as <from>/<to> separated by "
+            "spaces, or NONE when no checker can move."
+        )
     return moves

@@ -61,7 +61,20 @@ from games.backgammon.state import (
     pip_count,
     side_from_points,
 )
-from games.core import COMPLETE, Game, Illegal, MatchFormat, Outcome, ProgramHelper, Unreadable
+from games.core import (
+    COMPLETE,
+    Game,
+    Illegal,
+    MatchFormat,
+    MoveError,
+    Outcome,
+    ProgramHelper,
+    Unreadable,
+    move_pieces,
+    placeholder_refusal,
+    reads_as_several,
+    several_refusal,
+)
 
 __all__ = ["PLY_CAP", "Backgammon", "colour_of", "seat_of", "standing_of"]
 
@@ -70,6 +83,9 @@ __all__ = ["PLY_CAP", "Backgammon", "colour_of", "seat_of", "standing_of"]
 PLY_CAP = 1000
 _ENDINGS = ("single", "gammon", "backgammon")
 _OFF, _BAR = 0, 25
+_WANTED = "one play from the legal list exactly as listed"
+"""What belongs where a reply wrote a placeholder."""
+_ONE_PLAY = " A play is every move of this one roll, written together."
 
 # -- rules --------------------------------------------------------------------
 
@@ -299,9 +315,30 @@ class Backgammon(Game[BackgammonState]):
     # -- notation -------------------------------------------------------------
 
     def parse(self, s: BackgammonState, seat: int, move: object) -> str:
-        """The canonical legal play a written one reaches (matched by resulting position)."""
+        """The canonical legal play a written one reaches (matched by resulting position).
+
+        A refused reply that is a placeholder of the arena's texts (`<from>/<to>`), or a
+        list of several legal plays (`13/7 8/7, 24/18 13/11`: a pasted legal list), is told
+        so in place of what its moves did wrong."""
         if not isinstance(move, str):
-            raise Unreadable(f"expected the play as text, got {type(move).__name__}")
+            raise Unreadable(f"expected the play as text, got {type(move).__name__}.")
+        try:
+            return self._read(s, seat, move)
+        except MoveError as exc:
+            refusal = placeholder_refusal(move, _WANTED) if isinstance(exc, Unreadable) else None
+            if refusal is None and self._several(s, seat, move):
+                refusal = several_refusal(move, "plays") + _ONE_PLAY
+            if refusal is None:
+                raise
+            raise Unreadable(refusal) from exc
+
+    def _several(self, s: BackgammonState, seat: int, move: str) -> bool:
+        """Whether `move` lists two or more plays, each of them legal here."""
+        return reads_as_several(
+            move_pieces(move, spaces=False), lambda piece: self._read(s, seat, piece)
+        )
+
+    def _read(self, s: BackgammonState, seat: int, move: str) -> str:
         written = read_play(move)
         self._check_turn(s, seat)
         table = self._table(s)
@@ -310,9 +347,9 @@ class Backgammon(Game[BackgammonState]):
         if written is None:
             if nothing:
                 return NONE
-            raise Illegal(f"{move!r}: NONE is refused, {len(table.plays)} plays move with {dice}")
+            raise Illegal(f"{move!r}: NONE is refused, {len(table.plays)} plays move with {dice}.")
         if nothing:
-            raise Illegal(f"{move!r}: no checker can move with {dice}; the only reply is NONE")
+            raise Illegal(f"{move!r}: no checker can move with {dice}; the only reply is NONE.")
         mover, opponent = s.sides()
         try:
             return find_play(table, mover, opponent, written).name

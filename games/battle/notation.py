@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from games.core import Unreadable
+from games.core import Unreadable, placeholder_refusal
 
 __all__ = ["DEFAULT_VERB", "VERBS", "Orders", "SquadOrder", "read_orders", "squad_prefix"]
 
@@ -128,9 +128,13 @@ def read_orders(
     Raises Unreadable when `raw` is not a list.
     """
     if not isinstance(raw, list):
+        placeholder = isinstance(raw, str) and placeholder_refusal(
+            raw, "your orders (a JSON list of objects, one per squad to re-task)"
+        )
         raise Unreadable(
-            f"expected `orders` as a JSON list of objects, got {type(raw).__name__} "
-            f"{_clip(raw)}; send [] to keep every squad's order"
+            placeholder
+            or f"expected `orders` as a JSON list of objects, got {type(raw).__name__} "
+            f"{_clip(raw)}; send [] to keep every squad's order."
         )
     army = _Army(own, "B" if own == "A" else "A", living, map_size, previous)
     chosen: dict[int, SquadOrder | None] = {}

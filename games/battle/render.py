@@ -49,14 +49,16 @@ def board_text(view: dict[str, Any]) -> str:
 def orders_help(view: dict[str, Any]) -> str:
     """The orders schema with this seat's squad letters and map size."""
     own, enemy, size = view["squad_letter"], view["enemy_letter"], view["map_size"]
+    squad = '"squad": "<your squad>"'
     return "\n".join([
-        f'Reply with "orders": a JSON list, one object per squad to re-task ({own}1..{own}9):',
-        f'  {{"squad": "{own}3", "do": "advance"}}  - toward the living enemy\'s centroid',
-        f'  {{"squad": "{own}3", "do": "attack", "enemy": "{enemy}5"}}  - toward {enemy}5',
-        f'  {{"squad": "{own}3", "do": "move", "to": [x, y]}}  - toward a cell, '
+        'Reply with "orders": a JSON list, one object per squad to re-task; <your squad> is '
+        f"one of yours ({own}1..{own}9), <enemy squad> one of the enemy's ({enemy}1..{enemy}9):",
+        f'  {{{squad}, "do": "advance"}}  - toward the living enemy\'s centroid',
+        f'  {{{squad}, "do": "attack", "enemy": "<enemy squad>"}}  - toward that squad\'s centroid',
+        f'  {{{squad}, "do": "move", "to": [<x>, <y>]}}  - toward a cell, '
         f"x and y in 1..{size}, (1, 1) bottom-left; attacks on the way",
-        f'  {{"squad": "{own}3", "do": "hold"}}  - stay, attack neighbours',
-        f'  {{"squad": "{own}3", "do": "retreat"}}  - toward your back edge, no attacks',
+        f'  {{{squad}, "do": "hold"}}  - stay, attack neighbours',
+        f'  {{{squad}, "do": "retreat"}}  - toward your back edge, no attacks',
         "Squads you do not name keep their order; [] keeps every order.",
     ])  # fmt: skip
 

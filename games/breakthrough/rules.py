@@ -263,13 +263,14 @@ def read_move(text: str) -> str:
     if _PATTERN.fullmatch(token):
         return f"{token[:2]}-{token[2:]}"
     raise Unreadable(
-        f"read {token!r} from {text!r}: a breakthrough move is <from><to>, "
-        "files a-f and ranks 1-6, written like b2-c3"
+        f"read {token!r} from {text!r}: a breakthrough move is <from>-<to>, the cell a piece "
+        "leaves and the cell it steps to, each a file letter a-f then a rank number 1-6."
     )
 
 
 def refusal(s: Position, seat: int, move: str) -> str:
-    """Why the canonical `move` is not legal for `seat`, the side to move in `s`."""
+    """Why the canonical `move` is not legal for `seat`, the side to move in `s`: one or more
+    whole sentences."""
     f, to_f = FILES.index(move[0]), FILES.index(move[3])
     r, to_r = int(move[1]) - 1, int(move[4]) - 1
     own, other = (s.blue, s.red) if seat else (s.red, s.blue)
@@ -277,15 +278,20 @@ def refusal(s: Position, seat: int, move: str) -> str:
     frm, to = move[:2], move[3:]
     if to_r - r != _STEP[seat] or abs(to_f - f) > 1:
         way = "up, toward rank 6" if seat == 0 else "down, toward rank 1"
-        return f"{colour} steps one rank {way}, straight or diagonally: {frm}-{to} does not"
+        return (
+            f"it is not a step of one rank {way}. A {colour} piece steps one rank {way}, "
+            "straight or diagonally."
+        )
     if not own & _bit(f, r):
         held = f"a {rival} piece" if other & _bit(f, r) else "no piece"
-        return f"{frm} holds {held}, not one of {colour}'s"
+        return f"{frm} holds {held}, not one of {colour}'s."
     if own & _bit(to_f, to_r):
-        return f"{to} holds {colour}'s own piece"
+        return f"{to} holds {colour}'s own piece."
     if to_f == f and other & _bit(to_f, to_r):
-        return f"{to} holds a {rival} piece and a straight step cannot capture (diagonals do)"
-    return "the rules forbid it here"
+        return (
+            f"{to} holds a {rival} piece, and a straight step cannot capture (a diagonal one can)."
+        )
+    return "the rules forbid it here."
 
 
 # -- standing -----------------------------------------------------------------

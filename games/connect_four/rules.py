@@ -212,8 +212,7 @@ class ConnectFour(TurnGame[ConnectFourState]):
         return _new(ConnectFourState, (ply, red, blue, legal, to_act, None))
 
     def _refusal(self, s: ConnectFourState, move: str, text: str) -> str:
-        legal = ", ".join(s.legal)
-        return f"read {move!r} from {_shown(text)}, but file {move} is full (legal: {legal})"
+        return f"read {move!r} from {_shown(text)}, but file {move} is full: pick an open file."
 
     # -- notation -------------------------------------------------------------
 
@@ -225,8 +224,8 @@ class ConnectFour(TurnGame[ConnectFourState]):
         if len(token) == 1 and "1" <= token <= str(len(FILES)):
             return FILES[int(token) - 1]
         raise Unreadable(
-            f"read {_shown(token)}: a connect-four move is one file letter a-g "
-            f"(or a digit 1-7 for files a-g), e.g. 'd'"
+            f"read {_shown(token)}: a connect-four move is one <file letter>, a letter a-g "
+            "(or a digit 1-7, counting files from the left)."
         )
 
     # -- standing -------------------------------------------------------------

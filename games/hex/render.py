@@ -32,7 +32,8 @@ def board_text(view: dict[str, Any]) -> str:
         f"B = {sides['1']} (seat 1, {goals['1']}), . = empty."
     )
     lines.append(
-        "Each cell touches six others, e.g. c4 touches b4, d4 (same rank), "
-        "c5, b5 (above) and c3, d3 (below)."
+        "Each cell touches six others: the two beside it on its own rank, two on the rank "
+        "above (its own file and the file to its left) and two on the rank below (its own "
+        "file and the file to its right)."
     )
     return "\n".join(lines)

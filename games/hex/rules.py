@@ -278,7 +278,7 @@ class Hex(TurnGame[HexState]):
         owner = _SIDES[0] if s.red & _CELL[move][0] else _SIDES[1]
         return (
             f"read {move!r} from {_shown(text)}, but {move} already holds "
-            f"a {owner} stone: name an empty cell"
+            f"a {owner} stone: name an empty cell."
         )
 
     # -- notation -------------------------------------------------------------
@@ -289,7 +289,8 @@ class Hex(TurnGame[HexState]):
         if token in _CELL:
             return token
         raise Unreadable(
-            f"read {_shown(token)}: a hex move is one cell, a file a-g then a rank 1-7, e.g. 'c4'"
+            f"read {_shown(token)}: a hex move is one empty <cell>, a file letter a-g "
+            "then a rank number 1-7."
         )
 
     # -- standing -------------------------------------------------------------

@@ -269,10 +269,10 @@ def _with_wall(fence: Fence, wall: int) -> tuple[int, int]:
 def _wall_fault(s: QuoridorState, wall: int) -> str | None:
     """Why the mover may not place `wall`, or None if it may."""
     if not s.walls_left[s.ply & 1]:
-        return "you have no walls left"
+        return "you have no walls left."
     same_anchor = s.walls >> (wall & ~1) & 3
     if same_anchor:
-        return f"wall {WALL_NAMES[(wall & ~1) | (same_anchor >> 1)]} already sits on that anchor"
+        return f"wall {WALL_NAMES[(wall & ~1) | (same_anchor >> 1)]} already sits on that anchor."
     blocked = s.right_blocked if wall & 1 else s.up_blocked
     if blocked & BLOCKS[wall]:
         overlap = [
@@ -280,11 +280,11 @@ def _wall_fault(s: QuoridorState, wall: int) -> str | None:
             for w in set_bits(s.walls)
             if (w ^ wall) & 1 == 0 and BLOCKS[w] & BLOCKS[wall]
         ]
-        return f"it overlaps wall {', '.join(overlap)} (a step it blocks is blocked already)"
+        return f"it overlaps wall {', '.join(overlap)} (a step it blocks is blocked already)."
     seat = _cut_off(s, wall)
     if seat is not None:
         pawn = CELL_NAMES[s.pawns[seat]]
-        return f"it would leave the pawn on {pawn} without a path to rank {_goal_rank(seat)}"
+        return f"it would leave the pawn on {pawn} without a path to rank {_goal_rank(seat)}."
     return None
 
 
@@ -295,11 +295,14 @@ def _fault(s: QuoridorState, move: str) -> str | None:
         targets = pawn_targets(s)
         if cell in targets:
             return None
-        reachable = ", ".join(CELL_NAMES[t] for t in targets)
-        return f"the pawn on {CELL_NAMES[s.pawns[s.ply & 1]]} can move only to {reachable}"
+        return (
+            f"your pawn on {CELL_NAMES[s.pawns[s.ply & 1]]} cannot reach {move} this turn. A pawn "
+            "steps to an open neighbouring cell or jumps the opponent's pawn; the cells yours "
+            "can reach are among the legal moves."
+        )
     wall = NAME_TO_WALL.get(move)
     if wall is None:
-        return "it is not a canonical quoridor move (e.g. e2 or e3h)"
+        return "it is not a canonical quoridor move (a <cell>, or a wall <anchor><h|v>)."
     return _wall_fault(s, wall)
 
 
@@ -439,9 +442,10 @@ def read_move(text: str) -> str:
     if token in NAME_TO_CELL or token in NAME_TO_WALL:
         return token
     raise Unreadable(
-        f"read {token!r} from {text!r}, which is not a quoridor move: write a pawn move as "
-        "the destination cell (a-i then 1-9, e.g. e2) or a wall as its anchor and h or v "
-        "(a-h then 1-8 then h|v, e.g. e3h)"
+        f"read {token!r} from {text!r}, which is not a quoridor move. Write a pawn move as its "
+        "destination <cell> (a file letter a-i then a rank number 1-9), or a wall as "
+        "<anchor><h|v>: its anchor (a file letter a-h then a rank number 1-8), then h for a "
+        "horizontal wall or v for a vertical one."
     )
 
 

@@ -72,5 +72,7 @@ def move_help(view: dict[str, Any]) -> str:
             "5 Lieutenant x4, 6 Captain x4, 7 Major x3, 8 Colonel x2, 9 General x1, X Marshal x1."
         )
     return (
-        "A move is <from>-<to>, e.g. e4-e5; a Scout may move several squares in a line, e.g. e2-e6."
+        "A move is <from>-<to>: the square your piece leaves, a hyphen and the square it goes "
+        "to, each a file letter a-j then a rank number 1-10. A Scout may move several squares "
+        "in a line."
     )

@@ -55,7 +55,11 @@ from games.core import (
     MatchFormat,
     Outcome,
     Unreadable,
+    move_pieces,
     normalise_token,
+    placeholder_refusal,
+    reads_as_several,
+    several_refusal,
 )
 from games.stratego.board import (
     BATTLE,
@@ -92,20 +96,33 @@ __all__ = ["Stratego"]
 
 _MOVE = re.compile(r"([a-j])(10|[1-9])x?([a-j])(10|[1-9])")
 _SEATS = (0, 1)
+_SETUP_WANTED = "your setup (40 piece codes)"
 
 # -- notation -----------------------------------------------------------------
 
 
 def _read_move(move: object) -> str:
     if not isinstance(move, str):
-        raise Unreadable(f"expected the move as text like e4-e5, got {type(move).__name__}")
+        raise Unreadable(f"expected the move as text, <from>-<to>, got {type(move).__name__}.")
     found = _MOVE.fullmatch(normalise_token(move))
     if found is None:
         raise Unreadable(
-            f"could not read {move!r} as a move: write the from and to squares, like e4-e5"
+            f"could not read {move!r} as a move: write <from>-<to>, the square your piece "
+            "leaves and the square it goes to, each a file letter a-j then a rank number 1-10."
         )
     a_file, a_rank, b_file, b_rank = found.groups()
     return f"{a_file}{a_rank}-{b_file}{b_rank}"
+
+
+def _misread(move: object) -> str | None:
+    """Why an unreadable `move` is refused where the reader's own words would mislead: a
+    placeholder of the arena's texts, or several moves; None otherwise."""
+    if not isinstance(move, str):
+        return None
+    placeholder = placeholder_refusal(move, "one of the legal moves exactly as listed")
+    if placeholder is not None:
+        return placeholder
+    return several_refusal(move) if reads_as_several(move_pieces(move), _read_move) else None
 
 
 def _refusal(s: StrategoState, name: str) -> str:
@@ -114,27 +131,27 @@ def _refusal(s: StrategoState, name: str) -> str:
     a = _cell(a_name)
     v = s.board[a]
     if v <= 0 or (v >> 4 & 1) != s.mover:
-        return f"{name}: there is no piece of yours on {a_name}"
+        return f"{name}: there is no piece of yours on {a_name}."
     kind = NAMES[(v & 15) - 1]
     m = MOVE_OF.get(name)
     if kind in ("Bomb", "Flag"):
-        return f"{name}: your {kind} on {a_name} never moves"
+        return f"{name}: your {kind} on {a_name} never moves."
     if m is None or m not in pseudo_moves(s.board, (a,), s.mover):
         return (
             f"{name}: your {kind} on {a_name} cannot reach {b_name} (a piece steps one square "
             "orthogonally onto an empty or enemy square, a Scout runs in a line over empty "
-            "squares; lakes block)"
+            "squares; lakes block)."
         )
     crossed = BOUNDARIES[m] & s.streaks[s.mover].closed()
     if s.streaks[s.mover].square == a and crossed:
         return (
             f"{name} breaks the two-square rule: the piece on {a_name} crossed "
-            f"{_boundary_names(crossed)} on each of your last three turns"
+            f"{_boundary_names(crossed)} on each of your last three turns."
         )
     return (
         f"{name} breaks the continuous-chase rule: this threat would recreate a position of "
         "the current chase (the chasing piece may repeat one only by returning to the "
-        "square it left on its previous turn)"
+        "square it left on its previous turn)."
     )
 
 
@@ -143,13 +160,18 @@ def _cell(name: str) -> int:
 
 
 def _boundary_names(mask: int) -> str:
-    """`the e4|e5 boundary`, or `the e3|e4, e4|e5 boundaries`, for a boundary mask."""
+    """`the boundary between e4 and e5`, or `the boundaries between e3 and e4 and between e4
+    and e5`, for a boundary mask: the squares named apart, never as a move."""
     names = []
     for bit in range(mask.bit_length()):
         if mask >> bit & 1:
             low = bit // 2
-            names.append(f"{square_name(low)}|{square_name(low + (STRIDE if bit & 1 else 1))}")
-    return f"the {names[0]} boundary" if len(names) == 1 else f"the {', '.join(names)} boundaries"
+            names.append(
+                f"between {square_name(low)} and {square_name(low + (STRIDE if bit & 1 else 1))}"
+            )
+    if len(names) == 1:
+        return f"the boundary {names[0]}"
+    return f"the boundaries {', '.join(names[:-1])} and {names[-1]}"
 
 
 # -- baseline -----------------------------------------------------------------
@@ -301,8 +323,20 @@ class Stratego(Game[StrategoState]):
         if s.phase == "setup":
             if seat not in _SEATS:
                 raise Illegal(f"seat {seat!r} does not play: seats are 0 (Red) and 1 (Blue)")
-            return read_setup(move)
-        name = _read_move(move)
+            try:
+                return read_setup(move)
+            except Unreadable as exc:
+                refusal = isinstance(move, str) and placeholder_refusal(move, _SETUP_WANTED)
+                if not refusal:
+                    raise
+                raise Unreadable(refusal) from exc
+        try:
+            name = _read_move(move)
+        except Unreadable as exc:
+            refusal = _misread(move)
+            if refusal is None:
+                raise
+            raise Unreadable(refusal) from exc
         if self.to_act(s) != (seat,):
             raise Illegal(f"it is not seat {seat}'s turn ({self._whose_turn(s)})")
         m = MOVE_OF.get(name)

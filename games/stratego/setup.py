@@ -42,16 +42,16 @@ def read_setup(text: object) -> str:
     """
     if isinstance(text, Sequence) and not isinstance(text, str):
         if not all(isinstance(part, str) for part in text):
-            raise Unreadable(f"a setup is text of 40 piece codes, got a list holding {text!r}")
+            raise Unreadable(f"a setup is text of 40 piece codes, got a list holding {text!r}.")
         text = "".join(text)
     if not isinstance(text, str):
-        raise Unreadable(f"a setup is text of 40 piece codes, got {type(text).__name__}")
+        raise Unreadable(f"a setup is text of 40 piece codes, got {type(text).__name__}.")
     codes = "".join(ch for ch in text.upper() if ch not in _SEPARATORS)
     strange = sorted({ch for ch in codes if ch not in COUNTS})
     if strange:
         raise Unreadable(
             f"setup {text!r} holds characters that are not piece codes: {' '.join(strange)} "
-            f"(codes: {' '.join(COUNTS)}; separators are ignored)"
+            f"(codes: {' '.join(COUNTS)}; separators are ignored)."
         )
     _check_counts(codes)
     return codes
@@ -65,7 +65,7 @@ def _check_counts(codes: str) -> None:
     if off:
         raise Illegal(
             f"a setup needs exactly 40 pieces, {' '.join(f'{n} {c}' for c, n in COUNTS.items())}; "
-            f"this one has {len(codes)} with {', '.join(off)}"
+            f"this one has {len(codes)} with {', '.join(off)}."
         )
 
 

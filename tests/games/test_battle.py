@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import re
 import struct
 
 import numpy as np
@@ -275,7 +276,13 @@ def test_board_text_starts_with_the_machine_readable_lines() -> None:
     assert "A2: gone" in text
     assert "A1: 1 alive, hp 100, centroid (2, 2)" in text
     help_text = orders_help(BATTLE.view(s, 1))
-    assert '{"squad": "B3", "do": "attack", "enemy": "A5"}' in help_text
+    assert (
+        "<your squad> is one of yours (B1..B9), <enemy squad> one of the enemy's (A1..A9)"
+        in help_text
+    )
+    # placeholders, not example orders: an example a squad could obey is copied
+    assert '{"squad": "<your squad>", "do": "attack", "enemy": "<enemy squad>"}' in help_text
+    assert not re.search(r'"[AB][1-9]"', help_text)
 
 
 def test_from_soldiers_refuses_impossible_positions() -> None:

@@ -192,9 +192,17 @@ def test_parse_reads_cells(text: str, move: str) -> None:
     assert GAME.parse(GAME.initial(1), 0, text) == move
 
 
-@pytest.mark.parametrize("text", ["", "c", "4", "h1", "a8", "a0", "c44", "4c", "c4 d5", "pass"])
+@pytest.mark.parametrize("text", ["", "c", "4", "h1", "a8", "a0", "c44", "4c", "pass"])
 def test_parse_refuses_what_is_not_a_cell(text: str) -> None:
-    with pytest.raises(Unreadable, match="a file a-g then a rank 1-7"):
+    with pytest.raises(
+        Unreadable, match="one empty <cell>, a file letter a-g then a rank number 1-7"
+    ):
+        GAME.parse(GAME.initial(1), 0, text)
+
+
+@pytest.mark.parametrize("text", ["c4 d5", "c4, d5", "c4 or d5"])
+def test_parse_refuses_several_cells_as_several_moves(text: str) -> None:
+    with pytest.raises(Unreadable, match=f"^{text!r} holds several moves: give exactly one.$"):
         GAME.parse(GAME.initial(1), 0, text)
 
 

@@ -62,11 +62,11 @@ def test_unreadable_characters_are_named() -> None:
 
 def test_a_wrong_multiset_names_the_counts_that_are_off() -> None:
     one_bomb_too_many = SETUP.replace("22", "2B", 1)  # rank 1 ends ...S2B
-    with pytest.raises(Illegal, match=r"has 40 with 7 B \(needs 6\), 7 2 \(needs 8\)$"):
+    with pytest.raises(Illegal, match=r"has 40 with 7 B \(needs 6\), 7 2 \(needs 8\)\.$"):
         G.parse(G.initial(1), 0, one_bomb_too_many)
-    with pytest.raises(Illegal, match=r"has 39 with 0 X \(needs 1\)$"):
+    with pytest.raises(Illegal, match=r"has 39 with 0 X \(needs 1\)\.$"):
         G.parse(G.initial(1), 0, SETUP[:-1])
-    with pytest.raises(Illegal, match=r"has 41 with 2 X \(needs 1\)$"):
+    with pytest.raises(Illegal, match=r"has 41 with 2 X \(needs 1\)\.$"):
         G.parse(G.initial(1), 0, SETUP + "X")
 
 

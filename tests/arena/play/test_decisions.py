@@ -189,9 +189,9 @@ async def test_retry_prompt_never_quotes_a_provider_error(cause: str) -> None:
 @pytest.mark.parametrize(
     ("script", "reason"),
     [
-        ([("hang",)], "no reply in time"),
-        ([("reply", "")], "the reply was empty"),
-        ([("fail", "http_status", "HTTP 503 from x")], "the reply could not be delivered"),
+        ([("hang",)], "no reply came in time."),
+        ([("reply", "")], "the reply was empty."),
+        ([("fail", "http_status", "HTTP 503 from x")], "the reply could not be delivered."),
     ],
 )
 async def test_retry_reasons_come_from_the_fixed_vocabulary(
@@ -205,10 +205,16 @@ async def test_retry_reasons_come_from_the_fixed_vocabulary(
 async def test_truncated_and_illegal_reasons() -> None:
     seat = ScriptSeat([("reply", '{"move": "c')], stop_reason="length")
     await decide(_request(seat))
-    assert "REFUSED: the reply was cut off at the token limit\n" in seat.questions[1].prompt
+    retry = seat.questions[1].prompt
+    assert "REFUSED: the reply was cut off at the token limit.\n" in retry
+    # the retry's first words ask for the move alone
+    assert retry.startswith(
+        "PROMPT\nKEEP THIS REPLY SHORT: write only the JSON object with your move"
+    )
     seat = ScriptSeat([("reply", '{"move": "a1"}'), ("reply", '{"move": "b1"}')])
     await decide(_request(seat, FAST, "a1"))
     assert "REFUSED: illegal: " in seat.questions[1].prompt
+    assert "KEEP THIS REPLY SHORT" not in seat.questions[1].prompt
 
 
 async def test_a_reply_handed_back_after_the_deadline_is_a_timeout() -> None:

@@ -82,11 +82,17 @@ def _fill(example: str, key: str, move: str | list[Any]) -> str:
     raise AssertionError(f"{placeholder} stands in neither a JSON string nor a list: {example}")
 
 
-def _help_orders(prompt: str, own: str) -> list[dict[str, Any]]:
-    """The move help's example orders, one per verb, given to squads 1, 2, ... of `own`."""
-    shown = [json.loads(line.replace("[x, y]", "[1, 1]")) for line in HELP_ORDER.findall(prompt)]
-    assert len(shown) == 5, f"the move help shows {len(shown)} example orders, not one per verb"
-    return [{**entry, "squad": f"{own}{n}"} for n, entry in enumerate(shown, 1)]
+def _help_orders(prompt: str, own: str, enemy: str) -> list[dict[str, Any]]:
+    """The move help's orders, one per verb, filled as a seat fills their placeholders:
+    squads 1, 2, ... of `own`, enemy squad 1, cell (1, 1)."""
+    filled = [
+        line.replace("<your squad>", f"{own}{n}")
+        .replace("<enemy squad>", f"{enemy}1")
+        .replace("[<x>, <y>]", "[1, 1]")
+        for n, line in enumerate(HELP_ORDER.findall(prompt), 1)
+    ]
+    assert len(filled) == 5, f"the move help shows {len(filled)} orders, not one per verb"
+    return [json.loads(line) for line in filled]
 
 
 def _moves(game: games.Game[Any], state: Any, seat: int, prompt: str) -> list[str | list[Any]]:
@@ -94,7 +100,8 @@ def _moves(game: games.Game[Any], state: Any, seat: int, prompt: str) -> list[st
     writes them, a setup where the game starts with one."""
     key = game.reply_key(state)
     if key == "orders":
-        return [_help_orders(prompt, game.view(state, seat)["squad_letter"]), []]
+        view = game.view(state, seat)
+        return [_help_orders(prompt, view["squad_letter"], view["enemy_letter"]), []]
     if key == "setup":
         return [game.baseline(state, seat)]
     legal = list(game.legal_moves(state, seat))

@@ -171,5 +171,7 @@ async def test_one_config_twice_against_the_mock_gives_identical_replays(tmp_pat
             assert not (await execute(plan)).failed
             replays = sorted((tmp_path / run / "replays").glob("*.json"))
             digests.append({p.name: replay_digest(p) for p in replays})
-    assert len(digests[0]) == 24
+    # 24 games scheduled; a game the endpoint's faults made a no-contest is played again
+    # (`~replayN`), as often as the draws (which follow the prompts' text) say.
+    assert len([name for name in digests[0] if "~replay" not in name]) == 24
     assert digests[0] == digests[1]
