@@ -35,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def handle(args: argparse.Namespace) -> int:
     """`arena verify` with the parsed `args`; its exit status (1 if something failed to
     verify, 2 if a path is neither a replay file nor a run folder)."""
+    from arena.league.lock import holder_of
     from arena.record.verify import (  # loaded when this subcommand runs: `import arena.cli` loads no arena module
         VerifyError,
         verify_file,
@@ -42,7 +43,14 @@ def handle(args: argparse.Namespace) -> int:
 
     failed = misnamed = False
     for target in args.paths:
-        if (target / "replays").is_dir():
+        if (target / "replays").is_dir() and (holder := holder_of(target)) is not None:
+            print(
+                f"arena verify: {target} is being played now (process {holder}): no digest is "
+                "given for a run in progress; verify it once that run has ended",
+                file=sys.stderr,
+            )
+            misnamed = True
+        elif (target / "replays").is_dir():
             audit = audit_folder(target)
             problems = list(audit.problems)
             if args.expect and args.expect != audit.digest:
@@ -55,6 +63,9 @@ def handle(args: argparse.Namespace) -> int:
                 f"arena verify: {target}: {audit.replays} replay(s), {audit.good} good, "
                 f"{audit.bad} bad; {len(problems)} problem(s)"
             )
+            planned = _played_of_planned(target)
+            if planned:
+                print(planned)
             print(
                 f"run digest: {audit.digest}"
                 + (" (as expected)" if args.expect and not problems else "")
@@ -84,6 +95,25 @@ def _not_verifiable(target: Path) -> str:
     return (
         f"{target} is not a run folder (it has no replays/ folder); pass the folder `arena run` "
         "wrote (e.g. runs/quickstart) or a replay file in its replays/"
+    )
+
+
+def _played_of_planned(run: Path) -> str | None:
+    """For a run that ended before its schedule did (a budget, the SPRT, a pool's target):
+    how many episodes it played of at most how many, and why it stopped."""
+    import json  # loaded when this subcommand runs: `import arena.cli` loads no arena module
+
+    try:
+        summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+        played = len({g["episode"] for g in summary.get("games", [])})
+        planned, why = int(summary["episodes"]), summary.get("stopped_by")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if played >= planned and not why:
+        return None
+    said = f" ({why})" if why else ""
+    return (
+        f"{played} episode(s) played of at most {planned}: the run ended before its schedule{said}"
     )
 
 

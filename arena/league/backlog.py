@@ -217,7 +217,10 @@ class Backlog:
         """`episode`'s next play, counted and logged."""
         again = episode.again()
         self._result.replays += 1
-        log.warning("episode_replayed", episode=episode.id, replay=again.id, reason=why)
+        log.warning(
+            "episode_replayed", episode=episode.id, replay=again.id, reason=why,
+            game=episode.match.game, game_index=list(episode.game_indices),
+        )  # fmt: skip
         return again
 
     def stored(self, replay: Replay, episode: Episode | None, games: list[GameSummary]) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from arena.config import ConfigError
 
-__all__ = ["LOCK_NAME", "RunFolderBusy", "hold_run_folder"]
+__all__ = ["LOCK_NAME", "RunFolderBusy", "hold_run_folder", "holder_of"]
 
 LOCK_NAME = ".lock"
 
@@ -30,6 +30,21 @@ class RunFolderBusy(ConfigError):
     holder = "unknown"
     """The process id the holder wrote into the lock (a command other than `arena run`
     words its own fix with it)."""
+
+
+def holder_of(out: Path) -> str | None:
+    """The process id of another process playing a run in `out` now, or None (none does,
+    or this process holds it): a reader that must not see a run half played asks first."""
+    if out.resolve() in _held or not (out / LOCK_NAME).exists():
+        return None
+    fd = os.open(out / LOCK_NAME, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+    finally:
+        os.close(fd)  # closing releases a shared lock it took
+    return None
 
 
 @contextmanager

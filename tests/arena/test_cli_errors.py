@@ -291,3 +291,30 @@ def test_games_refuses_an_unknown_option_with_usage(capsys: pytest.CaptureFixtur
     err = capsys.readouterr().err
     assert "unrecognized arguments: --bogus" in err
     assert "Traceback" not in err
+
+
+def test_verify_on_a_folder_in_use_gives_no_digest(
+    held_run: tuple[Path, Path, int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, pid = held_run
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 2
+    said = capsys.readouterr()
+    assert f"is being played now (process {pid})" in said.err
+    assert "digest" not in said.out
+    assert "verify it once that run has ended" in said.err
+
+
+def test_verify_says_a_run_that_stopped_early_played_fewer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "budget.toml"
+    config.write_text(CONFIG.replace("matches = 1\n", "matches = 3\nbudget_matches = 1\n", 1))
+    out = tmp_path / "out"
+    main(["run", str(config), "--out", str(out), "--no-progress"])
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "episode(s) played of at most" in said
+    assert "budget_matches = 1 reached" in said
+    assert "run digest:" in said

@@ -121,3 +121,17 @@ def test_episodes_of_a_match_whose_endpoints_are_down_wait_and_come_back(
     down.clear()
     again = _drain(backlog)
     assert {e.match.index for e in again} == {0}
+
+
+def test_an_episode_played_again_is_logged_with_its_game(
+    tmp_path: Path, store: LeagueStore
+) -> None:
+    from structlog.testing import capture_logs
+
+    backlog = _backlog(tmp_path, store)
+    episode = _drain(backlog)[1]
+    with capture_logs() as logs:
+        again = backlog.replayed(episode, "a no-contest the infrastructure caused")
+    (event,) = [e for e in logs if e["event"] == "episode_replayed"]
+    assert (event["episode"], event["replay"]) == (episode.id, again.id)
+    assert (event["game"], event["game_index"]) == ("connect-four", list(episode.game_indices))
