@@ -188,6 +188,7 @@ def _print_pool(out: Console, result: RunResult) -> None:
 def _print_outcome(plan: RunPlan, result: RunResult) -> int:
     """The standings and what became of the run, on the console; the run's exit status."""
     from arena.results.report import (  # the tables' numpy: after the run
+        ab_sentence,
         sprt_lines,
         standings_tables,
     )
@@ -195,6 +196,8 @@ def _print_outcome(plan: RunPlan, result: RunResult) -> int:
     out = stdout()
     for table in standings_tables(result.tables, out.width):
         out.print(table)
+    for ab in result.tables.get("ab", []):
+        out.print(ab_sentence(ab), highlight=False, markup=False)
     if "entrants" in result.tables:
         _print_pool(out, result)
     sprt = result.stopping.get("sprt")

@@ -86,10 +86,15 @@ def _standing(row: dict[str, Any]) -> dict[str, Any]:
         "fallbacks_seat": sides.get(SEAT, 0), "fallbacks_infrastructure": sides.get(INFRASTRUCTURE, 0),
         **{f"fallbacks_{cause}": row["fallbacks"].get(cause, 0) for cause in CAUSES},
         "forfeits": row.get("forfeits", 0), "asked": row["asked"],
-        "latency_p50_ms": row["latency_p50_ms"], "latency_p95_ms": row["latency_p95_ms"],
+        "latency_p50_ms": _ms(row["latency_p50_ms"]), "latency_p95_ms": _ms(row["latency_p95_ms"]),
         "tokens_in": row["tokens_in"], "tokens_out": row["tokens_out"], "cost_usd": row["cost_usd"],
         "decoding": row.get("decoding"),
     }  # fmt: skip
+
+
+def _ms(value: float) -> float:
+    """A latency in milliseconds as the exports write it: a float with one decimal."""
+    return round(float(value), 1)
 
 
 def h2h_rows(tables: dict[str, Any]) -> list[dict[str, Any]]:
@@ -131,7 +136,8 @@ def game_rows(games: Iterable[GameSummary]) -> Iterator[dict[str, Any]]:
             "episode": g.episode, "match_index": g.match_index, "game": g.game,
             "game_index": g.game_index, "policy_0": g.policies[0], "policy_1": g.policies[1],
             "score_0": g.scores[0] if g.scores else None, "score_1": g.scores[1] if g.scores else None,
-            "no_contest": g.scores is None, "reason": g.reason, "ending": g.ending, "plies": g.plies,
+            "no_contest": g.scores is None, "reason": g.reason, "ending": g.ending,
+            "detail": g.detail or None, "plies": g.plies,
             "same_author": g.same_author,
         }  # fmt: skip
         for seat, stats in enumerate(g.seats):
@@ -147,7 +153,7 @@ def _seat(stats: SeatStats) -> dict[str, Any]:
         "fallbacks": sum(stats.fallbacks.values()),
         "fallbacks_seat": stats.sides.get(SEAT, 0),
         "fallbacks_infrastructure": stats.sides.get(INFRASTRUCTURE, 0),
-        "forfeited": stats.forfeited, "latency_p50_ms": latency.latency_ms(50),
-        "latency_p95_ms": latency.latency_ms(95), "tokens_in": stats.tokens_in,
+        "forfeited": stats.forfeited, "latency_p50_ms": _ms(latency.latency_ms(50)),
+        "latency_p95_ms": _ms(latency.latency_ms(95)), "tokens_in": stats.tokens_in,
         "tokens_out": stats.tokens_out, "cost_usd": stats.cost_usd,
     }  # fmt: skip

@@ -39,7 +39,7 @@ from arena.results.standings import GameSummary
 from arena.results.tables import league_tables
 
 __all__ = [
-    "League", "LeagueSource", "authors_table", "entrants_table", "render", "sprt_lines", "sprt_row",
+    "League", "LeagueSource", "ab_sentence", "authors_table", "entrants_table", "render", "sprt_lines", "sprt_row",
     "standings_tables",
 ]  # fmt: skip
 
@@ -307,6 +307,27 @@ def _fallbacks_table(rows: list[dict[str, Any]], width: int) -> Table:
     return fitted(f"fallbacks ({len(rows)})", columns, width, more=_MORE)
 
 
+def ab_sentence(ab: dict[str, Any]) -> str:
+    """An A/B pair of the tables (`league_tables`' `ab`) as a sentence: what differs, the
+    Bradley-Terry difference with its interval, and the head to head in words."""
+    a, b, what = ab["a"], ab["b"], ab.get("differs") or "prompt"
+    diff = ab.get("bt_difference")
+    rated = (
+        f"{a} rates {diff['value']:+.0f} Elo against {b} by Bradley-Terry "
+        f"(95% interval {diff['low']:+.0f} to {diff['high']:+.0f})"
+        if diff
+        else f"{a} and {b} have no rated match yet"
+    )
+    h2h = ab.get("h2h")
+    if h2h:
+        wins, draws, losses, nc = h2h
+        met = f"; head to head {a} won {wins}, drew {draws} and lost {losses} of its games with {b}"
+        met += f" ({nc} no-contest)" if nc else ""
+    else:
+        met = "; they have not met"
+    return f"{what} A/B, {a} vs {b} (they differ in {what} only): {rated}{met}."
+
+
 def sprt_lines(sprt: dict[str, Any]) -> list[str]:
     """The SPRT as the console and the league page show it: verdict, LLR and bounds,
     counts, Elo."""
@@ -412,14 +433,7 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
         for table in standings_tables(league.tables, console.width):
             console.print(table)
         for ab in league.tables["ab"]:
-            diff = ab.get("bt_difference")
-            shown = (
-                f"{diff['value']:+.0f} [{diff['low']:+.0f}, {diff['high']:+.0f}]" if diff else "n/a"
-            )
-            console.print(
-                f"{ab.get('differs', 'prompt')} A/B {ab['a']} vs {ab['b']}: BT difference {shown}, "
-                f"head to head {ab['h2h']}"
-            )
+            console.print(ab_sentence(ab), highlight=False, markup=False)
     elif what == "h2h":
         console.print(_h2h_table(league.tables, list(league.config.policies)))
     elif what == "entrants":

@@ -106,6 +106,8 @@ class GameSummary:
     same_author: bool
     session: int = 0
     """The run folder's session that played it (0: a replay from before sessions)."""
+    detail: str = ""
+    """What the result says beyond its ending: why a no-contest is one, how a game was won."""
 
     @property
     def fallback_count(self) -> int:
@@ -121,6 +123,7 @@ class GameSummary:
             "scores": list(self.scores) if self.scores is not None else None, "reason": self.reason,
             "ending": self.ending, "plies": self.plies, "seats": seats,
             "same_author": self.same_author, **({"session": self.session} if self.session else {}),
+            **({"detail": self.detail} if self.detail else {}),
         }  # fmt: skip
 
     @classmethod
@@ -134,7 +137,7 @@ class GameSummary:
             (int(scores[0]), int(scores[1])) if scores is not None else None,
             data["reason"], data["ending"], int(data["plies"]),
             (SeatStats.from_json(seats[0]), SeatStats.from_json(seats[1])), bool(data["same_author"]),
-            int(data.get("session", 0)),
+            int(data.get("session", 0)), str(data.get("detail", "")),
         )  # fmt: skip
 
 
@@ -194,7 +197,7 @@ def summarise(replay: Replay) -> list[GameSummary]:
             (int(scores[0]), int(scores[1])) if scores is not None else None,
             result.reason, result.ending, result.plies,
             (_seat_stats(record, 0), _seat_stats(record, 1)), a is not None and a == b,
-            replay.session,
+            replay.session, result.detail,
         ))  # fmt: skip
     return out
 

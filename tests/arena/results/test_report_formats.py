@@ -212,3 +212,38 @@ def test_entrants_and_standings_carry_each_policys_fingerprint(
     assert {row["policy"]: row["fingerprint"] for row in standings} == {
         name: row["fingerprint"] for name, row in entrants.items()
     }
+
+
+def test_a_no_contest_exports_why_and_latencies_have_one_decimal() -> None:
+    from arena.results.export import game_rows
+    from arena.results.standings import GameSummary, SeatStats
+
+    seat = SeatStats((101, 102, 250), {})
+    nc = GameSummary(
+        "e-g1", 0, "hex", 1, ("a", "b"), None, "complete", "no-contest", 12, (seat, seat), False,
+        detail="infrastructure: seat 0's decisions fell back on the infrastructure 5 of 6 times",
+    )  # fmt: skip
+    (row,) = game_rows([nc])
+    assert row["no_contest"] is True
+    assert row["detail"].startswith("infrastructure: seat 0")
+    assert row["latency_p50_ms_0"] == 102.0
+    assert isinstance(row["latency_p95_ms_0"], float)
+    assert row["latency_p95_ms_0"] == round(row["latency_p95_ms_0"], 1)
+    assert GameSummary.from_json(nc.to_json()).detail == nc.detail
+
+
+def test_an_ab_pair_reads_as_a_sentence() -> None:
+    from arena.results.report import ab_sentence
+
+    said = ab_sentence({
+        "a": "terse", "b": "verbose", "differs": "prompt", "h2h": [59, 0, 61, 0],
+        "bt_difference": {"value": -6.2, "low": -40.0, "high": 28.5},
+    })  # fmt: skip
+    assert said == (
+        "prompt A/B, terse vs verbose (they differ in prompt only): terse rates -6 Elo against "
+        "verbose by Bradley-Terry (95% interval -40 to +28); head to head terse won 59, drew 0 "
+        "and lost 61 of its games with verbose."
+    )
+    assert "no rated match yet" in ab_sentence(
+        {"a": "x", "b": "y", "differs": "decoding", "h2h": None}
+    )
