@@ -21,8 +21,23 @@ if TYPE_CHECKING:  # the config, the store and the report are imported when a re
 __all__ = ["add_arguments", "handle"]
 
 
+_LEGEND = """the standings' columns:
+  BT [95%]       Bradley-Terry rating and its 95% interval (* rests on the prior); rows by it
+  Elo K=24 seq.  the sequential Elo, applied in schedule order
+  mean           mean game score (overall: +1 win, 0 draw, -1 loss per game)
+  W-D-L, NC      wins, draws, losses; no-contests
+  own play       the share of its decisions the seat made itself
+  fallbacks      the seat's own failures / the infrastructure's, and by cause
+  p50/p95 ms     decision latency percentiles
+  tokens, cost $ tokens in and out; cost from the policy's price (- unknown)
+  decoding       free, json or schema, when a policy is asked under one
+docs/rules.md#standings has every column"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of `arena report`; its handler is `handle`."""
+    parser.epilog = _LEGEND
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("run", type=Path, help="a run folder, e.g. runs/quickstart")
     parser.add_argument(
         "--format",

@@ -1,4 +1,4 @@
-"""Backgammon, as the AI CUP plays it: 15 checkers a side, no doubling cube.
+"""Backgammon, as the AI CUP (a programming competition for game-playing bots) plays it: 15 checkers a side, no doubling cube.
 
 A card is two games on one card seed; seat 0 is BLACK in game 1 and WHITE in
 game 2, and the colour is the seat's alias. The side that bears off all 15
