@@ -125,15 +125,12 @@ class RunTable(_Strict):
     """The CAs that TLS connections to model endpoints trust: certifi's bundle of public
     CAs, or `system`, the operating system's own store (a company's managed machines)."""
     pool: bool = False
-    """A standing pool (docs/pool.md): entrants are added and retired between sessions, and
-    every stored game of every session is rated. One `games` entry; its own schedule (a
-    newcomer's placement, then the adaptive rounds up to `target`), `matches` capping any
-    pair's matches."""
+    """A standing pool (docs/pool.md): entrants added and retired between sessions, every
+    stored game rated; one `games` entry, its own schedule, `matches` capping any pair."""
     placement_matches: int = Field(default=4, ge=1)
     """Pool: the matches a new entrant plays against each active entrant before any other."""
     roster_cap: int | None = Field(default=None, ge=1)
-    """Pool: at most this many active entrants per `author`; past it, once the newest has
-    played its placement, the author's lowest rated one is retired (off when unset)."""
+    """Pool: at most this many active entrants per `author` (past it, the lowest rated goes)."""
 
     @field_validator("games")
     @classmethod
@@ -196,8 +193,7 @@ class _PolicyBase(_Strict):
     author: str | None = None
     prompt: str | dict[str, str] | None = None
     retired: bool = False
-    """Pool: the entrant plays no more; its games and ratings stay (a pool's only way to
-    take an entrant out)."""
+    """Pool: the entrant plays no more; its games and ratings stay."""
 
     def template_for(self, family: str) -> str:
         """The template path for a game family: named, or `<family>/default.md`."""
@@ -210,13 +206,24 @@ class _PolicyBase(_Strict):
     @field_validator("prompt")
     @classmethod
     def _families(cls, value: str | dict[str, str] | None) -> str | dict[str, str] | None:
+        families = games.families()
         if isinstance(value, dict):
-            families = games.families()
             for family in value:
                 if family not in families:
                     raise ValueError(
                         f"unknown prompt family {family!r} (known: {', '.join(families)})"
                     )
+        elif isinstance(value, str) and value.startswith(("./", "../", "/")):
+            raise ValueError(
+                f"prompt = {value!r} is a template beside the config, which is given per "
+                f'family: write prompt = {{ board = "{value}" }} (families: {", ".join(families)})'
+            )
+        elif isinstance(value, str) and value.split("/", 1)[0] not in families:
+            raise ValueError(
+                f"prompt = {value!r} names no family: a template under prompts/ is "
+                f"<family>/<file> (e.g. board/terse.md; families: {', '.join(families)}), "
+                f'one beside the config is given per family: prompt = {{ board = "./{value}" }}'
+            )
         return value
 
 
@@ -228,9 +235,8 @@ class ScriptedPolicy(_PolicyBase):
 
 
 Decoding = Literal["free", "json", "schema"]
-"""How a text seat's reply is decoded (docs/decoding.md): free text; a JSON object; one
-JSON object whose reply key is constrained by a schema (an enum of the legal moves where
-they are listed and few enough, else their shape)."""
+"""How a text seat's reply is decoded (docs/decoding.md): free text, a JSON object, or one
+whose reply key a schema constrains."""
 
 
 class MockPolicy(_PolicyBase):
@@ -238,8 +244,7 @@ class MockPolicy(_PolicyBase):
 
     kind: Literal["mock"]
     decoding: Decoding = "free"
-    """Under `schema` its unreadable, illegal and empty faults become legal choices (a
-    provider that enforces the schema); `schema_ignored` is the fault of one that does not."""
+    """Under `schema` its unreadable, illegal and empty faults become legal choices."""
     retry_lists_moves: bool = False
     """A template without `$legal_moves`: list them in the retry all the same."""
 
@@ -282,12 +287,10 @@ class LlmPolicy(EndpointSettings, _PolicyBase):
     decoding: Decoding = "free"
     """How the reply is decoded (docs/decoding.md): `free`, `json` or `schema`."""
     retry_lists_moves: bool = False
-    """A template that leaves `$legal_moves` out leaves it out of the retry too, unless this
-    is set (docs/decoding.md#listing-the-legal-moves)."""
+    """List the moves in the retry though the template leaves `$legal_moves` out."""
     schema_style: Literal["json_schema", "json_object"] = "json_schema"
-    """An OpenAI-compatible server's form of a schema request: `json_schema` (OpenAI, vLLM,
-    llama.cpp's llama-server, Ollama) or `json_object` with the schema beside it
-    (llama-cpp-python's server)."""
+    """An OpenAI-compatible server's schema form: `json_schema`, or `json_object` with the
+    schema beside it (llama-cpp-python's server)."""
     layout: Literal["single", "chat"] = "single"
     """`chat`: the template's stable part goes as the system message, the rest as the
     user message (what a provider's prompt cache can keep); `single`: one user message."""

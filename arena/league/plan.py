@@ -372,7 +372,9 @@ def plan_run(
                 raise ConfigError(f"policies.{name}: {exc}") from exc
         for family in families:
             try:
-                templates[(name, family)] = load_template(spec.template_for(family))
+                templates[(name, family)] = load_template(
+                    spec.template_for(family), folder=config.folder
+                )
             except PromptError as exc:
                 raise ConfigError(f"policies.{name}.prompt: {exc}") from exc
     programs = {}

@@ -69,7 +69,8 @@ def preview_prompt(
     rules = games.load(name, **params)
     if config is not None and policy is not None:
         template_path = loaded.policies[policy].template_for(rules.family)
-    template = load_template(template_path or f"{rules.family}/default.md")
+    folder = loaded.folder if config is not None else None
+    template = load_template(template_path or f"{rules.family}/default.md", folder=folder)
     state = rules.initial(_chance(rules, seed, card_seed), game=game_index)
     history: list[str] = []
     for _ in range(ply - 1):

@@ -44,6 +44,7 @@ __all__ = [
     "PromptError",
     "PromptTemplate",
     "SeatContext",
+    "beside_config",
     "first_line",
     "load_template",
     "prompts_dir",
@@ -131,16 +132,26 @@ def prompts_dir() -> Path:
     return local if local.is_dir() else Path(__file__).resolve().parents[2] / "prompts"
 
 
+def beside_config(path: str) -> bool:
+    """Whether a template path is read from the config file's folder (it starts with `./`,
+    `../` or `/`) rather than from under `prompts/`."""
+    return path.startswith(("./", "../", "/"))
+
+
 @cache
-def load_template(path: str) -> PromptTemplate:
-    """Load and check a template by its path under `prompts/` (e.g. `board/default.md`)."""
-    file = prompts_dir() / path
+def load_template(path: str, *, folder: Path | None = None) -> PromptTemplate:
+    """Load and check a template by its path: under `prompts/` (e.g. `board/default.md`),
+    or, for a path that starts with `./`, `../` or `/`, from the config file's `folder`
+    (e.g. `./mine.md`). Its `path` is the path as written."""
+    if beside_config(path):
+        file = (folder or Path.cwd()) / path
+        where = f"beside the config, in {folder or Path.cwd()}"
+    else:
+        file, where = prompts_dir() / path, f"under {prompts_dir()}"
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
-        raise PromptError(
-            f"prompt template {path!r} not found under {prompts_dir()}: check the path"
-        ) from exc
+        raise PromptError(f"prompt template {path!r} not found {where}: check the path") from exc
     lines = text.splitlines(keepends=True)
     marks = [n for n, line in enumerate(lines) if line.rstrip("\r\n") == STABLE_END]
     if len(marks) > 1:

@@ -178,3 +178,45 @@ def test_a_pool_is_checked_before_any_game(
     data["policies"] = {**BASE["policies"], first: {**BASE["policies"][first], **policy}}
     with pytest.raises(ConfigError, match=message):
         parse_config(data)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "message"),
+    [
+        ("./mine.md", r"beside the config, which is given per family: write prompt = \{ board = \"./mine.md\" \}"),
+        ("mine.md", r"names no family.*board/terse.md.*prompt = \{ board = \"./mine.md\" \}"),
+    ],
+)  # fmt: skip
+def test_a_plain_template_string_must_name_a_family(prompt: str, message: str) -> None:
+    data = {**BASE, "policies": {**BASE["policies"], "b": {"kind": "mock", "prompt": prompt}}}
+    with pytest.raises(ConfigError, match=message):
+        parse_config(data)
+
+
+def test_a_template_beside_the_config_is_read_from_there(tmp_path: Path) -> None:
+    import anyio
+
+    from arena.league.plan import plan_run
+    from arena.league.run import execute
+    from arena.play.prompts import prompts_dir
+    from arena.record.replay import load_replay
+
+    mine = (prompts_dir() / "board" / "default.md").read_text() + "\nMINE\n"
+    (tmp_path / "mine.md").write_text(mine)
+    config = tmp_path / "run.toml"
+    config.write_text(
+        '[run]\nname = "beside"\nseed = 3\ngames = ["hex"]\n'
+        '[policies.a]\nkind = "scripted"\n'
+        '[policies.b]\nkind = "mock"\nprompt = { board = "./mine.md" }\n'
+    )
+    loaded = load_config(config)
+    plan = plan_run(loaded, tmp_path / "out")
+    assert plan.templates[("b", "board")].path == "./mine.md"
+    anyio.run(execute, plan)
+    replay = load_replay(next((tmp_path / "out" / "replays").glob("*.json")))
+    assert "./mine.md" in replay.templates.values()  # the path as written
+    prompt = next(
+        a.prompt for g in replay.games for p in g.plies for d in p.decisions for a in d.attempts
+    )
+    assert prompt is not None
+    assert "MINE" in prompt
