@@ -146,7 +146,11 @@ async def write_programs(
     spent = _Spent(config.run.budget_usd)
     results = [Authored(n, game, out / f"{n}-{game}.py", brief) for n in names]
     async with providers.Providers(trust=config.run.trust) as pool:
-        cache = _cache(config, redactor)
+        cache = None
+        if config.run.response_cache:
+            from arena.seats.cache import run_cache  # a cached run only
+
+            cache = run_cache(config, redactor)
         async with anyio.create_task_group() as tg:
             for authored in results:
                 ask = _asker(config, authored.policy, pool, redactor, cache)
@@ -263,18 +267,6 @@ def _write(config: Config, authored: Authored, redactor: Redactor) -> None:
         "attempts": [redactor.value(asdict(a)) for a in authored.attempts],
     }
     write_atomic(manifest_path(authored.program), json.dumps(manifest, indent=2) + "\n")
-
-
-def _cache(config: Config, redactor: Redactor) -> Any:
-    """The run's response cache, as a game's seats share it (or None)."""
-    if not config.run.response_cache:
-        return None
-    from arena.seats.cache import ResponseCache, default_cache_dir  # a cached run only
-
-    run = config.run
-    return ResponseCache(
-        config.located(run.cache_dir) if run.cache_dir else default_cache_dir(), redactor
-    )
 
 
 def _asker(

@@ -146,8 +146,6 @@ class StoredRun:
     """`LeagueStore.entrants()`: every stored policy, in the order first stored."""
     rules: dict[str, set[int]]
     """Game -> the rules versions its stored games were played under."""
-    episodes: int
-    """How many episodes are stored."""
     sessions: int
     """How many sessions were begun (the highest session number)."""
 
@@ -168,7 +166,7 @@ def stored_run(out: Path) -> StoredRun | None:
             return None
         return StoredRun(
             run[0], run[1], store.stored_templates(), store.entrants(), store.rules_versions(),
-            len(store.finished_episodes()), max(store.sessions(), default=0),
+            max(store.sessions(), default=0),
         )  # fmt: skip
     finally:
         store.close()

@@ -135,16 +135,11 @@ class RunPlan:
     def response_cache(self) -> ResponseCache | None:
         """The store of model replies its seats share (`[run] response_cache`), or None: in
         `cache_dir` (relative to the config file's folder), else the user's cache folder."""
-        run = self.config.run
-        if not run.response_cache:
+        if not self.config.run.response_cache:
             return None
-        from arena.seats.cache import (  # only a run with a response cache
-            ResponseCache,
-            default_cache_dir,
-        )
+        from arena.seats.cache import run_cache  # only a run with a response cache
 
-        folder = self.config.located(run.cache_dir) if run.cache_dir else default_cache_dir()
-        return ResponseCache(folder, self.redactor)
+        return run_cache(self.config, self.redactor)
 
     @property
     def policies(self) -> list[str]:

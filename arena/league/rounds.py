@@ -39,7 +39,16 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("arena.league.rounds")
 
-__all__ = ["AdaptiveRounds", "PoolRounds"]
+__all__ = ["AdaptiveRounds", "PoolRounds", "kth_match"]
+
+
+def kth_match(index: int, master_seed: int, entry: str, k: int, first: str, second: str) -> Match:
+    """The k-th match of the pair (`first`, `second`) on `entry`, at schedule position
+    `index`: on the k-th match seed, so every pair's k-th match meets the same positions."""
+    seed = match_seed(master_seed, entry, k)
+    game = games.resolve_entry(entry, seed)
+    per_episode = games.load(game).match_format.games_per_episode
+    return Match(index, entry, game, k, seed, first, second, per_episode)
 
 
 class AdaptiveRounds:
@@ -77,10 +86,7 @@ class AdaptiveRounds:
         for first, second in pairs:
             self.played[(first, second)] += 1
             k = self.played[(first, second)]
-            seed = match_seed(self.master_seed, self.entry, k)
-            game = games.resolve_entry(self.entry, seed)
-            per_episode = games.load(game).match_format.games_per_episode
-            out.append(Match(self.index, self.entry, game, k, seed, first, second, per_episode))
+            out.append(kth_match(self.index, self.master_seed, self.entry, k, first, second))
             self.index += 1
         return out
 
@@ -201,10 +207,7 @@ class PoolRounds:
         for first, second in pairs:
             self.played[(first, second)] += 1
             k = self.played[(first, second)]
-            seed = match_seed(self.plan.master_seed, self.entry, k)
-            game = games.resolve_entry(self.entry, seed)
-            per_episode = games.load(game).match_format.games_per_episode
-            out.append(Match(self.index, self.entry, game, k, seed, first, second, per_episode))
+            out.append(kth_match(self.index, self.plan.master_seed, self.entry, k, first, second))
             self.index += 1
         self.store.schedule(out, self.session, phase)
         crash_point("scheduled")

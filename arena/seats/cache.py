@@ -39,13 +39,15 @@ import structlog
 from pydantic import ValidationError
 
 import providers
-from arena.config import LlmPolicy
+from arena.config import Config, LlmPolicy
 from arena.play.protocol import Answer
 from arena.record.replay import write_atomic
 from arena.redact import Redactor
 from providers.pool import WIRE_PROTOCOLS
 
-__all__ = ["FORMAT", "RequestKey", "ResponseCache", "default_cache_dir", "request_key"]
+__all__ = [
+    "FORMAT", "RequestKey", "ResponseCache", "default_cache_dir", "request_key", "run_cache",
+]  # fmt: skip
 
 log = structlog.get_logger("arena.seats.cache")
 
@@ -54,6 +56,16 @@ FORMAT = 1
 
 _STORED = set(Answer.model_fields) - {"retries", "cost_usd", "cached"}
 """What a file keeps of a reply: all but this call's transport attempts and its cost."""
+
+
+def run_cache(config: Config, redactor: Redactor) -> ResponseCache | None:
+    """The response cache a run's model seats share (`[run] response_cache`), or None: in
+    `cache_dir` (relative to the config file's folder), else the user's cache folder."""
+    run = config.run
+    if not run.response_cache:
+        return None
+    folder = config.located(run.cache_dir) if run.cache_dir else default_cache_dir()
+    return ResponseCache(folder, redactor)
 
 
 def default_cache_dir() -> Path:
