@@ -137,9 +137,10 @@ class StoreDamaged(ConfigError):
 class LeagueStore:
     """One run's results; open it with `open_for_run` (the writer) or `open_readonly`."""
 
-    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, connection: sqlite3.Connection, path: Path, *, writer: bool) -> None:
         self._db = connection
         self.path = path
+        self._writer = writer
 
     @classmethod
     def open_for_run(cls, out: Path) -> LeagueStore:
@@ -161,7 +162,7 @@ class LeagueStore:
         except sqlite3.DatabaseError as exc:
             connection.close()
             raise StoreDamaged(path, exc) from exc
-        return cls(connection, path)
+        return cls(connection, path, writer=True)
 
     @classmethod
     def open_readonly(cls, out: Path) -> LeagueStore:
@@ -175,11 +176,24 @@ class LeagueStore:
         except sqlite3.DatabaseError as exc:
             connection.close()
             raise StoreDamaged(path, exc) from exc
-        return cls(connection, path)
+        return cls(connection, path, writer=False)
 
     def close(self) -> None:
-        """Close the connection (the WAL is checkpointed)."""
-        self._db.close()
+        """Close the connection. A writer folds the WAL into the database and, if no reader
+        is connected, leaves WAL mode, so that a run folder at rest holds one file that
+        readers (`open_readonly`, which cannot checkpoint) leave as they found it; the next
+        `open_for_run` takes WAL mode up again."""
+        try:
+            if self._writer and self._is_wal():
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self._db.execute("PRAGMA journal_mode=DELETE")  # refused while others read
+        except sqlite3.Error:
+            pass  # a reader is connected or the disk is gone: the WAL stays for the next open
+        finally:
+            self._db.close()
+
+    def _is_wal(self) -> bool:
+        return str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal"
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

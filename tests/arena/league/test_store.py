@@ -106,3 +106,41 @@ def test_a_resume_accepts_new_connection_settings_but_not_a_new_model() -> None:
     assert config_changes(old, new, ignore=RESUME_ACCEPTS) == []
     moved = {**new, "policies": {"m": {**new["policies"]["m"], "model": "b"}}}
     assert config_changes(old, moved, ignore=RESUME_ACCEPTS) == ['policies.m.model: "a" -> "b"']
+
+
+def _beside(out: Path) -> set[str]:
+    return {p.name for p in out.iterdir() if p.name.startswith(DB_NAME)}
+
+
+async def test_a_finished_run_leaves_one_database_file_that_readers_leave_alone(
+    tmp_path: Path,
+) -> None:
+    await _run(tmp_path)
+    assert _beside(tmp_path) == {DB_NAME}  # checkpointed and out of WAL mode
+    assert (tmp_path / ".lock").exists()  # the lock file stays: it is the lock
+    for _ in range(2):  # readers, which cannot checkpoint, make no WAL files now
+        reader = LeagueStore.open_readonly(tmp_path)
+        episodes = reader.finished_episodes()
+        reader.close()
+        assert _beside(tmp_path) == {DB_NAME}
+    assert len(episodes) == 4
+    store = LeagueStore.open_for_run(tmp_path)  # a resume writes in WAL mode again
+    assert (tmp_path / f"{DB_NAME}-wal").exists()
+    store.close()
+    assert _beside(tmp_path) == {DB_NAME}
+
+
+async def test_a_writer_closing_while_a_reader_reads_keeps_the_wal_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    await _run(tmp_path)
+    store = LeagueStore.open_for_run(tmp_path)
+    reader = LeagueStore.open_readonly(tmp_path)
+    assert len(reader.finished_episodes()) == 4
+    store.close()  # the reader's connection refuses the change of journal mode
+    assert len(reader.finished_episodes()) == 4
+    reader.close()
+    again = LeagueStore.open_for_run(tmp_path)
+    assert len(again.finished_episodes()) == 4
+    again.close()
+    assert _beside(tmp_path) == {DB_NAME}
