@@ -79,9 +79,12 @@ def progress_bar(
 
 class ProgressLines:
     """Without a live display (no terminal, or --no-progress), a plain line of progress
-    every `EVERY_S` seconds and at the end, so a log of a long run shows it moving."""
+    every `EVERY_S` seconds and at the end, so a log of a long run shows it moving: `maybe`
+    at every change, `tick` on a timer for the long games between changes."""
 
     EVERY_S = 30.0
+    TICK_S = 1.0
+    """How often `tick` looks."""
 
     def __init__(self, console: Stderr, name: str) -> None:
         self.console = console
@@ -89,17 +92,32 @@ class ProgressLines:
         self.starting = True
         self.started = time.monotonic()
         self.last = self.started
+        self._latest: tuple[RunResult, int] | None = None
+        self._said = ""
 
-    def maybe(self, result: RunResult, total: int) -> None:
-        """A line for `result` of `total` episodes, if `EVERY_S` passed or the run is done."""
+    def maybe(self, result: RunResult, total: int, *, every_s: float | None = None) -> None:
+        """A line for `result` of `total` episodes, if `every_s` (`EVERY_S`) passed or the
+        run is done."""
+        self._latest = result, total
         done = result.played + result.skipped + len(result.failed)
         now = time.monotonic()
-        if now - self.last < self.EVERY_S and done < total:
+        if now - self.last < (self.EVERY_S if every_s is None else every_s) and done < total:
             return
-        self.last = now
-        elapsed = now - self.started
+        fallbacks = f"{result.fallbacks_before + result.fallbacks} fallbacks"
+        if result.fallbacks_before:
+            fallbacks += f" ({result.fallbacks} this session)"
+        counts = (
+            f"{self.name}: {done}/{total} episodes done, {result.in_flight} in flight, {fallbacks}"
+        )
+        if done >= total and counts == self._said:
+            return  # the end, said already
+        self.last, self._said = now, counts
         self.console.print(
-            f"{self.name}: {done}/{total} episodes done, {result.in_flight} in flight, "
-            f"{result.fallbacks} fallbacks, {elapsed:.0f} s",
-            highlight=False, markup=False, soft_wrap=True,
-        )  # fmt: skip
+            f"{counts}, {now - self.started:.0f} s", highlight=False, markup=False, soft_wrap=True
+        )
+
+    def tick(self) -> None:
+        """The line `maybe` would print for the latest counts, if `EVERY_S` (and at least
+        `TICK_S`) passed."""
+        if self._latest is not None:
+            self.maybe(*self._latest, every_s=max(self.EVERY_S, self.TICK_S))

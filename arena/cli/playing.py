@@ -89,7 +89,7 @@ def play_with_progress(
             move(
                 completed=result.played + result.skipped + len(result.failed),
                 total=episodes + result.replays, in_flight=result.in_flight,
-                fallbacks=result.fallbacks,
+                fallbacks=result.fallbacks_before + result.fallbacks,
             )  # fmt: skip
             if not show:
                 lines.maybe(result, episodes + result.replays)
@@ -121,9 +121,20 @@ def play_with_progress(
                     desk = page.desk
                 for line in said:
                     console.print(line, highlight=False, markup=False, soft_wrap=True)
-                return await execute(
-                    plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
-                    check_endpoints=check, ray_address=ray_address, desk=desk,
-                )  # fmt: skip
+                async with anyio.create_task_group() as ticking:
+                    if not show:
+                        ticking.start_soon(tick)
+                    result = await execute(
+                        plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
+                        check_endpoints=check, ray_address=ray_address, desk=desk,
+                    )  # fmt: skip
+                    ticking.cancel_scope.cancel()
+                on_episode(result)  # the end (a resume that had nothing left to play too)
+                return result
+
+        async def tick() -> None:  # a line every EVERY_S, even while no episode ends
+            while True:
+                await anyio.sleep(lines.TICK_S)
+                lines.tick()
 
         return anyio.run(play)

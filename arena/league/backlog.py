@@ -92,7 +92,9 @@ class Backlog:
         run = plan.config.run
         self.replay_cap = run.replay_no_contest
         self._spoiled = store.spoiled_episodes()
-        self.rules = StopRules(plan.config, store.game_summaries(), self._spoiled)
+        stored = list(store.game_summaries())
+        result.fallbacks_before = sum(g.fallback_count for g in stored)
+        self.rules = StopRules(plan.config, stored, self._spoiled)
         """Budgets and the SPRT: asked before each new match."""
         self.again: deque[Episode] = deque()
         """Episodes to play again (a game of theirs did not measure a seat, a worker lost)."""
@@ -103,9 +105,10 @@ class Backlog:
         self.out: Counter[str] = Counter()
         """What the workers and the writer still have to deal with, by episode id."""
         self.playing: dict[str, Episode] = {}
-        """Episodes a worker took, until the writer has dealt with them."""
+        """Episodes a worker took, until the writer has dealt with them (what the progress
+        calls in flight: a game played to its end is in flight until it is stored)."""
         self.running: set[str] = set()
-        """Episodes a worker is playing now (what the progress calls in flight)."""
+        """Episodes a worker is playing now."""
         self._lost: Counter[str] = Counter()
         """How often each episode's process was lost this session."""
         self.rounds: Rounds | None = None
@@ -166,6 +169,7 @@ class Backlog:
         """A worker plays `episode` now."""
         self.playing[episode.id] = episode
         self.running.add(episode.id)
+        self._result.in_flight = len(self.playing)
 
     def ended(self, episode: Episode) -> None:
         """`episode`'s worker is done with it: its replay or failure goes to the writer."""
@@ -173,8 +177,15 @@ class Backlog:
 
     def let_go(self, episode: Episode) -> None:
         """The episode leaves the workers unstored (it waits, or a resume plays it)."""
-        self.playing.pop(episode.id, None)
+        self.written(episode.id)
         self.dealt_with(episode.id)
+
+    def written(self, episode_id: str) -> Episode | None:
+        """The writer takes `episode_id`'s replay or failure: the episode it was, if a worker
+        played it, which is no longer in flight."""
+        episode = self.playing.pop(episode_id, None)
+        self._result.in_flight = len(self.playing)
+        return episode
 
     def lost(self, episode: Episode, why: str, kept: str | None) -> EpisodeFailure | None:
         """`episode`'s process was lost (a cut card's finished games are `kept` as that

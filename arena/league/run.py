@@ -205,7 +205,6 @@ class _Session:
     def _moved(self, episode: Episode, playing: bool) -> None:
         """A worker starts playing `episode`, or is done with it."""
         (self.backlog.start if playing else self.backlog.ended)(episode)
-        self.result.in_flight = len(self.backlog.running)
         self.on_episode(self.result)
 
     async def _work(
@@ -281,7 +280,7 @@ class _Session:
         """The one writer: every finished replay stored in the order it finished."""
         async with done:
             async for item in done:
-                episode = self.backlog.playing.pop(item.episode, None)
+                episode = self.backlog.written(item.episode)
                 if isinstance(item, EpisodeFailure):
                     self.result.failed.append(item)
                 else:

@@ -79,8 +79,11 @@ class RunResult:
     interrupted: bool = False
     wall_s: float = 0.0
     in_flight: int = 0
+    """Episodes taken by a worker and not yet stored."""
     fallbacks: int = 0
     """Fallbacks in the games finished this session."""
+    fallbacks_before: int = 0
+    """Fallbacks in the games earlier sessions stored (the standings count both)."""
     replays: int = 0
     """Episodes queued this session to be played again after a no-contest."""
     stopped: str = ""
