@@ -25,7 +25,8 @@ _LEGEND = """the standings' columns:
   BT [95%]       Bradley-Terry rating and its 95% interval (* rests on the prior); rows by it
   Elo K=24 seq.  the sequential Elo, applied in schedule order
   mean           mean game score (overall: +1 win, 0 draw, -1 loss per game)
-  W-D-L, NC      wins, draws, losses; no-contests
+  W-D-L, NC      wins, draws, losses; every play that ended a no-contest
+  replayed       plays a later play replaced (a no-contest played again, a cut card)
   own play       the share of its decisions the seat made itself
   fallbacks      the seat's own failures / the infrastructure's, and by cause
   p50/p95 ms     decision latency percentiles

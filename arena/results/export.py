@@ -80,7 +80,8 @@ def _standing(row: dict[str, Any]) -> dict[str, Any]:
     sides = row.get("fallbacks_by_side", {})
     return {
         "policy": row["policy"], "games": row["games"], "wins": row["wins"], "draws": row["draws"],
-        "losses": row["losses"], "no_contest": row["no_contest"], "mean_score": row["mean_score"],
+        "losses": row["losses"], "no_contest": row["no_contest"], "replayed": row.get("replayed", 0),
+        "mean_score": row["mean_score"],
         "decisions": row["decisions"], "own_play": row["own_play"],
         "fallback_rate": row["fallback_rate"], "fallbacks": sum(row["fallbacks"].values()),
         "fallbacks_seat": sides.get(SEAT, 0), "fallbacks_infrastructure": sides.get(INFRASTRUCTURE, 0),

@@ -420,18 +420,21 @@ _TALLY_SLOT: dict[float | None, tuple[int, int]] = {
 
 def head_to_head(
     matches: Iterable[MatchOutcome],
+    also: Iterable[tuple[str, str, float | None]] = (),
 ) -> dict[tuple[str, str], tuple[int, int, int, int]]:
     """(wins, draws, losses, no_contests) of `pair[0]` against `pair[1]`, per game.
 
     Counts every game of every match, same-author and no-contest matches
-    included (they are shown head to head). Both orders of every pair that
-    met are present, one the mirror of the other.
+    included (they are shown head to head), and the games `also` gives as
+    `pair_tallies` takes them (the no-contests a later play replaced). Both
+    orders of every pair that met are present, one the mirror of the other.
     """
-    return pair_tallies(
+    played = (
         (match.first, match.second, result)
         for match in _in_schedule_order(matches)
         for result in match.results
     )
+    return pair_tallies(itertools.chain(played, also))
 
 
 def pair_tallies(

@@ -156,6 +156,9 @@ def _table(
         Column("cost $", cells(lambda r: "-" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"), 70,
                empty=frozenset("-")),
     ]  # fmt: skip
+    if any(r.get("replayed") for r in rows):  # a league that played some plays again
+        after_nc = next(i for i, c in enumerate(columns) if c.header == "NC") + 1
+        columns.insert(after_nc, Column("replayed", cells(lambda r: str(r["replayed"])), 58))
     if any(r.get("decoding") not in (None, "free") for r in rows):  # a decoding A/B, a condition
         columns.append(
             Column("decoding", cells(lambda r: r.get("decoding") or "-"), 65, right=False)

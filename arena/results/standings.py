@@ -10,8 +10,9 @@ How much of a policy's play was its own: the share of its decisions it made
 itself (a reply or the retry), its fallbacks by cause and by side (its own
 failures, the infrastructure's), the games its program forfeited, and latency percentiles over the decisions it
 was actually asked (the battle's clock rule, `llm_off`, asks nobody). A game a
-later play replaced (a no-contest played again, a cut card) still counts its
-decisions here; its result counts only in the NC column.
+later play replaced (a no-contest played again, a game of a cut card) still counts
+its decisions here and in `replayed`; it counts in NC if it ended a no-contest, as
+every play that did, and never in W-D-L.
 """
 
 from __future__ import annotations
@@ -217,6 +218,9 @@ class Row:
     draws: int = 0
     losses: int = 0
     no_contest: int = 0
+    """Plays that ended a no-contest, a later play of theirs or not."""
+    replayed: int = 0
+    """Plays a later play replaced (a no-contest played again, a game of a cut card)."""
     score_sum: float = 0.0
     decisions: int = 0
     """Decisions over all counted games."""
@@ -234,8 +238,8 @@ class Row:
 
     @property
     def mean_score(self) -> float:
-        """Mean score over scored games (no-contests excluded)."""
-        scored = self.games - self.no_contest
+        """Mean score over the games that count (no-contests and replaced plays excluded)."""
+        scored = self.wins + self.draws + self.losses
         return self.score_sum / scored if scored else 0.0
 
     @property
@@ -292,7 +296,8 @@ class Row:
         """JSON-able, for summary.json and `arena report`."""
         return {
             "policy": self.policy, "games": self.games, "wins": self.wins, "draws": self.draws,
-            "losses": self.losses, "no_contest": self.no_contest, "mean_score": round(self.mean_score, 4),
+            "losses": self.losses, "no_contest": self.no_contest, "replayed": self.replayed,
+            "mean_score": round(self.mean_score, 4),
             "decisions": self.decisions, "own_play": round(self.own_play, 4),
             "fallback_rate": round(self.fallback_rate, 4), "fallbacks": dict(self.fallbacks),
             "forfeits": self.forfeits,
@@ -312,14 +317,17 @@ class Table:
 
     def add(self, g: GameSummary, *, counted: bool = True) -> None:
         """Count game `g` (same-author pairs and other games are left out); a game a later
-        play replaced (`counted=False`) is a no-contest here, its decisions counted."""
+        play replaced (`counted=False`) counts as `replayed`, its decisions counted, and in
+        NC only if it ended a no-contest."""
         if g.same_author or (self.game is not None and g.game != self.game):
             return
         for seat in (0, 1):
             row = self._rows.setdefault(g.policies[seat], Row(g.policies[seat]))
             row.add(g.seats[seat])
-            if g.scores is None or not counted:
+            row.replayed += not counted
+            if g.scores is None:
                 row.no_contest += 1
+            if g.scores is None or not counted:
                 continue
             mine, theirs = g.scores[seat], g.scores[1 - seat]
             row.wins += mine > theirs

@@ -215,12 +215,15 @@ def league_tables(games: Iterable[GameSummary], config: Config, master_seed: int
     overall = Table(policies)
     per_game: dict[str, Table] = {}
     collect = _Matches()
+    replaced_nc: list[tuple[str, str, None]] = []  # head to head counts them as NC too
     for _, match in itertools.groupby(games, key=lambda g: g.match_index):
         played = list(match)
         counted = counted_games(played)
         for g in played:
             overall.add(g, counted=g in counted)
             per_game.setdefault(g.game, Table(policies, g.game)).add(g, counted=g in counted)
+            if g not in counted and g.scores is None:
+                replaced_nc.append((g.policies[0], g.policies[1], None))
         collect.rate(counted)
     matches = collect.outcomes
     rated = [m for m in matches if not m.no_contest and not m.same_author]
@@ -237,9 +240,9 @@ def league_tables(games: Iterable[GameSummary], config: Config, master_seed: int
             },
             "matches_rated": len(rated),
         },
-        "h2h": {f"{a}|{b}": list(v) for (a, b), v in head_to_head(matches).items()}
-        if matches
-        else {},
+        "h2h": {
+            f"{a}|{b}": list(v) for (a, b), v in head_to_head(matches, also=replaced_nc).items()
+        },
         "ab": [],
     }
     with_decoding(tables["standings"], config.policies)

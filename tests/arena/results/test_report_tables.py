@@ -4,6 +4,7 @@ the mark on a rating that rests on the prior, and the export's column for it."""
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
@@ -136,3 +137,18 @@ def test_the_standings_export_says_which_rating_rests_on_the_prior() -> None:
     assert keys[keys.index("elo") :] == [
         "elo", "bt_rating", "bt_low", "bt_high", "bt_on_prior", "fingerprint",
     ]  # fmt: skip
+
+
+def test_a_replayed_column_appears_after_nc_once_a_play_was_replaced() -> None:
+    assert "replayed" not in _columns(_render(_tables(THREE), 200))
+    played = [
+        *match_games(0, "tactician", "random", (None, 1.0)),
+        *match_games(1, "tactician", "random", (1.0, 1.0)),
+    ]
+    again = match_games(0, "tactician", "random", (1.0, 1.0))[0]
+    played.insert(1, replace(again, episode=again.episode + "~replay1"))
+    tables = league_tables(played, lineup(["tactician", "random"], ("connect-four",)), 1)
+    columns = _columns(_render(tables, 200))
+    assert columns[columns.index("NC") + 1] == "replayed"
+    rows = {r["policy"]: r for r in standings_rows(tables)}
+    assert (rows["tactician"]["no_contest"], rows["tactician"]["replayed"]) == (1, 1)

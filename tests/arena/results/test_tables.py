@@ -67,6 +67,26 @@ def test_a_replaced_play_is_a_no_contest_in_the_standings_and_nothing_in_the_rat
     assert tables["ratings"]["matches_rated"] == 1
 
 
+def test_nc_counts_every_no_contest_play_in_standings_and_head_to_head_alike() -> None:
+    # Match 0: game 1 a no-contest played again and won by a; game 2 won by a.
+    # Match 1: a cut card's kept game 1 (a won it) and its cut game 2 (a no-contest), then
+    # the replacement card: b wins game 1, game 2 drawn.
+    plays = [
+        _game("m0-g1", 0, 1, None), _game("m0-g1~replay1", 0, 1, (1, 0)),
+        _game("m0-g2", 0, 2, (1, 0)),
+        _game("m1-g1~cancelled-a1", 1, 1, (1, 0)), _game("m1-g2~cancelled-a1", 1, 2, None),
+        _game("m1-g1", 1, 1, (0, 1)), _game("m1-g2", 1, 2, (0, 0)),
+    ]  # fmt: skip
+    tables = league_tables(plays, CONFIG, 1)
+    a = next(r for r in tables["standings"]["overall"] if r["policy"] == "a")
+    # Two plays ended no-contest, both replaced; three plays were replaced in all.
+    assert (a["games"], a["wins"], a["draws"], a["losses"]) == (7, 2, 1, 1)
+    assert (a["no_contest"], a["replayed"]) == (2, 3)
+    assert a["mean_score"] == 0.25  # (+1 +1 +0 -1) / 4 counted games
+    assert tables["h2h"]["a|b"] == [2, 1, 1, 2]
+    assert tables["h2h"]["b|a"] == [1, 1, 2, 2]
+
+
 def test_own_play_and_fallbacks_by_side() -> None:
     table = Table(["a", "b"])
     seat = SeatStats(
