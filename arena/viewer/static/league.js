@@ -198,7 +198,9 @@
     app.append(h("h2", {}, "Standings"), h("div", { class: "tables" },
       st.overall ? standingsTable("overall (+1 / 0 / -1 per game)", st.overall, "standings-overall") : null,
       Object.entries(st).filter(([k]) => k !== "overall").map(([name, rows]) => standingsTable(`${name} (mean game score)`, rows, `standings-${name}`))));
-    if (DATA.sprt) app.append(h("h2", {}, "Sequential test"), h("pre", { class: "card", id: "sprt" }, DATA.sprt.join("\n")));
+    if (DATA.sprt) {  // console lines: each wraps to the card, its continuation indented
+      app.append(h("h2", {}, "Sequential test"), h("pre", { class: "card sprt", id: "sprt" }, DATA.sprt.map((line) => h("span", { class: "line" }, line))));
+    }
     if (!pool) {  // a pool's leaderboard and heat map have shown these
       if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
       if (DATA.ratings) app.append(h("h2", {}, "Ratings"), ratingsBlock(DATA.ratings, (st.overall || []).map((r) => r.policy)));
