@@ -52,6 +52,19 @@ def test_the_league_page_shows_the_sequential_test(sprt_run: Path, tab: Tab) -> 
     tab.assert_clean()
 
 
+def test_the_header_counts_the_episodes_played_of_the_most_planned(
+    sprt_run: Path, tab: Tab
+) -> None:
+    tab.open((sprt_run / "view" / "index.html").as_uri())
+    summary = json.loads((sprt_run / "summary.json").read_text())
+    played = len({g["episode"] for g in summary["games"]})
+    assert played < summary["episodes"]  # the SPRT stopped it well before its cap
+    assert tab.page.inner_text("#episodes") == (
+        f"{played} played of at most {summary['episodes']} episodes"
+    )
+    tab.assert_clean()
+
+
 SPRT_FIT = """() => {
   const text = document.getElementById('sprt');
   const card = text.closest('.card');
