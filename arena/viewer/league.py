@@ -8,6 +8,10 @@ Bradley-Terry), so a served league page fills in as games finish. The site
 keeps of each replay only what this page needs, never the replay itself.
 A standing pool's page has its entrants and rating history besides
 (`arena.viewer.pool`), under `pool`; a league's has `pool: null`.
+The header counts the episodes played (`episodes_played`: those the store
+holds, or the replays so far) against the most the run plans
+(`episodes_planned`: summary.json's `episodes`, the plan's count), which an
+SPRT or a budget may stop it well short of.
 """
 
 from __future__ import annotations
@@ -63,11 +67,15 @@ def league_data(
     games: Callable[[], Iterable[dict[str, Any]]]
     if summary is None:
         summary = _summary_from_replays(run, config, pool=pool)
+        played = summary.pop("played")
         games = partial(iter, summary.pop("games"))
     elif (run / DB_NAME).exists():  # the store holds the games: read them as they are drawn
         games = partial(_stored_rows, run)
+        played = _stored_episodes(run)
     else:
-        games = partial(iter, (_read_json(run / "summary.json") or {}).get("games", []))
+        rows = (_read_json(run / "summary.json") or {}).get("games", [])
+        played = len({g["episode"] for g in rows})
+        games = partial(iter, rows)
     episode_pages = {r.episode: stem for stem, r in replays.items() if stem in pages}
     tables = {name: [_row(r) for r in rows] for name, rows in summary.get("standings", {}).items()}
     overall = tables.get("overall", [])
@@ -76,7 +84,8 @@ def league_data(
         "run": summary.get("run", run.name),
         "seed": summary.get("seed"),
         "in_progress": in_progress,
-        "episodes": summary.get("episodes", len(replays)),
+        "episodes_played": played,
+        "episodes_planned": summary.get("episodes"),
         "failed": summary.get("failed", []),
         "standings": tables,
         "ratings": summary.get("ratings"),
@@ -97,6 +106,28 @@ def _stored_rows(run: Path) -> Iterator[dict[str, Any]]:
             yield game.to_json(latencies=False)
     finally:
         store.close()
+
+
+def _stored_episodes(run: Path) -> int:
+    """How many episodes the store holds the results of."""
+    store = LeagueStore.open_readonly(run)
+    try:
+        return len(store.finished_episodes())
+    finally:
+        store.close()
+
+
+def _planned_episodes(run: Path) -> int | None:
+    """How many episodes the run plans at most, as summary.json will say (the plan's
+    count); None when its resolved config cannot be read."""
+    from arena.league.lineup import read_resolved  # a run in progress only
+    from arena.league.plan import RunPlan
+
+    try:
+        config, master, _ = read_resolved(run)
+    except ConfigError:
+        return None
+    return RunPlan(config, master, run, templates={}).episode_count()
 
 
 def h2h_from_games(games_list: Iterable[dict[str, Any]]) -> dict[str, list[int]]:
@@ -178,8 +209,9 @@ def _policies(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _summary_from_replays(run: Path, config: dict[str, Any], *, pool: bool) -> dict[str, Any]:
-    """What summary.json would say about the replays written so far (read one at a time);
-    `config` the run's resolved config, `pool` whether it is a standing pool's."""
+    """What summary.json would say about the replays written so far (read one at a time),
+    and under `played` how many episodes they are; `config` the run's resolved config,
+    `pool` whether it is a standing pool's."""
     finished: list[GameSummary] = []
     for path in sorted((run / "replays").glob("*.json")):
         try:
@@ -197,7 +229,8 @@ def _summary_from_replays(run: Path, config: dict[str, Any], *, pool: bool) -> d
     summary = {
         "run": config.get("run", {}).get("name", run.name),
         "seed": config.get("run", {}).get("seed"),
-        "episodes": len({g.episode for g in finished}),
+        "episodes": _planned_episodes(run),
+        "played": len({g.episode for g in finished}),
         "standings": ranked_standings(standings(finished, policies), per_game, points),
         "games": [g.to_json(latencies=False) for g in finished],
     }

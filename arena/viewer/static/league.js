@@ -183,13 +183,22 @@
       h("span", {}, `${pool.entrants.length} entrants (${active} active)`)];
   }
 
+  // The episodes played, and the most the run plans when a rule (an SPRT, a budget) or a
+  // stop has left some unplayed.
+  function episodesText(played, planned) {
+    const unit = (n) => `episode${n === 1 ? "" : "s"}`;
+    if (planned === null || planned === undefined || played >= planned) return `${played} ${unit(played)} played`;
+    return `${played} played of at most ${planned} ${unit(planned)}`;
+  }
+
   function build() {
     const app = document.getElementById("app");
     const pool = DATA.pool;
     app.textContent = "";
     app.append(h("h1", {}, `${pool ? "Pool" : "League"} · ${DATA.run}`),
-      h("div", { class: "meta" }, h("span", {}, `seed ${DATA.seed ?? "?"}`), pool ? poolMeta(pool) : null, h("span", {}, `${DATA.episodes} episodes`),
-        h("span", {}, `${DATA.games.length} games`), DATA.in_progress ? h("span", {}, h("span", { class: "pill live", id: "in-progress" }, "in progress: standings from the replays so far")) : null));
+      h("div", { class: "meta" }, h("span", {}, `seed ${DATA.seed ?? "?"}`), pool ? poolMeta(pool) : null,
+        h("span", { id: "episodes" }, episodesText(DATA.episodes_played, DATA.episodes_planned)),
+        h("span", {}, `${DATA.games.length} game${DATA.games.length === 1 ? "" : "s"}`), DATA.in_progress ? h("span", {}, h("span", { class: "pill live", id: "in-progress" }, "in progress: standings from the replays so far")) : null));
     if (pool) {
       if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
       app.append(...CogPool.sections(DATA));
@@ -198,7 +207,9 @@
     app.append(h("h2", {}, "Standings"), h("div", { class: "tables" },
       st.overall ? standingsTable("overall (+1 / 0 / -1 per game)", st.overall, "standings-overall") : null,
       Object.entries(st).filter(([k]) => k !== "overall").map(([name, rows]) => standingsTable(`${name} (mean game score)`, rows, `standings-${name}`))));
-    if (DATA.sprt) app.append(h("h2", {}, "Sequential test"), h("pre", { class: "card", id: "sprt" }, DATA.sprt.join("\n")));
+    if (DATA.sprt) {  // console lines: each wraps to the card, its continuation indented
+      app.append(h("h2", {}, "Sequential test"), h("pre", { class: "card sprt", id: "sprt" }, DATA.sprt.map((line) => h("span", { class: "line" }, line))));
+    }
     if (!pool) {  // a pool's leaderboard and heat map have shown these
       if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
       if (DATA.ratings) app.append(h("h2", {}, "Ratings"), ratingsBlock(DATA.ratings, (st.overall || []).map((r) => r.policy)));

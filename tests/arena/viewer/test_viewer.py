@@ -456,6 +456,31 @@ def test_league_without_summary_is_derived_from_the_replays(
     assert league["h2h"] == h2h_from_games(summary["games"])
 
 
+def test_the_league_counts_the_episodes_played_and_the_most_planned(
+    board_run: tuple[Path, list[Replay]], tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(board_run[0], run)
+    summary = json.loads((run / "summary.json").read_text())
+    episodes = sorted({g["episode"] for g in summary["games"]})
+    planned = summary["episodes"]
+    league = _page_data(build_site(run) / "index.html")  # from the store
+    assert (league["episodes_played"], league["episodes_planned"]) == (len(episodes), planned)
+    summary["episodes"] = planned + 12  # as an SPRT run's: the most it could have played
+    (run / "summary.json").write_text(json.dumps(summary))
+    for path in run.glob("league.db*"):
+        path.unlink()
+    league = _page_data(build_site(run) / "index.html")  # from summary.json's games
+    assert (league["episodes_played"], league["episodes_planned"]) == (len(episodes), planned + 12)
+    (run / "summary.json").unlink()
+    for path in sorted((run / "replays").glob("*.json"))[:3]:
+        path.unlink()
+    league = _page_data(build_site(run) / "index.html")  # in progress: the replays so far
+    assert league["in_progress"]
+    assert league["episodes_played"] == len(episodes) - 3
+    assert league["episodes_planned"] == planned  # the plan's count, from the resolved config
+
+
 def test_an_in_progress_league_orders_its_standings_as_the_summary_will(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -339,3 +339,12 @@ def test_league_page_filters_and_links(sites: Sites, tab: Tab) -> None:
     assert tab.page.url.split("#")[0].endswith(f"/games/{episode}.html")
     assert tab.page.evaluate("document.body.dataset.ply") == "0"
     tab.assert_clean()
+
+
+def test_a_finished_league_header_counts_its_episodes_played(sites: Sites, tab: Tab) -> None:
+    tab.open(sites.league_url())
+    summary = json.loads((sites.runs["board"] / "summary.json").read_text())
+    played = len({g["episode"] for g in summary["games"]})
+    assert played == summary["episodes"]  # every planned episode was played
+    assert tab.page.inner_text("#episodes") == f"{played} episodes played"
+    tab.assert_clean()
