@@ -153,9 +153,7 @@ class LeagueStore:
             connection.execute("PRAGMA synchronous=FULL")
             # One transaction: in autocommit every CREATE would be a commit and an fsync.
             connection.executescript(f"BEGIN;\n{_SCHEMA}COMMIT;")
-            _add_column(connection, "episodes", "digest")  # a store from before digests
-            _add_column(connection, "fallbacks", "side")  # a store from before sides
-            for where, kind in _ADDED_LATER:  # a store from before pools
+            for where, kind in _ADDED_LATER:  # a store from before digests, sides, pools
                 table, column = where.split(".")
                 _add_column(connection, table, column, kind)
             _probe(connection)
@@ -179,21 +177,16 @@ class LeagueStore:
         return cls(connection, path, writer=False)
 
     def close(self) -> None:
-        """Close the connection. A writer folds the WAL into the database and, if no reader
-        is connected, leaves WAL mode, so that a run folder at rest holds one file that
-        readers (`open_readonly`, which cannot checkpoint) leave as they found it; the next
-        `open_for_run` takes WAL mode up again."""
+        """Close; a writer folds the WAL in and leaves WAL mode if no one else reads, so a
+        finished run is one file that readers (who cannot checkpoint) leave as it is."""
         try:
-            if self._writer and self._is_wal():
+            if self._writer:
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self._db.execute("PRAGMA journal_mode=DELETE")  # refused while others read
         except sqlite3.Error:
-            pass  # a reader is connected or the disk is gone: the WAL stays for the next open
+            pass  # a reader is connected: the WAL stays, for the next writer to fold in
         finally:
             self._db.close()
-
-    def _is_wal(self) -> bool:
-        return str(self._db.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal"
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -473,20 +466,14 @@ class LeagueStore:
         """Replace the Elo history (one row per applied match and policy)."""
         with self._transaction() as db:
             db.execute("DELETE FROM rating_events")
-            db.executemany(
-                "INSERT INTO rating_events VALUES (?, ?, ?)",
-                [
-                    (index, policy, elo)
-                    for index, ratings in history
-                    for policy, elo in ratings.items()
-                ],
-            )
+            rows = [(i, policy, elo) for i, ratings in history for policy, elo in ratings.items()]
+            db.executemany("INSERT INTO rating_events VALUES (?, ?, ?)", rows)
 
 
 _ENTRANT_COLUMNS = ("name", "kind", "author", "fingerprint", "played_as", "added", "retired")
 
 _ADDED_LATER = (
-    ("episodes.session", "INTEGER"), ("episodes.rules_version", "INTEGER"),
+    ("episodes.digest", "TEXT"), ("fallbacks.side", "TEXT"), ("episodes.session", "INTEGER"), ("episodes.rules_version", "INTEGER"),
     ("policies.fingerprint", "TEXT"), ("policies.played_as", "TEXT"),
     ("policies.added", "INTEGER"), ("policies.retired", "TEXT"),
 )  # fmt: skip
@@ -508,7 +495,5 @@ def _probe(connection: sqlite3.Connection) -> None:
 
 
 def _detail(replay: Replay, index: int) -> str:
-    for game in replay.games:
-        if game.index == index and game.result is not None:
-            return game.result.detail
-    return ""
+    found = (g.result.detail for g in replay.games if g.index == index and g.result is not None)
+    return next(found, "")
