@@ -22,6 +22,7 @@ shape).
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -198,9 +199,10 @@ class Game(ABC, Generic[S]):
     enumerable: ClassVar[bool] = True
     match_format: ClassVar[MatchFormat] = MatchFormat()
     """How a league plays the game (episodes, aliases, clocks, chance)."""
-    baseline_name: ClassVar[str | None] = None
-    """The name a run config may give this game's baseline (`tactician`, `pincer`), or
-    None where only `default` names it."""
+    baselines: ClassVar[Mapping[str, str]] = {}
+    """The named baselines a run config may give this game, name -> what it plays (one
+    line); the first is the game's own `baseline` (`tactician`, `pincer`). Empty where
+    only `default` names it. `random` (`random_move`) is every game's and not listed."""
     ply_cap: ClassVar[int | None] = None
     """The ply at which the rules end a game that has not ended by itself, if any."""
     hidden_chance: ClassVar[bool] = False
@@ -260,6 +262,26 @@ class Game(ABC, Generic[S]):
     @abstractmethod
     def baseline(self, s: S, seat: int) -> Any:
         """The deterministic fallback move of `seat`."""
+
+    @property
+    def baseline_name(self) -> str | None:
+        """The name of the game's own baseline (the first of `baselines`), or None."""
+        return next(iter(self.baselines), None)
+
+    def named_baseline(self, s: S, seat: int, name: str) -> Any:
+        """The move of `seat` that the baseline `name` (a key of `baselines`) plays."""
+        if name != self.baseline_name:
+            known = ", ".join(self.baselines) or "none"
+            raise ValueError(f"{self.name} has no baseline {name!r} (named ones: {known})")
+        return self.baseline(s, seat)
+
+    def random_move(self, s: S, seat: int, rng: random.Random) -> Any:
+        """A uniformly drawn legal move; the baseline's move where moves cannot be listed.
+
+        `rng` is the seat's own seeded generator, so the same seed draws the same moves.
+        """
+        legal = self.legal_moves(s, seat)
+        return rng.choice(legal) if legal else self.baseline(s, seat)
 
     @abstractmethod
     def view(self, s: S, seat: int) -> dict[str, Any]:
@@ -400,7 +422,9 @@ class TurnGame(Game[T]):
     turn checks, adjudication by standing and the tactician baseline once.
     """
 
-    baseline_name: ClassVar[str | None] = "tactician"
+    baselines: ClassVar[Mapping[str, str]] = {
+        "tactician": "the move maximising the mover's standing after it, ties to the first"
+    }
 
     @abstractmethod
     def _legal(self, s: T) -> tuple[str, ...]:

@@ -168,9 +168,9 @@ def _check_program(config: Config, name: str, source: str) -> None:
 def _check_baseline(config: Config, name: str, policy: ScriptedPolicy, source: str) -> None:
     if policy.baseline in ("default", "random"):
         return
-    others = sorted(g for g in _played(config) if games.load(g).baseline_name != policy.baseline)
+    others = sorted(g for g in _played(config) if policy.baseline not in games.load(g).baselines)
     if others:
-        owners = [n for n in games.names() if games.load(n).baseline_name == policy.baseline]
+        owners = [n for n in games.names() if policy.baseline in games.load(n).baselines]
         raise ConfigError(
             f"{source}: policies.{name}.baseline = {policy.baseline!r} plays only "
             f"{', '.join(owners)}, but the run has {others}: use 'default'"

@@ -228,10 +228,10 @@ class _PolicyBase(_Strict):
 
 
 class ScriptedPolicy(_PolicyBase):
-    """A scripted baseline: the game's own, or one named."""
+    """A scripted baseline: the game's own (`default`), one a game names, or `random`."""
 
     kind: Literal["scripted"]
-    baseline: Literal["default", "tactician", "random", "pincer"] = "default"
+    baseline: Literal["default", "random", "tactician", "pincer", "flank"] = "default"
 
 
 Decoding = Literal["free", "json", "schema"]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.authors.mock import program_game, program_reply
+from games.battle.commanders import random_orders
 
 __all__ = [
     "FAULTS",
@@ -42,7 +43,6 @@ ILLEGAL_MOVE = "z9"
 """The move an `illegal` fault plays when the prompt's list does not hold it."""
 _SAYINGS = ("Onward.", "A quiet move.", "Let us see.", "Pressure builds.", "Patience.")
 _PROSE = "I have weighed the position with care and will keep my options open for now."
-_VERBS = ("advance", "attack", "move", "hold", "retreat")
 _BATTLE_MAP = 45
 _LINE = re.compile(
     r"^[ \t]*(REPLY KEY|LEGAL MOVES|MAP SIZE|YOUR SQUADS|ENEMY SQUADS):[ \t]*(.*?)[ \t]*$",
@@ -148,18 +148,11 @@ def _refused_like(legal: tuple[str, ...], rng: random.Random) -> str:
 
 
 def _orders(lines: PromptLines, rng: random.Random, *, illegal: bool) -> list[dict[str, Any]]:
+    """The battle's random orders over the squads the prompt lists, as the game draws them."""
     if illegal:
         return [{"squad": squad, "do": "teleport"} for squad in lines.own_squads or ("A1",)]
-    verbs = _VERBS if lines.enemy_squads else tuple(v for v in _VERBS if v != "attack")
-    orders: list[dict[str, Any]] = []
-    for squad in lines.own_squads:
-        order: dict[str, Any] = {"squad": squad, "do": rng.choice(verbs)}
-        if order["do"] == "attack":
-            order["enemy"] = rng.choice(lines.enemy_squads)
-        elif order["do"] == "move":
-            order["to"] = [rng.randint(1, lines.map_size), rng.randint(1, lines.map_size)]
-        orders.append(order)
-    return orders
+    drawn = random_orders(lines.own_squads, lines.enemy_squads, lines.map_size, rng)
+    return [order.to_json() for order in drawn]
 
 
 def reasoning_text(prompt: str, rng: random.Random) -> str:

@@ -16,7 +16,9 @@ API key. Per attempt it draws one fault, or none, at the configured rates:
 Under `decoding = "schema"` the `unreadable`, `illegal` and `empty` faults become legal
 choices, as a provider that enforces the schema answers. It learns the legal moves from
 the prompt's `LEGAL MOVES:` line (or under a schema, from its enum): where a template
-leaves them out, in free text it can only guess a move of the notation.
+leaves them out, in free text it can only guess a move of the notation. Where moves
+cannot be listed it plays the game's `random_move` with its own generator: random
+orders in the battle, the game's baseline elsewhere (Stratego's seeded random setup).
 """
 
 from __future__ import annotations
@@ -111,7 +113,8 @@ class MockSeat(TextSeat):
             return self._rng.choice(question.legal)  # from the list, or the schema's enum
         if question.legal:  # not listed: the mock knows no more of the rules than a guess
             return self._rng.choice(sorted(set(_candidates())))
-        return move_json(question.game.baseline(question.state, question.seat))
+        # moves cannot be listed (the battle's orders, Stratego's setup): the game's own random
+        return move_json(question.game.random_move(question.state, question.seat, self._rng))
 
     def _illegal(self, question: Question) -> Any:
         """A move that reads as a move of the game but is refused here."""

@@ -16,9 +16,10 @@ __all__ = ["ScriptedSeat"]
 class ScriptedSeat(Seat):
     """Chooses at once from the game itself; it is never late and never wrong.
 
-    `default` and a named baseline (`tactician`, `pincer`) play the game's
-    baseline (the config check makes sure the name fits the game); `random`
-    draws among the legal moves with the seat's own seeded generator.
+    `default` plays the game's baseline, a named one (`tactician`, `pincer`,
+    `flank`) the game's `named_baseline` (the config check makes sure the name
+    fits the game), and `random` the game's `random_move`, drawn with the seat's
+    own seeded generator.
     """
 
     def __init__(self, baseline: str, rng: random.Random) -> None:
@@ -26,12 +27,12 @@ class ScriptedSeat(Seat):
         self._rng = rng
 
     def choose(self, game: games.Game[Any], state: Any, seat: int) -> Any:
-        """The move this baseline plays; `random` draws among the legal moves."""
+        """The move this baseline plays in `state`."""
         if self.baseline == "random":
-            legal = game.legal_moves(state, seat)
-            if legal:
-                return self._rng.choice(legal)
-        return game.baseline(state, seat)
+            return game.random_move(state, seat, self._rng)
+        if self.baseline == "default":
+            return game.baseline(state, seat)
+        return game.named_baseline(state, seat, self.baseline)
 
     async def decide(self, request: DecisionRequest) -> Decision:
         """The baseline's move, as the seat's own reply."""

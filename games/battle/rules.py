@@ -38,17 +38,21 @@ Standing:
 
 Baseline:
     `pincer`: squads 1-3 to 4 above the enemy's top, 7-9 to 4 below its
-    bottom, 4-6 to its centroid, all at the enemy centroid's x.
+    bottom, 4-6 to its centroid, all at the enemy centroid's x. The named
+    `flank` and the random orders of `random_move` are the other scripted
+    commanders (`commanders`, whose docstring gives all three).
 """
 
 from __future__ import annotations
 
 import hashlib
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
+from games.battle.commanders import flank, pincer, random_orders
 from games.battle.layout import MAX_MAP, MIN_MAP, SQUADS, Layout, spawn_cells
 from games.battle.notation import DEFAULT_VERB, Orders, SquadOrder, read_orders, squad_prefix
 from games.battle.state import BattleState, Soldier
@@ -56,12 +60,10 @@ from games.battle.tick import FULL_HP, Field, directive
 from games.battle.view import build_view
 from games.core import COMPLETE, DEADLINE, Game, Illegal, MatchFormat, Outcome
 
-__all__ = ["PINCER_REACH", "Battle"]
+__all__ = ["Battle"]
 
 # -- parameters ---------------------------------------------------------------
 
-PINCER_REACH = 4
-"""How far above the enemy's top (and below its bottom) pincer's wings aim."""
 _WIN = 100  # the per-game score of an outcome, before the survivor differential
 
 # -- the game -----------------------------------------------------------------
@@ -84,7 +86,12 @@ class Battle(Game[BattleState]):
         wall_s=660.0,
         program_timeout_s=None,
     )
-    baseline_name: ClassVar[str | None] = "pincer"
+    baselines: ClassVar[Mapping[str, str]] = {
+        "pincer": "squads 1-3 to 4 above the enemy's top, 7-9 to 4 below its bottom, 4-6 to "
+        "its centroid, all at the enemy centroid's x",
+        "flank": "squads 1-5 move out past the enemy's weaker wing and along it to 4 behind "
+        "its centroid; squads 6-9 hold the centre until tick 100, then advance",
+    }
 
     # -- parameters -----------------------------------------------------------
 
@@ -294,16 +301,30 @@ class Battle(Game[BattleState]):
         """pincer: squads 1-3 to 4 above the enemy's top, 7-9 to 4 below its bottom, 4-6 to
         its centroid, all at the enemy centroid's x, clamped to the board; all may attack."""
         self._check_seat(s, seat)
-        enemy = np.flatnonzero(s.alive() & (s.layout.side == 1 - seat))
-        xs, ys = s.x[enemy], s.y[enemy]
-        cx, cy = int(xs.sum()) // len(enemy), int(ys.sum()) // len(enemy)
-        top = min(int(ys.max()) + PINCER_REACH, self.map_size - 1)
-        bottom = max(int(ys.min()) - PINCER_REACH, 0)
-        rows = (top, top, top, cy, cy, cy, bottom, bottom, bottom)
-        prefix = squad_prefix(s.game, seat)
-        return Orders(tuple(
-            SquadOrder(f"{prefix}{k}", "move", to=(cx + 1, rows[k - 1] + 1))
-            for k in sorted(s.living_squads(seat))
+        return Orders(pincer(s, seat, self.map_size))
+
+    def named_baseline(self, s: BattleState, seat: int, name: str) -> Orders:
+        """The orders of `pincer` (the baseline) or `flank` for `seat` (`commanders`)."""
+        commander = {"pincer": pincer, "flank": flank}.get(name)
+        if commander is None:
+            raise ValueError(f"battle has no baseline {name!r} (named ones: pincer, flank)")
+        self._check_seat(s, seat)
+        return Orders(commander(s, seat, self.map_size))
+
+    def random_move(self, s: BattleState, seat: int, rng: random.Random) -> Orders:
+        """Every living squad a uniformly drawn verb; an attack's enemy among the living enemy
+        squads, a move's cell anywhere on the board.
+
+        `rng` is the seat's own seeded generator; the orders are canonical, as `parse` reads
+        them, with nothing to repair.
+        """
+        self._check_seat(s, seat)
+        own, enemy = squad_prefix(s.game, seat), squad_prefix(s.game, 1 - seat)
+        return Orders(random_orders(
+            [f"{own}{k}" for k in sorted(s.living_squads(seat))],
+            [f"{enemy}{k}" for k in sorted(s.living_squads(1 - seat))],
+            self.map_size,
+            rng,
         ))  # fmt: skip
 
     # -- view -----------------------------------------------------------------

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import games
 from arena.cli import main
 from games.backgammon import derived_card_seed
 
@@ -170,6 +171,29 @@ def test_games_says_what_each_game_is_and_its_baseline(capsys: pytest.CaptureFix
     assert "baseline pincer" in out
     assert "baseline default: the play maximising" in out  # backgammon's own
     assert "rotate" in blocks
+
+
+def test_games_says_what_each_baseline_plays_in_each_game(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["games"]) == 0
+    said: dict[str, dict[str, str]] = {}  # game -> "baseline ..." -> what it plays
+    for line in capsys.readouterr().out.splitlines():
+        if not line.startswith(" "):
+            game = said.setdefault(line.split()[0], {})
+        elif line.strip().startswith("baseline "):
+            head, _, how = line.strip().partition(": ")
+            game[head] = how
+    for name in games.names():
+        game_ = games.load(name)
+        own = game_.baseline_name
+        assert said[name][f"baseline {own} (default)" if own else "baseline default"], name
+        for other in list(game_.baselines)[1:]:
+            assert said[name][f"baseline {other}"] == game_.baselines[other], name
+        assert said[name]["baseline random"], name
+    assert "hold the centre" in said["battle"]["baseline flank"]
+    assert said["battle"]["baseline random"].startswith("every living squad a uniformly drawn verb")
+    assert said["hex"]["baseline random"].startswith("a uniformly drawn legal move")
 
 
 # -- arena prompt ------------------------------------------------------------------------

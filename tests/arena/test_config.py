@@ -52,6 +52,33 @@ def test_bad_configs_name_the_field(data: dict[str, Any], message: str) -> None:
         parse_config(data)
 
 
+def test_a_named_baseline_plays_only_the_games_that_name_it() -> None:
+    flank = {"kind": "scripted", "baseline": "flank"}
+    battle = {"run": {"name": "t", "seed": 1, "games": ["battle"]}, "policies": {"f": flank}}
+    battle["policies"]["b"] = {"kind": "mock"}
+    assert parse_config(battle).policies["f"].baseline == "flank"  # type: ignore[union-attr]
+    for entries, others in ((["battle", "hex"], "['hex']"), (["rotate"], "['breakthrough', ")):
+        data = {**battle, "run": {**battle["run"], "games": entries}}
+        with pytest.raises(ConfigError) as refused:
+            parse_config(data)
+        assert f"policies.f.baseline = 'flank' plays only battle, but the run has {others}" in (
+            str(refused.value)
+        )
+        assert str(refused.value).endswith(": use 'default'")
+
+
+def test_the_baseline_names_a_config_takes_are_those_the_games_declare() -> None:
+    import typing
+
+    import games
+    from arena.config import ScriptedPolicy
+
+    declared = {name for game in games.names() for name in games.load(game).baselines}
+    field = ScriptedPolicy.model_fields["baseline"].annotation
+    assert set(typing.get_args(field)) == {"default", "random", *declared}
+    assert {"tactician", "pincer", "flank"} <= declared
+
+
 def test_missing_api_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COG_TEST_KEY", raising=False)
     data = _with(

@@ -26,8 +26,7 @@ def _seed(name: str, n: int) -> int | str:
 
 
 def _choose(game: games.Game[Any], state: Any, seat: int, rng: random.Random) -> Any:
-    legal = game.legal_moves(state, seat)
-    return rng.choice(legal) if legal else game.baseline(state, seat)
+    return game.random_move(state, seat, rng)
 
 
 def _playout(
@@ -61,6 +60,30 @@ def test_random_playouts_end_with_zero_sum_outcome(name: str) -> None:
         assert outcome.scores is None or sum(outcome.scores) == 0
         for state in states[:-1]:
             assert game.outcome(state) is None
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_random_and_every_named_baseline_play_moves_apply_takes(name: str) -> None:
+    game = games.load(name)
+    assert game.baseline_name == next(iter(game.baselines), None)
+    states, _ = _playout(game, _seed(name, 4), 4)
+    for state in states[:-1][:: max(1, len(states) // 12)]:
+        seats = game.to_act(state)
+        draws = [{seat: game.random_move(state, seat, random.Random(n)) for seat in seats}
+                 for n in (1, 1, 2)]  # fmt: skip
+        assert draws[0] == draws[1], f"{name}: random_move does not follow its generator"
+        for seat in seats:
+            legal = game.legal_moves(state, seat)
+            assert not legal or draws[0][seat] in legal
+        named = [
+            {seat: game.named_baseline(state, seat, b) for seat in seats} for b in game.baselines
+        ]
+        for moves in (*draws, *named):
+            game.apply(state, moves)  # raises if the rules refuse a move
+        if game.baseline_name is not None:
+            assert named[0] == {seat: game.baseline(state, seat) for seat in seats}
+    with pytest.raises(ValueError, match=f"{name} has no baseline 'nonesuch'"):
+        game.named_baseline(states[0], game.to_act(states[0])[0], "nonesuch")
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -190,6 +190,23 @@ def test_battle_orders_are_valid() -> None:
                 assert len(order["to"]) == 2
 
 
+def test_battle_orders_are_the_games_random_orders_for_the_field_the_prompt_shows() -> None:
+    import games
+    from games.battle import Battle
+
+    battle = Battle(map_size=31)
+    s = battle.initial(3, game=2)
+    for _ in range(4):
+        s = battle.apply(s, {seat: battle.baseline(s, seat) for seat in (0, 1)})
+    for seat in (0, 1):
+        prompt = "REPLY KEY: orders\n" + games.board_text("battle", battle.view(s, seat))
+        for seed in range(5):
+            orders = invent(PromptLines.read(prompt), random.Random(seed))
+            drawn = battle.random_move(s, seat, random.Random(seed))
+            assert orders == drawn.to_json()
+            assert battle.parse(s, seat, orders) == drawn  # no repair
+
+
 @given(st.lists(st.integers(1, 9), min_size=1, max_size=9, unique=True), st.integers(0, 2**32))
 def test_orders_without_enemies_never_attack(squads: list[int], seed: int) -> None:
     lines = PromptLines.read("REPLY KEY: orders\nYOUR SQUADS: " + " ".join(f"B{n}" for n in squads))
