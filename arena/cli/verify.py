@@ -100,7 +100,8 @@ def _not_verifiable(target: Path) -> str:
 
 def _played_of_planned(run: Path) -> str | None:
     """For a run that ended before its schedule did (a budget, the SPRT, a pool's target):
-    how many episodes it played of at most how many, and why it stopped."""
+    how many episodes it played of at most how many, and why it stopped. None for a run that
+    played its whole schedule, whatever stopped it (a pool's pairs at `run.matches`)."""
     import json  # loaded when this subcommand runs: `import arena.cli` loads no arena module
 
     try:
@@ -109,7 +110,7 @@ def _played_of_planned(run: Path) -> str | None:
         planned, why = int(summary["episodes"]), summary.get("stopped_by")
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if played >= planned and not why:
+    if played >= planned:
         return None
     said = f" ({why})" if why else ""
     return (

@@ -5,6 +5,7 @@ in use. In-process through `arena.cli.main`, as the user's command runs it."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -318,3 +319,18 @@ def test_verify_says_a_run_that_stopped_early_played_fewer(
     assert "episode(s) played of at most" in said
     assert "budget_matches = 1 reached" in said
     assert "run digest:" in said
+
+
+def test_verify_says_nothing_of_a_schedule_played_to_its_end(tmp_path: Path) -> None:
+    """A pool whose pairs all reached `run.matches` stops with a reason, but played all it
+    planned: verify must not say it ended early ("448 played of at most 448")."""
+    from arena.cli.verify import _played_of_planned
+
+    games = [{"episode": f"e{i}"} for i in range(4)]
+    why = "every pair of active entrants has played its 8 matches (run.matches)"
+    for planned, said in ((4, None), (6, "4 episode(s) played of at most 6: the run ended")):
+        (tmp_path / "summary.json").write_text(
+            json.dumps({"games": games, "episodes": planned, "stopped_by": why})
+        )
+        line = _played_of_planned(tmp_path)
+        assert (line is None) if said is None else (line is not None and line.startswith(said))
