@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -90,12 +91,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         return handler(args)
+    except BrokenPipeError:  # the reader went away (`arena games | head`): nothing to tell
+        _quiet_stdout()
+        return 1
     except Exception as exc:
         said = _user_error(exc)
         if said is None:
             raise
         print(f"arena: {said}", file=sys.stderr)
         return 2
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush at exit finds no closed pipe
+    (it would print a second BrokenPipeError, with no traceback but a line of noise)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _user_error(exc: BaseException) -> str | None:

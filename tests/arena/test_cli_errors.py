@@ -6,6 +6,7 @@ in use. In-process through `arena.cli.main`, as the user's command runs it."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -334,3 +335,21 @@ def test_verify_says_nothing_of_a_schedule_played_to_its_end(tmp_path: Path) -> 
         )
         line = _played_of_planned(tmp_path)
         assert (line is None) if said is None else (line is not None and line.startswith(said))
+
+
+@pytest.mark.slow
+def test_output_cut_short_by_its_reader_ends_quietly() -> None:
+    """`arena games | head -1`: the reader has closed the pipe; arena stops without a
+    traceback. The read end is closed before arena starts, so its first write fails."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        process = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "games"], cwd=ROOT, stdout=write_end,
+            stderr=subprocess.PIPE, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert process.returncode == 1
+    assert "Traceback" not in process.stderr
+    assert "BrokenPipe" not in process.stderr
