@@ -92,9 +92,8 @@ class Backlog:
         run = plan.config.run
         self.replay_cap = run.replay_no_contest
         self._spoiled = store.spoiled_episodes()
-        stored = list(store.game_summaries())
-        result.fallbacks_before = sum(g.fallback_count for g in stored)
-        self.rules = StopRules(plan.config, stored, self._spoiled)
+        result.fallbacks_before = store.fallback_total()
+        self.rules = StopRules(plan.config, store.game_summaries(), self._spoiled)
         """Budgets and the SPRT: asked before each new match."""
         self.again: deque[Episode] = deque()
         """Episodes to play again (a game of theirs did not measure a seat, a worker lost)."""

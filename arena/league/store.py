@@ -345,6 +345,10 @@ class LeagueStore:
         """Ids of the episodes whose results are stored."""
         return {row[0] for row in self._db.execute("SELECT id FROM episodes")}
 
+    def fallback_total(self) -> int:
+        """Fallbacks in every stored game, both seats (their summaries' `fallback_count`)."""
+        return int(self._db.execute("SELECT COUNT(*) FROM fallbacks").fetchone()[0])
+
     def spoiled_episodes(self) -> set[str]:
         """Ids of the stored episodes with a game the infrastructure spoiled (a no-contest
         that did not measure a seat, `record.validity`)."""
@@ -431,9 +435,7 @@ class LeagueStore:
     def game_summaries(self, *, until_session: int | None = None) -> Iterator[GameSummary]:
         """Every stored game, in schedule order, read as it is iterated; with
         `until_session`, only those played in that session or before."""
-        from arena.results.standings import (
-            GameSummary,  # not before the first move (see test_startup)
-        )
+        from arena.results.standings import GameSummary  # not before the first move (test_startup)
 
         if until_session is None or "session" not in self._columns("episodes"):
             rows = self._db.execute(
@@ -480,9 +482,7 @@ _ADDED_LATER = (
 """Nullable columns added since the first stores: (table.column, type)."""
 
 
-def _add_column(
-    connection: sqlite3.Connection, table: str, column: str, kind: str = "TEXT"
-) -> None:
+def _add_column(connection: sqlite3.Connection, table: str, column: str, kind: str) -> None:
     """Add a nullable column a store written by an older version lacks."""
     if column not in {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}:
         connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
