@@ -236,8 +236,9 @@ def test_a_card_cut_by_a_kill_keeps_its_finished_game_and_is_replaced(tmp_path: 
     assert games[(card, 1)]["scores"] is not None
     assert games[(card, 2)]["scores"] is not None
     assert summary["ratings"]["matches_rated"] == 1  # the replacement card, not the cut one
-    # the cut card counts for nothing but NC, its finished game too: the match is the new card
+    # the match is the new card: the cut card's two games count as replayed, and only its cut
+    # game, which ended a no-contest, in NC (its finished game is replaced, not a no-contest)
     rows = summary["standings"]["overall"]
-    assert {(r["games"], r["no_contest"]) for r in rows} == {(4, 2)}
+    assert {(r["games"], r["no_contest"], r["replayed"]) for r in rows} == {(4, 1, 2)}
     assert {r["wins"] + r["draws"] + r["losses"] for r in rows} == {2}
     assert main(["verify", str(out)]) == 0
