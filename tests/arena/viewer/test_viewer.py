@@ -34,6 +34,8 @@ from arena.viewer.league import h2h_from_games
 from arena.viewer.server import Server, SiteFiles
 from arena.viewer.site import ASSETS, embed_json
 from games.battle import BattleState
+from games.connect_four.rules import winning_cells
+from games.hex.rules import winning_chain
 from tests.arena.results.leagues import lineup, match_games
 
 BOARD_GAMES = ["connect-four", "hex", "breakthrough", "quoridor"]
@@ -180,6 +182,34 @@ def test_board_cells_at_a_ply_match_the_engine(board_run: tuple[Path, list[Repla
             assert g["standings"][ply] == [game.standing(states[ply], s) for s in (0, 1)]
             if replay.game == "quoridor":
                 assert g["frames"][ply]["walls"] == view["walls"]
+
+
+WINNING = {"connect-four": (winning_cells, "four-in-a-row"), "hex": (winning_chain, "connection")}
+
+
+def test_the_last_frame_of_a_win_names_the_winning_cells(
+    board_run: tuple[Path, list[Replay]],
+) -> None:
+    _, replays = board_run
+    won = set()
+    for replay in replays:
+        if replay.game not in WINNING:
+            continue
+        winning, ending = WINNING[replay.game]
+        frames = replay_data(replay)["games"][0]["frames"]
+        assert not any("winning" in frame for frame in frames[:-1])
+        result = replay.games[0].result
+        assert result is not None
+        if result.ending != ending:  # adjudicated or forfeited: no line to mark
+            assert "winning" not in frames[-1]
+            continue
+        cells = winning(_states(replay)[-1])
+        assert len(cells) >= (4 if replay.game == "connect-four" else 7)
+        assert frames[-1]["winning"] == list(cells)
+        winner = "R" if result.scores == [1, -1] else "B"
+        assert {_cell(frames[-1], "abcdefg", c) for c in cells} == {winner}
+        won.add(replay.game)
+    assert won == set(WINNING)  # the tiny run has a won game of each
 
 
 def test_a_fallback_carries_its_cause_and_raw_replies(board_run: tuple[Path, list[Replay]]) -> None:
