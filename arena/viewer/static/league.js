@@ -2,7 +2,8 @@
  *
  * The data sits in <script id="page-data"> (written by arena.viewer.site). A standing
  * pool's page (data.pool) opens with the pool's leaderboard, rating history, heat map
- * and entrant cards instead (pool.js), then the standings, fallbacks and games.
+ * and entrant cards instead (pool.js), then the standings, fallbacks and games. A league's
+ * A/B pairs (policies differing in one condition) read as sentences, written in Python.
  * Served live (`arena view RUN --serve`), the page polls live.json on its own
  * origin and reloads when a new replay has been drawn.
  */
@@ -212,6 +213,10 @@
     }
     if (!pool) {  // a pool's leaderboard and heat map have shown these
       if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
+      if ((DATA.ab || []).length) {  // the sentences arena run and arena report print
+        app.append(h("h2", {}, "A/B pairs"), h("div", { class: "card fit", id: "ab" },
+          DATA.ab.map((ab) => h("p", { class: "ab", "data-pair": ab.pair }, ab.sentence))));
+      }
       if (DATA.ratings) app.append(h("h2", {}, "Ratings"), ratingsBlock(DATA.ratings, (st.overall || []).map((r) => r.policy)));
       app.append(h("h2", {}, "Head to head"), h2hMatrix(DATA));
     }

@@ -26,6 +26,7 @@ from arena.config import parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.record.replay import Replay, load_replay
+from arena.results.report import ab_sentence
 from arena.results.tables import league_tables
 from arena.viewer import build_site, main_view, replay_data
 from arena.viewer import league as league_page
@@ -88,6 +89,24 @@ def _cached_run(kind: str) -> tuple[Path, list[Replay]]:
         make_run(root, "stratego", ["stratego"])
     replays = [load_replay(p) for p in sorted((root / "replays").glob("*.json"))]
     return root, replays
+
+
+AB_POLICIES = {"plain": {"kind": "mock"}, "terse": {"kind": "mock", "prompt": "board/terse.md"}}
+"""A prompt A/B pair: two mock policies that differ in their template only."""
+
+
+@cache
+def _cached_ab_run() -> Path:
+    """A tiny prompt A/B run for the whole session; removed at exit."""
+    root = Path(tempfile.mkdtemp(prefix="cog-view-ab-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    config = {
+        "run": {"name": "ab", "seed": 5, "games": ["connect-four"], "matches": 3},
+        "policies": AB_POLICIES,
+    }
+    result = anyio.run(execute, plan_run(parse_config(config), root / "run"))
+    assert not result.failed
+    return root / "run"
 
 
 @pytest.fixture(scope="module")
@@ -553,6 +572,26 @@ def test_ratings_and_h2h_from_the_summary_are_shown_as_given(
     assert league["ratings"] == summary["ratings"]
     assert league["h2h"] == summary["h2h"]
     assert league["h2h_source"] == "summary"
+
+
+def test_the_league_page_reads_an_ab_pair_as_the_report_sentence(
+    board_run: tuple[Path, list[Replay]], tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(_cached_ab_run(), run)
+    pair = json.loads((run / "summary.json").read_text())["ab"][0]
+    league = _page_data(build_site(run) / "index.html")
+    assert [ab["pair"] for ab in league["ab"]] == ["plain|terse"]
+    sentence = league["ab"][0]["sentence"]
+    assert sentence == ab_sentence(pair)  # what arena run and arena report print
+    wins, draws, losses, _ = pair["h2h"]
+    assert sentence.startswith("prompt A/B, plain vs terse (they differ in prompt only): plain ")
+    assert f"head to head plain won {wins}, drew {draws} and lost {losses} of its games" in sentence
+    (run / "summary.json").unlink()  # in progress: no sentence yet, as no ratings
+    assert _page_data(build_site(run) / "index.html")["ab"] == []
+    other = tmp_path / "board"  # base and shaky differ in more than one condition
+    shutil.copytree(board_run[0], other)
+    assert _page_data(build_site(other) / "index.html")["ab"] == []
 
 
 def test_h2h_counts_wins_draws_losses_and_no_contests() -> None:

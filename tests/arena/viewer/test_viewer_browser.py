@@ -21,12 +21,13 @@ import pytest
 
 import games
 from arena.record.replay import Replay
+from arena.results.report import ab_sentence
 from arena.viewer import build_site
 from arena.viewer.battle import turn_frames
 from games.connect_four.rules import winning_cells
 from games.hex.rules import winning_chain
 from tests.arena.viewer.chromium import Sites, Tab
-from tests.arena.viewer.test_viewer import _states
+from tests.arena.viewer.test_viewer import _cached_ab_run, _states
 
 pytestmark = pytest.mark.browser
 
@@ -380,4 +381,21 @@ def test_a_finished_league_header_counts_its_episodes_played(sites: Sites, tab: 
     played = len({g["episode"] for g in summary["games"]})
     assert played == summary["episodes"]  # every planned episode was played
     assert tab.page.inner_text("#episodes") == f"{played} episodes played"
+    tab.assert_clean()
+
+
+@pytest.mark.parametrize("width", [420, 1400])
+def test_an_ab_pair_reads_as_a_sentence_on_the_league_page(tab: Tab, width: int) -> None:
+    with ThreadPoolExecutor(1) as thread:  # the browser's own event loop holds this thread
+        run = thread.submit(_cached_ab_run).result(timeout=120)
+    build_site(run)
+    pair = json.loads((run / "summary.json").read_text())["ab"][0]
+    tab.page.set_viewport_size({"width": width, "height": 900})
+    tab.open((run / "view" / "index.html").as_uri())
+    shown = tab.page.locator("#ab p.ab[data-pair='plain|terse']")
+    assert shown.inner_text() == ab_sentence(pair)
+    box = shown.bounding_box()
+    assert box is not None
+    assert box["x"] >= 0
+    assert box["x"] + box["width"] <= width  # it wraps: never off the side of the window
     tab.assert_clean()
