@@ -1,6 +1,6 @@
 """The viewer: a static site next to a run, `RUN/view/`, readable from file:// offline.
 
-`build_site(run)` writes `view/index.html` (the league: standings, ratings,
+`build_site(run)` writes `view/index.html` (the league: standings, ratings, A/B pairs,
 head to head, fallbacks, the games; a standing pool's opens with its
 leaderboard, rating history, head-to-head heat map and entrant cards) and `view/games/<replay>.html` (one page
 per replay, every ply re-derived with the engine). `serve(run, port)` serves

@@ -2,7 +2,8 @@
 
 A drawer reads states only through the game's public surface (`view`,
 `standing`) except the battle's, which re-runs the ticks of a turn with
-`arena.viewer.battle`. `static` is what never changes in a game (board
+`arena.viewer.battle`, and connect-four's and hex's, which ask their rules
+module for the cells of a win (`winning_cells`, `winning_chain`) to mark. `static` is what never changes in a game (board
 geometry, the battle's squads); `frame` is the position after a ply, given
 the state before it (None for the starting position) so a drawer can mark
 what the ply changed.
@@ -17,6 +18,7 @@ for the single-die steps of a play.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -25,6 +27,8 @@ import games
 from arena.viewer.backgammon import BackgammonDrawer
 from arena.viewer.battle import turn_frames
 from games.battle import BattleState, squad_prefix
+from games.connect_four.rules import winning_cells
+from games.hex.rules import winning_chain
 
 __all__ = [
     "DRAWERS",
@@ -74,7 +78,14 @@ def _changed(files: str, before: list[str] | None, after: list[str]) -> list[str
 
 
 class GridDrawer:
-    """connect-four, hex and breakthrough: a rectangle of cells holding R, B or nothing."""
+    """connect-four, hex and breakthrough: a rectangle of cells holding R, B or nothing.
+
+    `winning`, where the game has one, names the cells of a won position's winning
+    line or chain; a frame carries them under `winning` when there are any.
+    """
+
+    def __init__(self, winning: Callable[[Any], tuple[str, ...]] | None = None) -> None:
+        self.winning = winning
 
     def static(self, game: games.Game[Any], initial: Any) -> dict[str, Any]:
         """The files, ranks and side names."""
@@ -90,11 +101,15 @@ class GridDrawer:
         view = game.view(after, 0)
         cells = _cell_rows(view)
         old = None if before is None else _cell_rows(game.view(before, 0))
-        return {
+        out: dict[str, Any] = {
             "cells": cells,
             "to_move": view["to_move"] if game.to_act(after) else None,
             "changed": _changed("".join(view["files"]), old, cells),
         }
+        won = self.winning(after) if self.winning is not None else ()
+        if won:  # only the last frame of a won game: the others carry nothing more
+            out["winning"] = list(won)
+        return out
 
     def seat_frame(
         self, game: games.Game[Any], before: Any | None, after: Any, seat: int
@@ -273,8 +288,8 @@ def _stratego_board(pieces: list[dict[str, Any]]) -> list[str]:
 
 
 DRAWERS: dict[str, Drawer] = {
-    "connect-four": GridDrawer(),
-    "hex": GridDrawer(),
+    "connect-four": GridDrawer(winning_cells),
+    "hex": GridDrawer(winning_chain),
     "breakthrough": GridDrawer(),
     "quoridor": QuoridorDrawer(),
     "battle": BattleDrawer(),

@@ -8,6 +8,10 @@ Bradley-Terry), so a served league page fills in as games finish. The site
 keeps of each replay only what this page needs, never the replay itself.
 A standing pool's page has its entrants and rating history besides
 (`arena.viewer.pool`), under `pool`; a league's has `pool: null`.
+An A/B pair (two policies that differ in one condition: prompt, decoding or
+retry_lists_moves) reads as the sentence `arena run` and `arena report` print
+(`arena.results.report.ab_sentence`), under `ab`; like the ratings, from
+summary.json only, so a run in progress shows none yet.
 The header counts the episodes played (`episodes_played`: those the store
 holds, or the replays so far) against the most the run plans
 (`episodes_planned`: summary.json's `episodes`, the plan's count), which an
@@ -31,7 +35,7 @@ from arena.league.store import DB_NAME, LeagueStore
 from arena.league.summary import read_summary_head
 from arena.record.replay import Replay, load_replay
 from arena.results.ratings import bradley_terry, pair_tallies
-from arena.results.report import sprt_lines
+from arena.results.report import ab_sentence, sprt_lines
 from arena.results.standings import GameSummary, by_game, standings, summarise
 from arena.results.tables import match_outcomes, ranked_standings, rated_points, with_decoding
 from arena.viewer.pool import is_pool, pool_data, pool_so_far, revealed_sources
@@ -94,6 +98,10 @@ def league_data(
         "fallbacks": _fallback_table(overall),
         "stopped_by": summary.get("stopped_by"),
         "sprt": sprt_lines(summary["sprt"]) if summary.get("sprt") else None,
+        "ab": [
+            {"pair": f"{ab['a']}|{ab['b']}", "sentence": ab_sentence(ab)}
+            for ab in summary.get("ab") or []
+        ],
         "pool": pool_data(summary, revealed_sources(run)) if pool else None,
     }
     return data, (_game_row(g, episode_pages, replays) for g in games())

@@ -41,7 +41,15 @@ from typing import Any, ClassVar, NamedTuple
 
 from games.core import Outcome, TurnGame, Unreadable, normalise_token
 
-__all__ = ["FILES", "RANKS", "WEIGHTS", "WINDOW_CELLS", "ConnectFour", "ConnectFourState"]
+__all__ = [
+    "FILES",
+    "RANKS",
+    "WEIGHTS",
+    "WINDOW_CELLS",
+    "ConnectFour",
+    "ConnectFourState",
+    "winning_cells",
+]
 
 # -- parameters ---------------------------------------------------------------
 
@@ -133,6 +141,23 @@ def _has_four(board: int) -> bool:
         return True
     pairs = board & (board >> (_STRIDE - 1))
     return bool(pairs & (pairs >> 2 * (_STRIDE - 1)))
+
+
+def winning_cells(s: ConnectFourState) -> tuple[str, ...]:
+    """Every cell of the winner's lines of four, by file then rank; () without a winner.
+
+    A disc can complete more than one line (two directions, or five in a row),
+    so this is the union of every window one colour fills. Only the winner can
+    fill one: the game ends at the first.
+    """
+    for board in (s.red, s.blue):
+        filled = 0
+        for mask in _WINDOW_MASKS:
+            if board & mask == mask:
+                filled |= mask
+        if filled:
+            return tuple(cell for cell, index in _INDEX.items() if filled >> index & 1)
+    return ()
 
 
 def _landing(s: ConnectFourState, file: int) -> int:

@@ -52,6 +52,7 @@ __all__ = [
     "cell_mask",
     "dist_to_win",
     "neighbours",
+    "winning_chain",
 ]
 
 # -- parameters ---------------------------------------------------------------
@@ -141,6 +142,37 @@ def neighbours(cell: str) -> tuple[str, ...]:
     """The cells adjacent to `cell`, in legal-move order."""
     near = _spread(cell_mask(cell))
     return tuple(name for name in _INDEX if near >> _INDEX[name] & 1)
+
+
+def _first(cells: int) -> int:
+    """The bit of the first of `cells` in legal-move order (by file, then rank)."""
+    return next(1 << index for index in _INDEX.values() if cells >> index & 1)
+
+
+def winning_chain(s: HexState) -> tuple[str, ...]:
+    """The winner's chain from its first edge to its second; () while nobody has joined.
+
+    Of the stones joining the two edges, the fewest that still do: a shortest
+    path through the winning group, which leaves out the group's side branches.
+    Where several are as short, each step back from the second edge takes the
+    first cell in legal-move order, so the chain is one and the same every time.
+    """
+    for seat, stones in enumerate((s.red, s.blue)):
+        levels = [stones & _SOURCE[seat]]  # level k: stones k steps from the first edge
+        seen = levels[0]
+        while levels[-1] and not levels[-1] & _TARGET[seat]:
+            levels.append(_spread(levels[-1]) & stones & ~seen)
+            seen |= levels[-1]
+        if not levels[-1]:
+            continue
+        step = _first(levels[-1] & _TARGET[seat])
+        chain = [step]
+        for level in reversed(levels[:-1]):
+            step = _first(_spread(step) & level)
+            chain.append(step)
+        names = {1 << index: name for name, index in _INDEX.items()}
+        return tuple(names[bit] for bit in reversed(chain))
+    return ()
 
 
 # cell -> (its bit, the mask of its neighbours); the hot path of every move.

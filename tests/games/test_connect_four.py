@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import games
 from games.connect_four import ConnectFour, ConnectFourState
 from games.connect_four.render import board_text
-from games.connect_four.rules import WEIGHTS, WINDOW_CELLS
+from games.connect_four.rules import WEIGHTS, WINDOW_CELLS, winning_cells
 from games.core import Illegal, MoveError, Outcome, Unreadable
 
 GAME = ConnectFour()
@@ -166,6 +166,33 @@ def test_board_full_is_a_draw() -> None:
     assert all(symbol != "." for row in view["cells"] for symbol in row)
     assert GAME.outcome(s) == Outcome.draw("board-full")
     assert GAME.to_act(s) == ()
+
+
+# (name, moves, the winning cells worked out by hand)
+WINNING = [
+    # R a1, B a2, R b1, B b2, R c1, B c2, R d1
+    ("horizontal a1-d1", "aabbccd", ("a1", "b1", "c1", "d1")),
+    # R a1, B b1, R a2, B b2, R a3, B b3, R a4
+    ("vertical a1-a4", "abababa", ("a1", "a2", "a3", "a4")),
+    # R a1, B g1, R f1, B f2, R e1, B d1, R e2, B e3, R d2, B c1, R d3, B d4
+    ("down-right d4-g1 by blue", "agffedeedcdd", ("d4", "e3", "f2", "g1")),
+    # R a1, B a2, R b1, B b2, R c1, B c2, R e1, B e2, R f1, B g1, R d1: d1 fills three
+    # windows at once (a1-d1, b1-e1, c1-f1), so six cells in all
+    ("one disc, three lines", "aabbcceefgd", ("a1", "b1", "c1", "d1", "e1", "f1")),
+]
+
+
+@pytest.mark.parametrize(("label", "moves", "cells"), WINNING, ids=[w[0] for w in WINNING])
+def test_winning_cells_are_the_winners_lines(label: str, moves: str, cells: tuple[str]) -> None:
+    assert winning_cells(play(moves[:-1])) == ()
+    s = play(moves)
+    assert GAME.outcome(s) is not None
+    assert winning_cells(s) == cells
+
+
+def test_no_winning_cells_without_a_winner() -> None:
+    assert winning_cells(GAME.initial(1)) == ()
+    assert winning_cells(play(FULL)) == ()  # a draw
 
 
 def test_random_games_agree_with_a_plain_scan() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterable
 
@@ -13,7 +14,7 @@ import games
 from games.core import Illegal, MoveError, Outcome, Unreadable
 from games.hex import Hex, HexState
 from games.hex.render import board_text
-from games.hex.rules import UNREACHABLE, cell_mask, dist_to_win, neighbours
+from games.hex.rules import UNREACHABLE, cell_mask, dist_to_win, neighbours, winning_chain
 
 GAME = Hex()
 CELLS = [f"{f}{r}" for f in "abcdefg" for r in range(1, 8)]
@@ -154,6 +155,57 @@ def test_a_gap_is_not_a_connection() -> None:
     s = play(alternate(["a4", "b4", "c4", "d4", "e4", "f4", "g5"], [*BLUE_RANK_1, "a7"]))
     assert GAME.outcome(s) is None
     assert GAME.outcome(GAME.apply(s, {0: "g3"})) == Outcome.win(0, "connection")
+
+
+BLUE_ASIDE = ["a7", "b7", "c7", "d7", "e7", "f7", "g7", "a6"]  # blue's moves out of the way
+
+# (label, moves, the chain worked out by hand, from the winner's first edge)
+CHAINS = [
+    # b1 and c1 hang off the chain: b1 touches a2 and b2, c1 touches b1, b2 and c2, and
+    # neither reaches file d (c1's neighbours on it, d1 and none, are not red)
+    ("the side branch b1-c1 is left out",
+     alternate(["b1", "c1", "a2", "b2", "c2", "d2", "e2", "f2", "g2"], BLUE_ASIDE),
+     ("a2", "b2", "c2", "d2", "e2", "f2", "g2")),
+    # f2 touches g1 and g2, b2 touches a2 and a3: each tie goes to the first cell in
+    # legal order (by file, then rank), g1 and a2
+    ("ties go to the first cell in legal order",
+     alternate(["g1", "g2", "a3", "a2", "b2", "c2", "d2", "e2", "f2"], BLUE_ASIDE),
+     ("a2", "b2", "c2", "d2", "e2", "f2", "g1")),
+    ("blue straight up file d",
+     alternate(["a1", "a2", "a3", "a4", "a5", "a6", "a7"], [f"d{r}" for r in range(1, 8)]),
+     ("d1", "d2", "d3", "d4", "d5", "d6", "d7")),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("label", "moves", "chain"), CHAINS, ids=[c[0] for c in CHAINS])
+def test_winning_chain_is_a_shortest_path_between_the_edges(
+    label: str, moves: list[str], chain: tuple[str, ...]
+) -> None:
+    assert winning_chain(play(moves[:-1])) == ()
+    s = play(moves)
+    assert GAME.outcome(s) is not None
+    assert winning_chain(s) == chain
+
+
+def test_no_winning_chain_without_a_winner() -> None:
+    assert winning_chain(GAME.initial(1)) == ()
+    # red a4-f4 and g5 (not touching f4): six stones on the way, no chain yet
+    assert winning_chain(play(alternate([*RED_RANK_4[:6], "g5"], BLUE_RANK_1))) == ()
+
+
+def test_a_random_game_ends_with_a_chain_of_the_winners_stones_edge_to_edge() -> None:
+    for seed in range(40):
+        s = random_state(seed, 49)
+        result = GAME.outcome(s)
+        assert result is not None
+        assert result.scores is not None
+        winner = 0 if result.scores[0] > 0 else 1
+        chain = winning_chain(s)
+        cells = GAME.view(s, 0)["cells"]
+        assert {cells[int(c[1:]) - 1]["abcdefg".index(c[0])] for c in chain} == {"RB"[winner]}
+        assert all(b in neighbours(a) for a, b in itertools.pairwise(chain))
+        edge = 0 if winner == 0 else 1  # red's chain runs file a to g, blue's rank 1 to 7
+        assert (chain[0][edge], chain[-1][edge]) == (("a", "g") if winner == 0 else ("1", "7"))
 
 
 def test_random_games_agree_with_a_plain_search_and_never_draw() -> None:

@@ -6,6 +6,9 @@
  * the drawer's JSON (arena/viewer/boards.py), and fills the caption and the
  * side card it is handed. Every drawn cell carries data-cell (a1
  * bottom-left, the battle's "x,y" 1-based) and every piece data-piece.
+ * The last frame of a won connect-four or hex game names the winning cells
+ * (frame.winning, worked out by the engine): their pieces carry data-winning
+ * and stand out, the rest are dimmed.
  *
  * ctx, what a renderer may know beyond the position:
  *   seatView  null for the spectator's all-seeing board, or the seat whose view is drawn
@@ -79,8 +82,18 @@ window.CogBoards = (function () {
   // Dark enough that the red and the blue discs both stand out from it (contrast above 3:1).
   const CONNECT_FOUR_BOARD = "#141a29";
 
-  function connectFour(st, frame) {
-    const files = st.files, ranks = st.ranks;
+  // The winning cells of the frame (none before the end), and how a piece is drawn beside them.
+  function winningOf(frame) { return new Set(frame.winning || []); }
+  function winAttrs(won, name) {
+    if (!won.size) return {};
+    return won.has(name) ? { "data-winning": true, class: "winning" } : { opacity: 0.45 };
+  }
+  function winCaption(ctx, what, won) {
+    if (won.size) ctx.caption.textContent = `${what}: ${[...won].join(" ")}`;
+  }
+
+  function connectFour(st, frame, ctx) {
+    const files = st.files, ranks = st.ranks, won = winningOf(frame);
     const w = PAD + files.length * CELL + 8, hgt = ranks * CELL + PAD + 8;
     const root = svgRoot(w, hgt, "connect-four board");
     const x = (f) => PAD + f * CELL + CELL / 2, y = (r) => 4 + (ranks - 1 - r) * CELL + CELL / 2;
@@ -89,11 +102,13 @@ window.CogBoards = (function () {
       const name = cellName(files, f, r), code = frame.cells[r][f];
       root.append(s("circle", { cx: x(f), cy: y(r), r: CELL * 0.4, fill: "#f6f5f1", "data-cell": name }));
       if (code !== ".") {
+        const ring = won.has(name) ? ["#fff", 5] : frame.changed.includes(name) ? ["#ffd23f", 4] : ["#0003", 1];
         root.append(s("circle", { cx: x(f), cy: y(r), r: CELL * 0.4, fill: pieceColour(code), "data-cell": name, "data-piece": code,
-          stroke: frame.changed.includes(name) ? "#ffd23f" : "#0003", "stroke-width": frame.changed.includes(name) ? 4 : 1 }));
+          stroke: ring[0], "stroke-width": ring[1], ...winAttrs(won, name) }));
       }
     }
     edgeLabels(root, files, ranks, x, (r) => (r < 0 ? ranks * CELL + 22 : y(r)));
+    winCaption(ctx, "four in a row", won);
     return root;
   }
 
@@ -116,8 +131,8 @@ window.CogBoards = (function () {
     return root;
   }
 
-  function hex(st, frame) {
-    const files = st.files, ranks = st.ranks, size = 26, wd = Math.sqrt(3) * size;
+  function hex(st, frame, ctx) {
+    const files = st.files, ranks = st.ranks, size = 26, wd = Math.sqrt(3) * size, won = winningOf(frame);
     const cx = (f, r) => 40 + (f + r * 0.5) * wd, cy = (r) => 48 + (ranks - 1 - r) * 1.5 * size;
     const w = cx(files.length - 1, ranks - 1) + wd / 2 + 30, hgt = cy(0) + size + 30;
     const root = svgRoot(Math.ceil(w), Math.ceil(hgt), "hex board");
@@ -126,7 +141,16 @@ window.CogBoards = (function () {
       const x = cx(f, r), y = cy(r), name = cellName(files, f, r), code = frame.cells[r][f];
       const pts = [0, 1, 2, 3, 4, 5].map((i) => corner(x, y, i).map((v) => v.toFixed(1)).join(",")).join(" ");
       root.append(s("polygon", { points: pts, fill: frame.changed.includes(name) ? "#f5dc8a" : "#efe9da", stroke: "#8a826f", "data-cell": name }));
-      if (code !== ".") root.append(s("circle", { cx: x, cy: y, r: size * 0.62, fill: pieceColour(code), stroke: "#fff", "stroke-width": 2, "data-cell": name, "data-piece": code }));
+      if (code !== ".") {
+        root.append(s("circle", { cx: x, cy: y, r: size * 0.62, fill: pieceColour(code), "data-cell": name, "data-piece": code,
+          stroke: won.has(name) ? "#ffd23f" : "#fff", "stroke-width": won.has(name) ? 4 : 2, ...winAttrs(won, name) }));
+      }
+    }
+    if (won.size) {  // the chain in its order, first edge to second, through the stones' centres
+      const at = (name) => [cx(files.indexOf(name[0]), Number(name.slice(1)) - 1), cy(Number(name.slice(1)) - 1)];
+      root.append(s("polyline", { points: [...won].map((n) => at(n).map((v) => v.toFixed(1)).join(",")).join(" "), fill: "none",
+        stroke: "#fff", "stroke-width": 4, "stroke-linecap": "round", "stroke-linejoin": "round", "pointer-events": "none",
+        class: "winning-chain" }));
     }
     hexGoalEdges(root, files, ranks, (f, r, i) => corner(cx(f, r), cy(r), i));
     for (let f = 0; f < files.length; f++) {
@@ -136,6 +160,7 @@ window.CogBoards = (function () {
     for (let r = 0; r < ranks; r++) {
       root.append(s("text", { x: cx(0, r) - wd / 2 - 12, y: cy(r) + 4, "text-anchor": "middle", "font-size": 13, fill: "#555", class: "coord" }, r + 1));
     }
+    winCaption(ctx, "winning chain", won);
     return root;
   }
 

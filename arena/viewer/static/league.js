@@ -2,7 +2,8 @@
  *
  * The data sits in <script id="page-data"> (written by arena.viewer.site). A standing
  * pool's page (data.pool) opens with the pool's leaderboard, rating history, heat map
- * and entrant cards instead (pool.js), then the standings, fallbacks and games.
+ * and entrant cards instead (pool.js), then the standings, fallbacks and games. A league's
+ * A/B pairs (policies differing in one condition) read as sentences, written in Python.
  * Served live (`arena view RUN --serve`), the page polls live.json on its own
  * origin and reloads when a new replay has been drawn.
  */
@@ -142,20 +143,21 @@
       select("filter-ending", "ending", unique((g) => [g.ending])),
       h("label", {}, withFallbacks, "has fallbacks"), count);
     const sessions = Boolean(DATA.pool);  // a pool's games: the session that played each
+    // the replay link first: on a narrow window it is on screen without scrolling the table
     const table = h("table", { id: "games" },
-      h("tr", {}, [sessions ? "session" : null, "match", "game", "#", "seat 0", "seat 1", "scores", "ending", "reason", "plies", "fallbacks", "seed", ""]
-        .filter((c) => c !== null).map((c) => h("th", { class: c.startsWith("seat") ? "name" : "" }, c))));
+      h("tr", {}, ["", sessions ? "session" : null, "match", "game", "#", "seat 0", "seat 1", "scores", "ending", "reason", "plies", "fallbacks", "seed"]
+        .filter((c) => c !== null).map((c) => h("th", { class: c.startsWith("seat") || c === "" ? "name" : "" }, c))));
     for (const g of list) {
       table.append(h("tr", {
         class: "game-row", "data-game": g.game, "data-policies": g.policies.join("|"), "data-ending": g.ending,
         "data-fallbacks": g.fallback_count, "data-episode": g.episode,
       },
+        h("td", { class: "name" }, g.page ? h("a", { href: g.page, class: "replay-link" }, "replay") : h("span", { class: "meta" }, "no page")),
         sessions ? h("td", {}, g.session ?? "") : null,
         h("td", {}, g.match_index), h("td", {}, g.game), h("td", {}, g.game_index),
         h("td", { class: "name" }, g.policies[0]), h("td", { class: "name" }, g.policies[1]),
         h("td", {}, g.scores ? g.scores.join(" : ") : "NC"), h("td", {}, g.ending), h("td", {}, g.reason), h("td", {}, g.plies),
-        h("td", { class: g.fallback_count ? "fb" : "" }, g.fallback_count), h("td", {}, g.seed ?? ""),
-        h("td", {}, g.page ? h("a", { href: g.page, class: "replay-link" }, "replay") : "no page")));
+        h("td", { class: g.fallback_count ? "fb" : "" }, g.fallback_count), h("td", {}, g.seed ?? "")));
     }
     function apply() {
       const game = document.getElementById("filter-game").value;
@@ -212,6 +214,10 @@
     }
     if (!pool) {  // a pool's leaderboard and heat map have shown these
       if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
+      if ((DATA.ab || []).length) {  // the sentences arena run and arena report print
+        app.append(h("h2", {}, "A/B pairs"), h("div", { class: "card fit", id: "ab" },
+          DATA.ab.map((ab) => h("p", { class: "ab", "data-pair": ab.pair }, ab.sentence))));
+      }
       if (DATA.ratings) app.append(h("h2", {}, "Ratings"), ratingsBlock(DATA.ratings, (st.overall || []).map((r) => r.policy)));
       app.append(h("h2", {}, "Head to head"), h2hMatrix(DATA));
     }
@@ -225,6 +231,26 @@
     app.append(h("h2", {}, "Games"), gamesBlock(DATA.games));
   }
 
+  // A table wider than its card scrolls sideways inside it, and a shadow on each side that has
+  // more to see says so (the wrapper's more-left / more-right), kept up to date as it scrolls
+  // and as the window or the table (the games filters) changes size.
+  function scrollCue(table) {
+    const body = h("div", { class: "scroll-body" });
+    const wrap = h("div", { class: "scroll-x" }, body);
+    table.replaceWith(wrap);
+    body.append(table);
+    const update = () => {
+      const rest = body.scrollWidth - body.clientWidth - body.scrollLeft;
+      wrap.classList.toggle("more-left", body.scrollLeft > 1);
+      wrap.classList.toggle("more-right", rest > 1);
+    };
+    body.addEventListener("scroll", update, { passive: true });
+    const resized = new ResizeObserver(update);
+    resized.observe(body);
+    resized.observe(table);
+    update();
+  }
+
   function watch() {
     let stamp = null;
     setInterval(() => {
@@ -236,5 +262,6 @@
   }
 
   build();
+  for (const table of [...document.querySelectorAll("#app table")]) scrollCue(table);
   if (DATA.live && location.protocol.startsWith("http")) watch();
 })();

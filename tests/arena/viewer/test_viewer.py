@@ -26,6 +26,7 @@ from arena.config import parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.record.replay import Replay, load_replay
+from arena.results.report import ab_sentence
 from arena.results.tables import league_tables
 from arena.viewer import build_site, main_view, replay_data
 from arena.viewer import league as league_page
@@ -34,6 +35,8 @@ from arena.viewer.league import h2h_from_games
 from arena.viewer.server import Server, SiteFiles
 from arena.viewer.site import ASSETS, embed_json
 from games.battle import BattleState
+from games.connect_four.rules import winning_cells
+from games.hex.rules import winning_chain
 from tests.arena.results.leagues import lineup, match_games
 
 BOARD_GAMES = ["connect-four", "hex", "breakthrough", "quoridor"]
@@ -86,6 +89,24 @@ def _cached_run(kind: str) -> tuple[Path, list[Replay]]:
         make_run(root, "stratego", ["stratego"])
     replays = [load_replay(p) for p in sorted((root / "replays").glob("*.json"))]
     return root, replays
+
+
+AB_POLICIES = {"plain": {"kind": "mock"}, "terse": {"kind": "mock", "prompt": "board/terse.md"}}
+"""A prompt A/B pair: two mock policies that differ in their template only."""
+
+
+@cache
+def _cached_ab_run() -> Path:
+    """A tiny prompt A/B run for the whole session; removed at exit."""
+    root = Path(tempfile.mkdtemp(prefix="cog-view-ab-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    config = {
+        "run": {"name": "ab", "seed": 5, "games": ["connect-four"], "matches": 3},
+        "policies": AB_POLICIES,
+    }
+    result = anyio.run(execute, plan_run(parse_config(config), root / "run"))
+    assert not result.failed
+    return root / "run"
 
 
 @pytest.fixture(scope="module")
@@ -180,6 +201,34 @@ def test_board_cells_at_a_ply_match_the_engine(board_run: tuple[Path, list[Repla
             assert g["standings"][ply] == [game.standing(states[ply], s) for s in (0, 1)]
             if replay.game == "quoridor":
                 assert g["frames"][ply]["walls"] == view["walls"]
+
+
+WINNING = {"connect-four": (winning_cells, "four-in-a-row"), "hex": (winning_chain, "connection")}
+
+
+def test_the_last_frame_of_a_win_names_the_winning_cells(
+    board_run: tuple[Path, list[Replay]],
+) -> None:
+    _, replays = board_run
+    won = set()
+    for replay in replays:
+        if replay.game not in WINNING:
+            continue
+        winning, ending = WINNING[replay.game]
+        frames = replay_data(replay)["games"][0]["frames"]
+        assert not any("winning" in frame for frame in frames[:-1])
+        result = replay.games[0].result
+        assert result is not None
+        if result.ending != ending:  # adjudicated or forfeited: no line to mark
+            assert "winning" not in frames[-1]
+            continue
+        cells = winning(_states(replay)[-1])
+        assert len(cells) >= (4 if replay.game == "connect-four" else 7)
+        assert frames[-1]["winning"] == list(cells)
+        winner = "R" if result.scores == [1, -1] else "B"
+        assert {_cell(frames[-1], "abcdefg", c) for c in cells} == {winner}
+        won.add(replay.game)
+    assert won == set(WINNING)  # the tiny run has a won game of each
 
 
 def test_a_fallback_carries_its_cause_and_raw_replies(board_run: tuple[Path, list[Replay]]) -> None:
@@ -523,6 +572,26 @@ def test_ratings_and_h2h_from_the_summary_are_shown_as_given(
     assert league["ratings"] == summary["ratings"]
     assert league["h2h"] == summary["h2h"]
     assert league["h2h_source"] == "summary"
+
+
+def test_the_league_page_reads_an_ab_pair_as_the_report_sentence(
+    board_run: tuple[Path, list[Replay]], tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(_cached_ab_run(), run)
+    pair = json.loads((run / "summary.json").read_text())["ab"][0]
+    league = _page_data(build_site(run) / "index.html")
+    assert [ab["pair"] for ab in league["ab"]] == ["plain|terse"]
+    sentence = league["ab"][0]["sentence"]
+    assert sentence == ab_sentence(pair)  # what arena run and arena report print
+    wins, draws, losses, _ = pair["h2h"]
+    assert sentence.startswith("prompt A/B, plain vs terse (they differ in prompt only): plain ")
+    assert f"head to head plain won {wins}, drew {draws} and lost {losses} of its games" in sentence
+    (run / "summary.json").unlink()  # in progress: no sentence yet, as no ratings
+    assert _page_data(build_site(run) / "index.html")["ab"] == []
+    other = tmp_path / "board"  # base and shaky differ in more than one condition
+    shutil.copytree(board_run[0], other)
+    assert _page_data(build_site(other) / "index.html")["ab"] == []
 
 
 def test_h2h_counts_wins_draws_losses_and_no_contests() -> None:

@@ -21,10 +21,13 @@ import pytest
 
 import games
 from arena.record.replay import Replay
+from arena.results.report import ab_sentence
 from arena.viewer import build_site
 from arena.viewer.battle import turn_frames
+from games.connect_four.rules import winning_cells
+from games.hex.rules import winning_chain
 from tests.arena.viewer.chromium import Sites, Tab
-from tests.arena.viewer.test_viewer import _states
+from tests.arena.viewer.test_viewer import _cached_ab_run, _states
 
 pytestmark = pytest.mark.browser
 
@@ -86,6 +89,37 @@ def test_board_page_shows_the_engine_position_and_steps_by_keyboard(
         assert a2["y"] < a1["y"]
     tab.page.keyboard.press("End")
     tab.shoot(kind)
+    tab.assert_clean()
+
+
+WINNING_MARKS = """() => [...document.querySelectorAll('#board [data-piece][data-winning]')]
+    .map((e) => e.dataset.cell)"""
+
+
+@pytest.mark.parametrize(
+    ("kind", "winning", "ending"),
+    [("connect-four", winning_cells, "four-in-a-row"), ("hex", winning_chain, "connection")],
+)
+def test_the_last_ply_of_a_win_marks_exactly_the_winning_cells(
+    sites: Sites, tab: Tab, kind: str, winning: Any, ending: str
+) -> None:
+    replay = next(
+        r
+        for r in sites.replays["board"].values()
+        if r.game == kind and r.games[0].result is not None and r.games[0].result.ending == ending
+    )
+    plies = len(replay.games[0].plies)
+    expected = winning(_states(replay)[plies])  # from the engine, not the page's data
+    assert expected
+    tab.open(sites.url("board", replay.episode, f"#ply={plies - 1}"))
+    assert tab.page.evaluate(WINNING_MARKS) == []
+    tab.page.keyboard.press("ArrowRight")
+    assert tab.ply() == plies
+    assert sorted(tab.page.evaluate(WINNING_MARKS)) == sorted(expected)
+    assert " ".join(expected) in tab.page.inner_text("#board-caption")
+    if kind == "hex":  # the chain is drawn through its stones, first edge to second
+        assert tab.page.locator("#board polyline.winning-chain").count() == 1
+    tab.shoot(f"{kind}-won")
     tab.assert_clean()
 
 
@@ -347,4 +381,21 @@ def test_a_finished_league_header_counts_its_episodes_played(sites: Sites, tab: 
     played = len({g["episode"] for g in summary["games"]})
     assert played == summary["episodes"]  # every planned episode was played
     assert tab.page.inner_text("#episodes") == f"{played} episodes played"
+    tab.assert_clean()
+
+
+@pytest.mark.parametrize("width", [420, 1400])
+def test_an_ab_pair_reads_as_a_sentence_on_the_league_page(tab: Tab, width: int) -> None:
+    with ThreadPoolExecutor(1) as thread:  # the browser's own event loop holds this thread
+        run = thread.submit(_cached_ab_run).result(timeout=120)
+    build_site(run)
+    pair = json.loads((run / "summary.json").read_text())["ab"][0]
+    tab.page.set_viewport_size({"width": width, "height": 900})
+    tab.open((run / "view" / "index.html").as_uri())
+    shown = tab.page.locator("#ab p.ab[data-pair='plain|terse']")
+    assert shown.inner_text() == ab_sentence(pair)
+    box = shown.bounding_box()
+    assert box is not None
+    assert box["x"] >= 0
+    assert box["x"] + box["width"] <= width  # it wraps: never off the side of the window
     tab.assert_clean()

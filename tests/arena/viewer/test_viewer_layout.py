@@ -8,7 +8,10 @@ from the board (contrast at least 3:1); the battle's two armies are two hue
 families with a legend naming them, and a long order is shown whole; hex's
 goal edges are drawn thick, on top, in the players' colours; the move list's
 first row is never under its heading; the standing sparkline's caption and
-the league's rating plot caption stay clear of their lines.
+the league's rating plot caption stay clear of their lines; at 420 px every
+game's replay link is on screen without scrolling sideways, and a table wider
+than its card shows a shadow on each side that has more to see, none on a
+table that fits.
 Screenshots go to /tmp/cog-screens/<kind>-<width>.png.
 """
 
@@ -199,6 +202,75 @@ def test_league_page_fits_the_window(sites: Sites, tab: Tab, width: int) -> None
     overflow = tab.page.evaluate("document.documentElement.scrollWidth - innerWidth")
     assert overflow <= 1, f"the league page scrolls sideways by {overflow} px at {width} px"
     tab.shoot(f"league-{width}")
+    tab.assert_clean()
+
+
+REPLAY_LINKS = """() => [...document.querySelectorAll('#games a.replay-link')].map((a) => {
+  const r = a.getBoundingClientRect();
+  return { left: r.left, right: r.right };
+})"""
+
+
+def test_every_replay_link_is_on_screen_at_420_px(sites: Sites, tab: Tab) -> None:
+    tab.page.set_viewport_size({"width": 420, "height": 900})
+    tab.open(sites.league_url())
+    links = tab.page.evaluate(REPLAY_LINKS)
+    assert len(links) == tab.page.locator("#games tr.game-row").count()
+    for link in links:  # nothing scrolled sideways: neither the page nor the table
+        assert link["left"] >= 0
+        assert link["right"] <= 420, f"a replay link is off the side of the window: {link}"
+    first = tab.page.locator("#games a.replay-link").first
+    first.scroll_into_view_if_needed()
+    first.click()  # reachable: nothing covers it
+    tab.page.wait_for_selector("#board svg")
+    tab.assert_clean()
+
+
+CUES = """() => [...document.querySelectorAll('#app .scroll-x')].map((wrap) => {
+  const body = wrap.querySelector(':scope > .scroll-body');
+  return { table: body.querySelector('table').id, overflows: body.scrollWidth > body.clientWidth + 1,
+    left: getComputedStyle(wrap, '::before').opacity, right: getComputedStyle(wrap, '::after').opacity };
+})"""
+"""Per table of the page: whether it is wider than its box, and how visible each side's shadow is."""
+
+SCROLL_TO = """(where) => { for (const body of document.querySelectorAll('#app .scroll-body')) {
+  body.scrollLeft = where * (body.scrollWidth - body.clientWidth); } }"""
+
+
+def _cues(tab: Tab) -> dict[str, tuple[bool, str, str]]:
+    cues = tab.page.evaluate(CUES)
+    return {c["table"]: (c["overflows"], c["left"], c["right"]) for c in cues}
+
+
+@pytest.mark.parametrize("width", sorted(SHOT_WIDTHS))
+def test_a_table_wider_than_its_card_shows_a_shadow_on_the_side_with_more(
+    sites: Sites, tab: Tab, width: int
+) -> None:
+    tab.page.set_viewport_size({"width": width, "height": 900})
+    tab.open(sites.league_url())
+    cues = _cues(tab)
+    assert len(cues) == tab.page.locator("#app table").count()  # every table has its cue
+    wide = {name for name, (overflows, _, _) in cues.items() if overflows}
+    for name, (overflows, left, right) in cues.items():  # scrolled to the left edge
+        assert (left, right) == ("0", "1" if overflows else "0"), name
+    if width == 420:
+        assert {"standings-overall", "games"} <= wide
+    if width == 1400:
+        assert "standings-overall" not in wide
+    tab.page.evaluate(SCROLL_TO, 1)
+    tab.page.wait_for_function(
+        "() => [...document.querySelectorAll('#app .scroll-x')].every((w) => "
+        "w.classList.contains('more-left') === (w.firstChild.scrollLeft > 1))"
+    )
+    for name, (_, left, right) in _cues(tab).items():  # scrolled to the right edge
+        assert (left, right) == ("1" if name in wide else "0", "0"), name
+    tab.page.evaluate(SCROLL_TO, 0.5)
+    tab.page.wait_for_function(
+        "() => [...document.querySelectorAll('#app .scroll-x.more-left')].every((w) => "
+        "w.classList.contains('more-right'))"
+    )
+    for name, (_, left, right) in _cues(tab).items():  # half way: more on both sides
+        assert (left, right) == (("1", "1") if name in wide else ("0", "0")), name
     tab.assert_clean()
 
 
