@@ -3,7 +3,8 @@
 A drawer reads states only through the game's public surface (`view`,
 `standing`) except the battle's, which re-runs the ticks of a turn with
 `arena.viewer.battle`, and connect-four's and hex's, which ask their rules
-module for the cells of a win (`winning_cells`, `winning_chain`) to mark. `static` is what never changes in a game (board
+module for the cells of a win (`winning_cells`, `winning_chain`) to mark.
+`static` is what never changes in a game (board
 geometry, the battle's squads); `frame` is the position after a ply, given
 the state before it (None for the starting position) so a drawer can mark
 what the ply changed.
