@@ -347,6 +347,9 @@ class HumanPolicy(_PolicyBase):
     """How long a decision waits for the person's first try (default: `decision_s`)."""
     decision_s: float = Field(default=120.0, gt=0)
     """A decision's whole time: refused tries may be followed by others until then."""
+    first_open_s: float = Field(default=300.0, gt=0)
+    """How long the person's first decision of a game waits for the play page to show it
+    before its clock starts anyway (it starts as soon as the page fetches it)."""
 
     @model_validator(mode="after")
     def _ordered(self) -> HumanPolicy:

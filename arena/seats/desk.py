@@ -9,12 +9,19 @@ refused one is answered with the engine's message while the deadline runs
 on, an accepted one ends the turn. Every change bumps the desk's `version`,
 which the page's long poll waits on. Nothing here blocks: the page and the
 games share one event loop.
+
+A turn's clock starts when it opens, but for a person's first decision of a
+game: that one is `held` until the page is served it (`Desk.shown`), so a
+decision asked before anyone opened the page does not run down unseen (the
+seat bounds the hold). At a stop, `Desk.waiting_on_people` says which games
+wait on nobody but the person (`Desk.cut` marks them cut).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,10 +32,13 @@ from arena.play.protocol import DecisionAttempt, DecisionRequest
 from arena.record.replay import move_json
 from arena.record.validity import side_of
 
-__all__ = ["Desk", "Status", "Table", "Turn", "TurnClosed"]
+__all__ = ["Desk", "GameKey", "Status", "Table", "Turn", "TurnClosed"]
 
 Status = Literal["starting", "your-move", "waiting", "over"]
 """Where a table stands: its game not begun, the person to move, the other seat to move, done."""
+
+GameKey = tuple[str, int, int]
+"""A game in a run: (its game's name, its match's seed, its index in the match)."""
 
 
 class TurnClosed(Exception):
@@ -41,13 +51,14 @@ class Turn:
 
     id: int
     request: DecisionRequest
-    started: float
-    first_end: float
-    """anyio's clock: the first try must come by then."""
-    end: float
-    """anyio's clock: the decision's end; refused tries may be followed by others until then."""
+    opened: float
+    """anyio's clock: when the decision was asked."""
+    first_s: float
+    """The first try's time from the clock's start."""
     decision_s: float
     view: dict[str, Any]
+    started: float | None = None
+    """anyio's clock: when the clock started (None while the turn is held for the page)."""
     help: str = ""
     suggestion: Any = None
     tries: list[DecisionAttempt] = field(default_factory=list)
@@ -59,14 +70,45 @@ class Turn:
     done: anyio.Event = field(default_factory=anyio.Event)
     closed: bool = False
     last: float = 0.0
-    """When the last try came (anyio's clock), or the turn opened."""
+    """When the last try came (anyio's clock), or the clock started."""
+    running: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the clock starts."""
+
+    @property
+    def first_end(self) -> float:
+        """When the first try must come by (anyio's clock; never, while the turn is held)."""
+        return math.inf if self.started is None else self.started + self.first_s
+
+    @property
+    def end(self) -> float:
+        """The decision's end (anyio's clock): refused tries may be followed by others until
+        then (never, while the turn is held)."""
+        return math.inf if self.started is None else self.started + self.decision_s
+
+    @property
+    def waiting(self) -> bool:
+        """Open, and waiting on the person's move."""
+        return not (self.closed or self.done.is_set())
+
+    def start(self) -> bool:
+        """Start the clock now, if it has not started: whether it did."""
+        if self.started is not None:
+            return False
+        self.started = self.last = anyio.current_time()
+        self.running.set()
+        return True
+
+    def elapsed(self) -> float:
+        """Seconds since the clock started (0 while the turn is held): the think time."""
+        return 0.0 if self.started is None else anyio.current_time() - self.started
 
     def offer(self, move: Any) -> str | None:
         """Read a try: None when the engine accepted it (the turn ends), else the engine's
         message. Raises TurnClosed when the decision is no longer open."""
+        self.start()  # a try for a held turn: its id was shown, so its clock runs
         now = anyio.current_time()
         limit = self.end if self.tries else self.first_end
-        if self.closed or self.done.is_set() or now > limit:
+        if not self.waiting or now > limit:
             raise TurnClosed("this decision is closed: its time ran out or it was answered")
         req = self.request
         written = move if isinstance(move, str) else json.dumps(move, separators=(",", ":"))
@@ -89,15 +131,22 @@ class Turn:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        """The turn as the play page reads it; `remaining_s` counts from now."""
+        """The turn as the play page reads it: `remaining_s` is the time left from now, to
+        the first try's deadline until one came, then to the decision's end; while the turn
+        is held (`clock_started` false) it is the whole first budget."""
         req = self.request
-        limit = self.end if self.tries else self.first_end
+        if self.started is None:
+            remaining = self.first_s
+        else:
+            limit = self.end if self.tries else self.first_end
+            remaining = max(0.0, limit - anyio.current_time())
         return {
             "id": self.id,
             "key": req.key,
             "legal": list(req.legal),
             "help": self.help,
-            "remaining_s": round(max(0.0, limit - anyio.current_time()), 3),
+            "remaining_s": round(remaining, 3),
+            "clock_started": self.started is not None,
             "decision_s": self.decision_s,
             "refused": list(self.refused),
             "view": self.view,
@@ -112,6 +161,8 @@ class Table:
     desk: Desk
     id: str
     game: games.Game[Any]
+    seed: int
+    """The match's seed: with the game's name and index, which game of the run it is."""
     game_index: int
     seat: int
     aliases: tuple[str, str]
@@ -121,30 +172,44 @@ class Table:
     before: Any = None
     """The position before it, for the page to mark what the last ply changed."""
     history: list[str] = field(default_factory=list)
+    movers: list[tuple[int, ...]] = field(default_factory=list)
+    """The seats that played each ply of `history`."""
     turn: Turn | None = None
     result: dict[str, Any] | None = None
     _turns: int = 0
 
     def observe(self, state: Any, moved: str | None) -> None:
         """The game is at `state`; `moved` is the ply that led there (None at the start)."""
-        self.before, self.state = self.state, state
         if moved is not None:
+            # told of every ply in turn: the seats to act at the last position played it
+            self.movers.append(self.game.to_act(self.state) if self.state is not None else ())
             self.history.append(moved)
+        self.before, self.state = self.state, state
         if self.status == "starting":
             self.status = "waiting"
         self.desk.changed()
 
-    def open_turn(self, request: DecisionRequest, first_s: float, decision_s: float) -> Turn:
-        """A decision for the person starts now."""
+    @property
+    def key(self) -> GameKey:
+        """Which game of the run the table is in."""
+        return (self.game.name, self.seed, self.game_index)
+
+    def open_turn(
+        self, request: DecisionRequest, first_s: float, decision_s: float, *, held: bool = False
+    ) -> Turn:
+        """A decision for the person is asked now; its clock starts now, or with `held`
+        when the page is served it (`Desk.shown`) or the seat stops holding it."""
         if self.state is None:  # a seat told nothing yet draws the position it is asked at
             self.observe(request.state, None)
         now = anyio.current_time()
         game, state, seat = request.game, request.state, request.seat
         self._turns += 1
         turn = Turn(
-            self._turns, request, now, now + min(first_s, decision_s), now + decision_s, decision_s,
+            self._turns, request, now, min(first_s, decision_s), decision_s,
             view=game.view(state, seat), last=now,
         )  # fmt: skip
+        if not held:
+            turn.start()
         if not request.legal and request.move_help is not None:
             turn.help = request.move_help()
         if request.key == "setup":  # an editor starts from a legal setup, the baseline's
@@ -163,19 +228,44 @@ class Table:
         self.desk.changed()
 
     def end(self, outcome: games.Outcome) -> None:
-        """The game is over."""
+        """The game is over: who won (the winner's alias), how and the scores."""
         scores = list(outcome.scores) if outcome.scores is not None else None
+        winner = None
         if scores is None:
             text = "no contest"
         else:
             mine = scores[self.seat]
             text = "you won" if mine > 0 else "you lost" if mine < 0 else "a draw"
+            if scores[0] != scores[1]:
+                winner = self.aliases[0 if scores[0] > scores[1] else 1]
         self.result = {
             "scores": scores, "ending": outcome.ending, "reason": outcome.reason,
-            "detail": outcome.detail, "text": text,
+            "detail": outcome.detail, "text": text, "winner": winner,
         }  # fmt: skip
         self.status = "over"
         self.desk.changed()
+
+    def cut(self) -> None:
+        """The run stopped while the game waited on the person: it is played again when the
+        run resumes."""
+        self.result = {
+            "scores": None, "ending": "cut", "reason": "stopped", "detail": None, "winner": None,
+            "text": "stopped: the run was interrupted; this game starts again when it resumes",
+        }  # fmt: skip
+        self.status = "over"
+        self.desk.changed()
+
+    def plies(self) -> list[dict[str, Any]]:
+        """Each ply: the move as the prompt lists it, and who played it (`you` for the
+        person's seat, else the alias)."""
+        return [
+            {
+                "move": move,
+                "seats": list(seats),
+                "by": " & ".join("you" if s == self.seat else self.aliases[s] for s in seats),
+            }
+            for move, seats in zip(self.history, self.movers, strict=True)
+        ]
 
     def to_json(self) -> dict[str, Any]:
         """The table as the play page reads it, but the board (the page draws it): the
@@ -189,6 +279,7 @@ class Table:
             "opponent": self.aliases[1 - self.seat],
             "status": self.status,
             "history": list(self.history),
+            "plies": self.plies(),
             "turn": self.turn.to_json() if self.turn is not None else None,
             "result": self.result,
         }
@@ -215,7 +306,7 @@ class Desk:
             n += 1
             key = f"{base}-{n}"
         aliases = game.match_format.aliases(seed, game_index)
-        table = Table(self, key, game, game_index, seat, aliases)
+        table = Table(self, key, game, seed, game_index, seat, aliases)
         self.tables[key] = table
         self.changed()
         return table
@@ -236,6 +327,31 @@ class Desk:
         """The run is over: every long poll is answered now, and every later one at once."""
         self.closed = True
         self.changed()
+
+    def shown(self) -> None:
+        """The page is about to be served the desk: every held decision's clock starts."""
+        started = [t.turn.start() for t in self.tables.values() if t.turn is not None]
+        if any(started):
+            self.changed()
+
+    def waiting_on_people(self) -> set[GameKey]:
+        """The games whose every seat to act is a person's with an open decision: nothing
+        but a person's move can take them further."""
+        asked: dict[GameKey, set[int]] = {}
+        acting: dict[GameKey, tuple[int, ...]] = {}
+        for table in self.tables.values():
+            turn = table.turn
+            if turn is None or not turn.waiting:
+                continue
+            asked.setdefault(table.key, set()).add(table.seat)
+            acting[table.key] = table.game.to_act(turn.request.state)
+        return {key for key, seats in asked.items() if set(acting[key]) <= seats}
+
+    def cut(self, key: GameKey) -> None:
+        """Game `key` is cut at a stop: its tables say so."""
+        for table in self.tables.values():
+            if table.key == key and table.status != "over":
+                table.cut()
 
     def to_json(self) -> dict[str, Any]:
         """Every table, as the play page's long poll answers (the page adds the boards)."""

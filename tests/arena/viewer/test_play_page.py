@@ -319,7 +319,7 @@ def test_arena_run_human_toml_prints_the_url_serves_the_page_and_stops_resumably
 async def test_on_a_cluster_a_persons_games_stay_where_the_page_is(tmp_path: Path) -> None:
     from tests.arena.league.test_executor import ThreadWorker
 
-    data = _config("cluster", "connect-four", decision_s=0.05)
+    data = _config("cluster", "connect-four", decision_s=0.05, first_open_s=0.05)  # no page
     data["policies"]["random"] = {"kind": "scripted", "baseline": "random"}
     plan = plan_run(parse_config(data), tmp_path / "out")
     worker = ThreadWorker(plan)
