@@ -13,8 +13,16 @@ games share one event loop.
 A turn's clock starts when it opens, but for a person's first decision of a
 game: that one is `held` until the page is served it (`Desk.shown`), so a
 decision asked before anyone opened the page does not run down unseen (the
-seat bounds the hold). At a stop, `Desk.waiting_on_people` says which games
-wait on nobody but the person (`Desk.cut` marks them cut).
+seat bounds the hold).
+
+A game whose every seat to act is a person with an open decision can go no
+further without them. The run plays each episode in a scope of the desk's
+(`cuttable`); once it stops (`Desk.stop`) the desk cuts those episodes at
+once, and each later one as a person's decision opens in it, rather than
+hold the stop's grace period for them: a cut episode is discarded as at the
+end of the grace, and a resume plays it again. (A simultaneous game whose
+other seat is not a person gets the grace: the desk cannot tell whether
+that seat has answered.)
 """
 
 from __future__ import annotations
@@ -22,17 +30,25 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+import structlog
 
 import games
 from arena.play.protocol import DecisionAttempt, DecisionRequest
 from arena.record.replay import move_json
 from arena.record.validity import side_of
 
-__all__ = ["Desk", "GameKey", "Status", "Table", "Turn", "TurnClosed"]
+if TYPE_CHECKING:
+    from arena.play.match import Episode
+
+__all__ = ["Desk", "GameKey", "Status", "Table", "Turn", "TurnClosed", "cuttable"]
+
+log = structlog.get_logger("arena.seats.desk")
 
 Status = Literal["starting", "your-move", "waiting", "over"]
 """Where a table stands: its game not begun, the person to move, the other seat to move, done."""
@@ -210,6 +226,8 @@ class Table:
         )  # fmt: skip
         if not held:
             turn.start()
+        if self.desk.stopped:  # the run stops: a game left to the person is cut now
+            self.desk.cut_waiting()
         if not request.legal and request.move_help is not None:
             turn.help = request.move_help()
         if request.key == "setup":  # an editor starts from a legal setup, the baseline's
@@ -295,6 +313,10 @@ class Desk:
         self.closed = False
         """The run is over: the page answers at once, and says so."""
         self._changed = anyio.Event()
+        self.stopped = False
+        """The run stops: games that wait on people only are cut."""
+        self._cuttable: dict[GameKey, anyio.CancelScope] = {}
+        """The scope of the episode that plays each game in flight."""
 
     def table(self, game: games.Game[Any], seed: int, game_index: int, seat: int) -> Table:
         """The table of `seat` in game `game_index` of the match on `seed` (a game played
@@ -347,11 +369,39 @@ class Desk:
             acting[table.key] = table.game.to_act(turn.request.state)
         return {key for key, seats in asked.items() if set(acting[key]) <= seats}
 
-    def cut(self, key: GameKey) -> None:
-        """Game `key` is cut at a stop: its tables say so."""
-        for table in self.tables.values():
-            if table.key == key and table.status != "over":
-                table.cut()
+    @contextmanager
+    def cuttable(self, episode: Episode) -> Iterator[anyio.CancelScope]:
+        """The scope to play `episode` in: cancelled once the run stops (`stop`) while one of
+        its games waits on nobody but people."""
+        match = episode.match
+        keys = [(match.game, match.seed, index) for index in episode.game_indices]
+        with anyio.CancelScope() as scope:
+            self._cuttable.update(dict.fromkeys(keys, scope))
+            try:
+                yield scope
+            finally:
+                for key in keys:
+                    del self._cuttable[key]
+
+    def stop(self) -> None:
+        """The run stops: cut each episode in flight once one of its games waits on nobody
+        but people, now or as a person's decision opens in it."""
+        self.stopped = True
+        self.cut_waiting()
+
+    def cut_waiting(self) -> None:
+        """Cut the episodes in flight with a game that waits on nobody but people."""
+        for key in self.waiting_on_people() & self._cuttable.keys():
+            scope = self._cuttable[key]
+            if scope.cancel_called:
+                continue
+            log.warning("game_cut", game=key[0], seed=key[1], game_index=key[2],
+                        note="only a person's move could finish it; a resume plays its "
+                        "episode again")  # fmt: skip
+            scope.cancel()
+            for table in self.tables.values():
+                if table.key == key:
+                    table.cut()
 
     def to_json(self) -> dict[str, Any]:
         """Every table, as the play page's long poll answers (the page adds the boards)."""
@@ -372,3 +422,9 @@ class Desk:
         error = turn.offer(move)
         self.changed()
         return error
+
+
+def cuttable(desk: Desk | None, episode: Episode) -> AbstractContextManager[anyio.CancelScope]:
+    """The scope to play `episode` in: `desk.cuttable`'s, or one nothing cancels in a run
+    without people."""
+    return desk.cuttable(episode) if desk is not None else anyio.CancelScope()
