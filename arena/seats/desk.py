@@ -226,14 +226,14 @@ class Table:
         )  # fmt: skip
         if not held:
             turn.start()
-        if self.desk.stopped:  # the run stops: a game left to the person is cut now
-            self.desk.cut_waiting()
         if not request.legal and request.move_help is not None:
             turn.help = request.move_help()
         if request.key == "setup":  # an editor starts from a legal setup, the baseline's
             turn.suggestion = move_json(game.baseline(state, seat))
         self.turn, self.status = turn, "your-move"
         self.desk.changed()
+        if self.desk.stopped:  # the run stops: a game left to the person is cut now
+            self.desk.cut_waiting()
         return turn
 
     def close_turn(self, turn: Turn) -> None:

@@ -507,3 +507,40 @@ def test_ctrl_c_cuts_at_once_a_game_only_the_person_can_finish_and_a_resume_play
             if process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+async def test_at_a_stop_the_desk_cuts_each_game_as_it_comes_to_wait_on_the_person(
+    tmp_path: Path,
+) -> None:
+    """The run stops (`Desk.stop`, as the first Ctrl-C does) while game 1 waits on the
+    person and game 2's other seat still thinks: game 1 is cut at once, game 2 as soon as
+    its person's decision opens; nothing is stored."""
+    data = _config("stop", "connect-four")
+    data["policies"]["tactician"] = {"kind": "mock", "latency_ms": 500}
+    plan = plan_run(parse_config(data), tmp_path / "out")
+    results: list[RunResult] = []
+    async with play_page("stop") as page:
+        desk = page.desk
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+
+                async def run() -> None:
+                    results.append(await execute(plan, desk=desk))
+
+                group.start_soon(run)
+
+                def tables_ready() -> Any:
+                    by_game = {t.game_index: t for t in desk.tables.values()}
+                    if set(by_game) != {1, 2} or by_game[1].turn is None:
+                        return None
+                    return by_game if by_game[2].turn is None else None
+
+                by_game = await _until(desk, tables_ready)
+                desk.stop()
+                assert by_game[1].status == "over"  # at once
+                assert by_game[2].status != "over"  # its other seat still thinks
+                await _until(desk, lambda: by_game[2].status == "over")
+    [result] = results
+    assert result.played == 0
+    assert {t.result["ending"] for t in by_game.values() if t.result} == {"cut"}
+    assert not list((tmp_path / "out" / "replays").glob("*.json"))
