@@ -16,8 +16,9 @@ decision asked before anyone opened the page does not run down unseen (the
 seat bounds the hold).
 
 A game whose every seat to act is a person with an open decision can go no
-further without them. The run plays each episode in a scope of the desk's
-(`cuttable`); once it stops (`Desk.stop`) the desk cuts those episodes at
+further without them. The run plays each episode in a `cuttable` scope,
+which the tables made in it keep; once it stops (`Desk.stop`) the desk cuts
+the episodes of those games at
 once, and each later one as a person's decision opens in it, rather than
 hold the stop's grace period for them: a cut episode is discarded as at the
 end of the grace, and a resume plays it again. (A simultaneous game whose
@@ -31,9 +32,10 @@ import hashlib
 import json
 import math
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import anyio
 import structlog
@@ -43,18 +45,15 @@ from arena.play.protocol import DecisionAttempt, DecisionRequest
 from arena.record.replay import move_json
 from arena.record.validity import side_of
 
-if TYPE_CHECKING:
-    from arena.play.match import Episode
-
-__all__ = ["Desk", "GameKey", "Status", "Table", "Turn", "TurnClosed", "cuttable"]
+__all__ = ["Desk", "Status", "Table", "Turn", "TurnClosed", "cuttable"]
 
 log = structlog.get_logger("arena.seats.desk")
 
 Status = Literal["starting", "your-move", "waiting", "over"]
 """Where a table stands: its game not begun, the person to move, the other seat to move, done."""
 
-GameKey = tuple[str, int, int]
-"""A game in a run: (its game's name, its match's seed, its index in the match)."""
+_EPISODE: ContextVar[anyio.CancelScope | None] = ContextVar("episode", default=None)
+"""The scope of the episode being played (`cuttable`): a table made in it is cut with it."""
 
 
 class TurnClosed(Exception):
@@ -177,8 +176,6 @@ class Table:
     desk: Desk
     id: str
     game: games.Game[Any]
-    seed: int
-    """The match's seed: with the game's name and index, which game of the run it is."""
     game_index: int
     seat: int
     aliases: tuple[str, str]
@@ -190,6 +187,8 @@ class Table:
     history: list[str] = field(default_factory=list)
     movers: list[tuple[int, ...]] = field(default_factory=list)
     """The seats that played each ply of `history`."""
+    episode: anyio.CancelScope | None = None
+    """The scope its episode plays in (`cuttable`), which a stop may cancel."""
     turn: Turn | None = None
     result: dict[str, Any] | None = None
     _turns: int = 0
@@ -204,11 +203,6 @@ class Table:
         if self.status == "starting":
             self.status = "waiting"
         self.desk.changed()
-
-    @property
-    def key(self) -> GameKey:
-        """Which game of the run the table is in."""
-        return (self.game.name, self.seed, self.game_index)
 
     def open_turn(
         self, request: DecisionRequest, first_s: float, decision_s: float, *, held: bool = False
@@ -315,8 +309,6 @@ class Desk:
         self._changed = anyio.Event()
         self.stopped = False
         """The run stops: games that wait on people only are cut."""
-        self._cuttable: dict[GameKey, anyio.CancelScope] = {}
-        """The scope of the episode that plays each game in flight."""
 
     def table(self, game: games.Game[Any], seed: int, game_index: int, seat: int) -> Table:
         """The table of `seat` in game `game_index` of the match on `seed` (a game played
@@ -328,7 +320,7 @@ class Desk:
             n += 1
             key = f"{base}-{n}"
         aliases = game.match_format.aliases(seed, game_index)
-        table = Table(self, key, game, seed, game_index, seat, aliases)
+        table = Table(self, key, game, game_index, seat, aliases, episode=_EPISODE.get())
         self.tables[key] = table
         self.changed()
         return table
@@ -356,32 +348,19 @@ class Desk:
         if any(started):
             self.changed()
 
-    def waiting_on_people(self) -> set[GameKey]:
-        """The games whose every seat to act is a person's with an open decision: nothing
-        but a person's move can take them further."""
-        asked: dict[GameKey, set[int]] = {}
-        acting: dict[GameKey, tuple[int, ...]] = {}
+    def waiting_on_people(self) -> list[Table]:
+        """The tables of the games in flight whose every seat to act is a person's with an
+        open decision: nothing but a person's move can take them further."""
+        asked: dict[tuple[int, int], list[Table]] = {}
         for table in self.tables.values():
-            turn = table.turn
-            if turn is None or not turn.waiting:
-                continue
-            asked.setdefault(table.key, set()).add(table.seat)
-            acting[table.key] = table.game.to_act(turn.request.state)
-        return {key for key, seats in asked.items() if set(acting[key]) <= seats}
-
-    @contextmanager
-    def cuttable(self, episode: Episode) -> Iterator[anyio.CancelScope]:
-        """The scope to play `episode` in: cancelled once the run stops (`stop`) while one of
-        its games waits on nobody but people."""
-        match = episode.match
-        keys = [(match.game, match.seed, index) for index in episode.game_indices]
-        with anyio.CancelScope() as scope:
-            self._cuttable.update(dict.fromkeys(keys, scope))
-            try:
-                yield scope
-            finally:
-                for key in keys:
-                    del self._cuttable[key]
+            if table.episode is not None and table.turn is not None and table.turn.waiting:
+                asked.setdefault((id(table.episode), table.game_index), []).append(table)
+        return [
+            table
+            for tables in asked.values()
+            if set(tables[0].game.to_act(tables[0].state)) <= {t.seat for t in tables}
+            for table in tables
+        ]
 
     def stop(self) -> None:
         """The run stops: cut each episode in flight once one of its games waits on nobody
@@ -391,17 +370,14 @@ class Desk:
 
     def cut_waiting(self) -> None:
         """Cut the episodes in flight with a game that waits on nobody but people."""
-        for key in self.waiting_on_people() & self._cuttable.keys():
-            scope = self._cuttable[key]
-            if scope.cancel_called:
-                continue
-            log.warning("game_cut", game=key[0], seed=key[1], game_index=key[2],
-                        note="only a person's move could finish it; a resume plays its "
-                        "episode again")  # fmt: skip
-            scope.cancel()
-            for table in self.tables.values():
-                if table.key == key:
-                    table.cut()
+        for table in self.waiting_on_people():
+            scope = table.episode
+            if scope is not None and not scope.cancel_called:
+                log.warning("game_cut", game=table.game.name, game_index=table.game_index,
+                            table=table.id, note="only a person's move could finish it; a "
+                            "resume plays its episode again")  # fmt: skip
+                scope.cancel()
+            table.cut()
 
     def to_json(self) -> dict[str, Any]:
         """Every table, as the play page's long poll answers (the page adds the boards)."""
@@ -424,7 +400,13 @@ class Desk:
         return error
 
 
-def cuttable(desk: Desk | None, episode: Episode) -> AbstractContextManager[anyio.CancelScope]:
-    """The scope to play `episode` in: `desk.cuttable`'s, or one nothing cancels in a run
-    without people."""
-    return desk.cuttable(episode) if desk is not None else anyio.CancelScope()
+@contextmanager
+def cuttable() -> Iterator[anyio.CancelScope]:
+    """The scope to play an episode in: the tables made in it (its people's seats) are of
+    that episode, which a stop (`Desk.stop`) cuts while one of its games waits on people."""
+    with anyio.CancelScope() as scope:
+        token = _EPISODE.set(scope)
+        try:
+            yield scope
+        finally:
+            _EPISODE.reset(token)
