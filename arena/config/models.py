@@ -337,8 +337,7 @@ class ProgramPolicy(_PolicyBase):
 
 
 class HumanPolicy(_PolicyBase):
-    """A person, playing on the run's play page (docs/human-play.md); in a game the
-    person is only the seat's alias, as every seat is."""
+    """A person on the run's play page (docs/human-play.md): in a game, only a seat's alias."""
 
     kind: Literal["human"]
     name: str | None = None
@@ -347,6 +346,8 @@ class HumanPolicy(_PolicyBase):
     """How long a decision waits for the person's first try (default: `decision_s`)."""
     decision_s: float = Field(default=120.0, gt=0)
     """A decision's whole time: refused tries may be followed by others until then."""
+    first_open_s: float = Field(default=300.0, gt=0)
+    """The most a game's first decision waits for the play page before its clock starts."""
 
     @model_validator(mode="after")
     def _ordered(self) -> HumanPolicy:
@@ -484,8 +485,7 @@ class Config(_Strict):
         return games.load(game).match_format.wall_s
 
     def secrets(self) -> list[str]:
-        """The values of the API keys and secret headers the policies name: what no output
-        may show."""
+        """The values of the API keys and secret headers the policies name: no output shows."""
         found = []
         for policy in self.policies.values():
             if not isinstance(policy, LlmPolicy):

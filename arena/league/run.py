@@ -10,9 +10,9 @@ up, and when its state stops the run, is endpoint health's (`league.health`);
 what the session leaves for readers is the summary's (`league.summary`).
 
 A first SIGINT or SIGTERM stops the schedule and gives the episodes in flight
-`grace_s` to finish; a second one, or the end of the grace period, discards
-them (they are played again on resume). A failing episode is logged with its
-error and the run goes on.
+`grace_s` to finish (but what waits on a person only: `Desk.stop`); a second
+one, or the end of the grace period, discards them (they are played again on
+resume). A failing episode is logged with its error and the run goes on.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ from arena.play.episode import EpisodeSetup
 from arena.play.match import Episode
 from arena.record.crash import crash_point
 from arena.record.replay import Replay
+from arena.seats.desk import Desk, cuttable
 
 if TYPE_CHECKING:
     from arena.results.standings import GameSummary
-    from arena.seats.desk import Desk
 
 __all__ = ["WAKE_S", "Failure", "execute"]
 
@@ -53,6 +53,7 @@ Failure = EpisodeFailure
 
 WAKE_S = 1.0
 """The producer looks again at least this often while it waits for an endpoint or a replay."""
+_Done = Replay | EpisodeFailure  # what a worker hands the writer
 
 
 async def execute(
@@ -81,9 +82,7 @@ async def execute(
     with hold_run_folder(plan.out):
         async with providers.Providers(trust=plan.config.run.trust) as pool:
             if check_endpoints and model_policies(plan):
-                from arena.league.preflight import (
-                    preflight,  # the HTTP stack: runs with models only
-                )
+                from arena.league.preflight import preflight  # HTTP: runs with models only
 
                 await preflight(plan, pool)
             open_session(plan)  # before a worker is sent the plan: it carries the commits
@@ -148,9 +147,7 @@ class _Session:
         finished is written, even after a stop."""
         concurrency = self.plan.config.run.concurrency
         jobs_send, jobs_receive = anyio.create_memory_object_stream[Episode](0)
-        done_send, done_receive = anyio.create_memory_object_stream[Replay | EpisodeFailure](
-            concurrency
-        )
+        done_send, done_receive = anyio.create_memory_object_stream[_Done](concurrency)
         async with anyio.create_task_group() as outer:
             outer.start_soon(self._write, done_receive)
             watcher = anyio.CancelScope()
@@ -210,7 +207,7 @@ class _Session:
     async def _work(
         self,
         jobs: MemoryObjectReceiveStream[Episode],
-        done: MemoryObjectSendStream[Replay | EpisodeFailure],
+        done: MemoryObjectSendStream[_Done],
     ) -> None:
         """One worker: one episode at a time from the queue, its replay to the writer."""
         async with jobs, done:
@@ -222,9 +219,11 @@ class _Session:
                 self._moved(episode, True)
                 try:
                     game = episode.match.game
-                    replay: Replay | EpisodeFailure = await self.executor.play(
-                        self.setups[game], episode
-                    )
+                    with cuttable() as scope:
+                        replay: _Done = await self.executor.play(self.setups[game], episode)
+                    if scope.cancelled_caught:  # the run stops; only a person could finish it
+                        self._let_go(episode)
+                        continue
                 except EpisodeLost as exc:  # nothing stored but a cut card's finished games
                     cut = await anyio.to_thread.run_sync(self.setups[game].hooks.cut, episode.id)
                     if cut is not None:
@@ -268,6 +267,8 @@ class _Session:
                             "to finish; a second Ctrl-C discards them (a resume plays them again)")  # fmt: skip
                 self.schedule_scope.cancel()
                 self.work_scope.deadline = anyio.current_time() + grace_s
+                if self.desk is not None:  # what only a person can finish does not wait
+                    self.desk.stop()
 
     def _store_durably(self, replay: Replay) -> list[GameSummary]:
         """Store the replay, then tell its game's hooks it is durable (a card's reveal)."""
@@ -276,7 +277,7 @@ class _Session:
         self.setups[replay.game].hooks.stored(replay)
         return summaries
 
-    async def _write(self, done: MemoryObjectReceiveStream[Replay | EpisodeFailure]) -> None:
+    async def _write(self, done: MemoryObjectReceiveStream[_Done]) -> None:
         """The one writer: every finished replay stored in the order it finished."""
         async with done:
             async for item in done:

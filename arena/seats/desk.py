@@ -9,26 +9,51 @@ refused one is answered with the engine's message while the deadline runs
 on, an accepted one ends the turn. Every change bumps the desk's `version`,
 which the page's long poll waits on. Nothing here blocks: the page and the
 games share one event loop.
+
+A turn's clock starts when it opens, but for a person's first decision of a
+game: that one is `held` until the page is served it (`Desk.shown`), so a
+decision asked before anyone opened the page does not run down unseen (the
+seat bounds the hold).
+
+A game whose every seat to act is a person with an open decision can go no
+further without them. The run plays each episode in a `cuttable` scope,
+which the tables made in it keep; once it stops (`Desk.stop`) the desk cuts
+the episodes of those games at
+once, and each later one as a person's decision opens in it, rather than
+hold the stop's grace period for them: a cut episode is discarded as at the
+end of the grace, and a resume plays it again. (A simultaneous game whose
+other seat is not a person gets the grace: the desk cannot tell whether
+that seat has answered.)
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+import structlog
 
 import games
 from arena.play.protocol import DecisionAttempt, DecisionRequest
 from arena.record.replay import move_json
 from arena.record.validity import side_of
 
-__all__ = ["Desk", "Status", "Table", "Turn", "TurnClosed"]
+__all__ = ["Desk", "Status", "Table", "Turn", "TurnClosed", "cuttable"]
+
+log = structlog.get_logger("arena.seats.desk")
 
 Status = Literal["starting", "your-move", "waiting", "over"]
 """Where a table stands: its game not begun, the person to move, the other seat to move, done."""
+
+_EPISODE: ContextVar[anyio.CancelScope | None] = ContextVar("episode", default=None)
+"""The scope of the episode being played (`cuttable`): a table made in it is cut with it."""
 
 
 class TurnClosed(Exception):
@@ -41,13 +66,14 @@ class Turn:
 
     id: int
     request: DecisionRequest
-    started: float
-    first_end: float
-    """anyio's clock: the first try must come by then."""
-    end: float
-    """anyio's clock: the decision's end; refused tries may be followed by others until then."""
+    opened: float
+    """anyio's clock: when the decision was asked."""
+    first_s: float
+    """The first try's time from the clock's start."""
     decision_s: float
     view: dict[str, Any]
+    started: float | None = None
+    """anyio's clock: when the clock started (None while the turn is held for the page)."""
     help: str = ""
     suggestion: Any = None
     tries: list[DecisionAttempt] = field(default_factory=list)
@@ -59,14 +85,45 @@ class Turn:
     done: anyio.Event = field(default_factory=anyio.Event)
     closed: bool = False
     last: float = 0.0
-    """When the last try came (anyio's clock), or the turn opened."""
+    """When the last try came (anyio's clock), or the clock started."""
+    running: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the clock starts."""
+
+    @property
+    def first_end(self) -> float:
+        """When the first try must come by (anyio's clock; never, while the turn is held)."""
+        return math.inf if self.started is None else self.started + self.first_s
+
+    @property
+    def end(self) -> float:
+        """The decision's end (anyio's clock): refused tries may be followed by others until
+        then (never, while the turn is held)."""
+        return math.inf if self.started is None else self.started + self.decision_s
+
+    @property
+    def waiting(self) -> bool:
+        """Open, and waiting on the person's move."""
+        return not (self.closed or self.done.is_set())
+
+    def start(self) -> bool:
+        """Start the clock now, if it has not started: whether it did."""
+        if self.started is not None:
+            return False
+        self.started = self.last = anyio.current_time()
+        self.running.set()
+        return True
+
+    def elapsed(self) -> float:
+        """Seconds since the clock started (0 while the turn is held): the think time."""
+        return 0.0 if self.started is None else anyio.current_time() - self.started
 
     def offer(self, move: Any) -> str | None:
         """Read a try: None when the engine accepted it (the turn ends), else the engine's
         message. Raises TurnClosed when the decision is no longer open."""
+        self.start()  # a try for a held turn: its id was shown, so its clock runs
         now = anyio.current_time()
         limit = self.end if self.tries else self.first_end
-        if self.closed or self.done.is_set() or now > limit:
+        if not self.waiting or now > limit:
             raise TurnClosed("this decision is closed: its time ran out or it was answered")
         req = self.request
         written = move if isinstance(move, str) else json.dumps(move, separators=(",", ":"))
@@ -89,15 +146,22 @@ class Turn:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        """The turn as the play page reads it; `remaining_s` counts from now."""
+        """The turn as the play page reads it: `remaining_s` is the time left from now, to
+        the first try's deadline until one came, then to the decision's end; while the turn
+        is held (`clock_started` false) it is the whole first budget."""
         req = self.request
-        limit = self.end if self.tries else self.first_end
+        if self.started is None:
+            remaining = self.first_s
+        else:
+            limit = self.end if self.tries else self.first_end
+            remaining = max(0.0, limit - anyio.current_time())
         return {
             "id": self.id,
             "key": req.key,
             "legal": list(req.legal),
             "help": self.help,
-            "remaining_s": round(max(0.0, limit - anyio.current_time()), 3),
+            "remaining_s": round(remaining, 3),
+            "clock_started": self.started is not None,
             "decision_s": self.decision_s,
             "refused": list(self.refused),
             "view": self.view,
@@ -121,36 +185,49 @@ class Table:
     before: Any = None
     """The position before it, for the page to mark what the last ply changed."""
     history: list[str] = field(default_factory=list)
+    movers: list[tuple[int, ...]] = field(default_factory=list)
+    """The seats that played each ply of `history`."""
+    episode: anyio.CancelScope | None = None
+    """The scope its episode plays in (`cuttable`), which a stop may cancel."""
     turn: Turn | None = None
     result: dict[str, Any] | None = None
     _turns: int = 0
 
     def observe(self, state: Any, moved: str | None) -> None:
         """The game is at `state`; `moved` is the ply that led there (None at the start)."""
-        self.before, self.state = self.state, state
         if moved is not None:
+            # told of every ply in turn: the seats to act at the last position played it
+            self.movers.append(self.game.to_act(self.state) if self.state is not None else ())
             self.history.append(moved)
+        self.before, self.state = self.state, state
         if self.status == "starting":
             self.status = "waiting"
         self.desk.changed()
 
-    def open_turn(self, request: DecisionRequest, first_s: float, decision_s: float) -> Turn:
-        """A decision for the person starts now."""
+    def open_turn(
+        self, request: DecisionRequest, first_s: float, decision_s: float, *, held: bool = False
+    ) -> Turn:
+        """A decision for the person is asked now; its clock starts now, or with `held`
+        when the page is served it (`Desk.shown`) or the seat stops holding it."""
         if self.state is None:  # a seat told nothing yet draws the position it is asked at
             self.observe(request.state, None)
         now = anyio.current_time()
         game, state, seat = request.game, request.state, request.seat
         self._turns += 1
         turn = Turn(
-            self._turns, request, now, now + min(first_s, decision_s), now + decision_s, decision_s,
+            self._turns, request, now, min(first_s, decision_s), decision_s,
             view=game.view(state, seat), last=now,
         )  # fmt: skip
+        if not held:
+            turn.start()
         if not request.legal and request.move_help is not None:
             turn.help = request.move_help()
         if request.key == "setup":  # an editor starts from a legal setup, the baseline's
             turn.suggestion = move_json(game.baseline(state, seat))
         self.turn, self.status = turn, "your-move"
         self.desk.changed()
+        if self.desk.stopped:  # the run stops: a game left to the person is cut now
+            self.desk.cut_waiting()
         return turn
 
     def close_turn(self, turn: Turn) -> None:
@@ -163,19 +240,44 @@ class Table:
         self.desk.changed()
 
     def end(self, outcome: games.Outcome) -> None:
-        """The game is over."""
+        """The game is over: who won (the winner's alias), how and the scores."""
         scores = list(outcome.scores) if outcome.scores is not None else None
+        winner = None
         if scores is None:
             text = "no contest"
         else:
             mine = scores[self.seat]
             text = "you won" if mine > 0 else "you lost" if mine < 0 else "a draw"
+            if scores[0] != scores[1]:
+                winner = self.aliases[0 if scores[0] > scores[1] else 1]
         self.result = {
             "scores": scores, "ending": outcome.ending, "reason": outcome.reason,
-            "detail": outcome.detail, "text": text,
+            "detail": outcome.detail, "text": text, "winner": winner,
         }  # fmt: skip
         self.status = "over"
         self.desk.changed()
+
+    def cut(self) -> None:
+        """The run stopped while the game waited on the person: it is played again when the
+        run resumes."""
+        self.result = {
+            "scores": None, "ending": "cut", "reason": "stopped", "detail": None, "winner": None,
+            "text": "stopped: the run was interrupted; this game starts again when it resumes",
+        }  # fmt: skip
+        self.status = "over"
+        self.desk.changed()
+
+    def plies(self) -> list[dict[str, Any]]:
+        """Each ply: the move as the prompt lists it, and who played it (`you` for the
+        person's seat, else the alias)."""
+        return [
+            {
+                "move": move,
+                "seats": list(seats),
+                "by": " & ".join("you" if s == self.seat else self.aliases[s] for s in seats),
+            }
+            for move, seats in zip(self.history, self.movers, strict=True)
+        ]
 
     def to_json(self) -> dict[str, Any]:
         """The table as the play page reads it, but the board (the page draws it): the
@@ -189,6 +291,7 @@ class Table:
             "opponent": self.aliases[1 - self.seat],
             "status": self.status,
             "history": list(self.history),
+            "plies": self.plies(),
             "turn": self.turn.to_json() if self.turn is not None else None,
             "result": self.result,
         }
@@ -204,6 +307,8 @@ class Desk:
         self.closed = False
         """The run is over: the page answers at once, and says so."""
         self._changed = anyio.Event()
+        self.stopped = False
+        """The run stops: games that wait on people only are cut."""
 
     def table(self, game: games.Game[Any], seed: int, game_index: int, seat: int) -> Table:
         """The table of `seat` in game `game_index` of the match on `seed` (a game played
@@ -215,7 +320,7 @@ class Desk:
             n += 1
             key = f"{base}-{n}"
         aliases = game.match_format.aliases(seed, game_index)
-        table = Table(self, key, game, game_index, seat, aliases)
+        table = Table(self, key, game, game_index, seat, aliases, episode=_EPISODE.get())
         self.tables[key] = table
         self.changed()
         return table
@@ -237,6 +342,43 @@ class Desk:
         self.closed = True
         self.changed()
 
+    def shown(self) -> None:
+        """The page is about to be served the desk: every held decision's clock starts."""
+        started = [t.turn.start() for t in self.tables.values() if t.turn is not None]
+        if any(started):
+            self.changed()
+
+    def waiting_on_people(self) -> list[Table]:
+        """The tables of the games in flight whose every seat to act is a person's with an
+        open decision: nothing but a person's move can take them further."""
+        asked: dict[tuple[int, int], list[Table]] = {}
+        for table in self.tables.values():
+            if table.episode is not None and table.turn is not None and table.turn.waiting:
+                asked.setdefault((id(table.episode), table.game_index), []).append(table)
+        return [
+            table
+            for tables in asked.values()
+            if set(tables[0].game.to_act(tables[0].state)) <= {t.seat for t in tables}
+            for table in tables
+        ]
+
+    def stop(self) -> None:
+        """The run stops: cut each episode in flight once one of its games waits on nobody
+        but people, now or as a person's decision opens in it."""
+        self.stopped = True
+        self.cut_waiting()
+
+    def cut_waiting(self) -> None:
+        """Cut the episodes in flight with a game that waits on nobody but people."""
+        for table in self.waiting_on_people():
+            scope = table.episode
+            if scope is not None and not scope.cancel_called:
+                log.warning("game_cut", game=table.game.name, game_index=table.game_index,
+                            table=table.id, note="only a person's move could finish it; a "
+                            "resume plays its episode again")  # fmt: skip
+                scope.cancel()
+            table.cut()
+
     def to_json(self) -> dict[str, Any]:
         """Every table, as the play page's long poll answers (the page adds the boards)."""
         return {
@@ -256,3 +398,15 @@ class Desk:
         error = turn.offer(move)
         self.changed()
         return error
+
+
+@contextmanager
+def cuttable() -> Iterator[anyio.CancelScope]:
+    """The scope to play an episode in: the tables made in it (its people's seats) are of
+    that episode, which a stop (`Desk.stop`) cuts while one of its games waits on people."""
+    with anyio.CancelScope() as scope:
+        token = _EPISODE.set(scope)
+        try:
+            yield scope
+        finally:
+            _EPISODE.reset(token)

@@ -136,7 +136,7 @@ def _human(maker: SeatMaker, spec: HumanPolicy, place: _Place) -> Seat:
     from arena.seats.human import HumanSeat  # a kind's seat module loads with its first seat
 
     table = maker.desk.table(place.game, place.seed, place.index, place.seat)
-    return HumanSeat(table, spec.deadlines())
+    return HumanSeat(table, spec.deadlines(), spec.first_open_s)
 
 
 def _model(maker: SeatMaker, spec: LlmPolicy, place: _Place) -> Seat:

@@ -9,8 +9,13 @@ try is read by the engine as the person sends it: a refused one is answered
 on the page with the engine's message and recorded as an attempt, and the
 person may try again until `decision_s`. With no accepted move by then the
 game's baseline plays and the fallback record says `timeout`, as for a model.
-Latency is the person's think time. Inside a game the person is only the
-seat's alias.
+
+The person's first decision of a game is held: its clock starts when the
+play page is served it, or `first_open_s` after it was asked if no page
+fetched it by then, so a run started before its page was opened does not
+spend the person's time. Later decisions start at once. Latency is the
+person's think time, from the clock's start. Inside a game the person is
+only the seat's alias.
 """
 
 from __future__ import annotations
@@ -36,17 +41,25 @@ class HumanSeat(Seat):
     """Shown the legal moves, and, as a model is, not asked once the battle's clock has
     no room for a full decision."""
 
-    def __init__(self, table: Table, deadlines: Deadlines) -> None:
+    def __init__(self, table: Table, deadlines: Deadlines, first_open_s: float) -> None:
         self.table = table
         self.deadlines = deadlines
+        self.first_open_s = first_open_s
+        self.asked = False
+        """Whether the seat was asked for a decision in this game."""
 
     async def decide(self, request: DecisionRequest) -> Decision:
         """The person's accepted move, or the baseline's with cause `timeout`."""
         own = request.game.match_format.run_deadlines
         deadlines = self.deadlines if own else request.deadlines
         table = self.table
-        turn = table.open_turn(request, deadlines.first_reply_s, deadlines.decision_s)
+        held, self.asked = not self.asked, True
+        turn = table.open_turn(request, deadlines.first_reply_s, deadlines.decision_s, held=held)
         try:
+            if held:  # until the page is served it, or `first_open_s`
+                with anyio.move_on_after(self.first_open_s):
+                    await turn.running.wait()
+                turn.start()
             with anyio.move_on_after(turn.first_end - anyio.current_time()):
                 await turn.tried.wait()
             if turn.tries:
@@ -54,7 +67,7 @@ class HumanSeat(Seat):
                     await turn.done.wait()
         finally:
             table.close_turn(turn)
-        latency = anyio.current_time() - turn.started
+        latency = turn.elapsed()
         tries = tuple(turn.tries)
         if turn.move is not None:
             source: Source = "reply" if len(tries) == 1 else "retry"

@@ -84,7 +84,9 @@ class PlayPage:
         """Table id -> the position last drawn, its static and its frame."""
 
     def tables(self) -> dict[str, Any]:
-        """The desk as the page reads it: every table with its board drawn for its seat."""
+        """The desk as the page reads it: every table with its board drawn for its seat. The
+        decisions it carries are now shown: their clocks run (`Desk.shown`)."""
+        self.desk.shown()
         data = self.desk.to_json()
         for table, out in zip(self.desk.tables.values(), data["tables"], strict=True):
             out["static"], out["frame"] = self._board(table)

@@ -8,10 +8,17 @@
  * a decision that closed first. Input maps clicks onto the turn's legal
  * moves where the game lists them (play-moves.js, CogMoves); a text box takes
  * any move in every game.
+ * The countdown is the server's: each desk carries the time left of every open
+ * decision, which the page counts down until the next one arrives (a game's
+ * first decision shows its whole budget until its clock starts, which the
+ * fetch itself does). The page follows the decisions waiting for the person,
+ * but a game that ends while shown stays, with its result, until the person
+ * moves on (#result-next, or the list). The moves say who played each.
  * Stable hooks for people and tests: #tables [data-table], #board
  * [data-cell], #countdown, #refusal, #move-text, #move-submit,
  * #move-buttons [data-move], #wall-select, #wall-place, #setup-text, #setup-submit,
- * #orders [data-order-do/-enemy/-x/-y], #orders-submit; body[data-table], [data-pending].
+ * #orders [data-order-do/-enemy/-x/-y], #orders-submit, #result [data-winner],
+ * #result-next, #history li[data-by]; body[data-table], [data-pending].
  */
 (function () {
   "use strict";
@@ -30,7 +37,8 @@
     selected: null, // the id of the table shown
     chosen: false, // the person picked a table themselves (else the page follows the move)
     shown: null, // signature of what is drawn, to redraw only on change
-    deadlines: {}, // table id -> { turn, at (performance.now() ms), total }
+    deadlines: {}, // table id -> { turn, at (performance.now() ms; null: not started), left, total }
+    left: {}, // table id -> true once the person moved on from its result
     sent: {}, // table id -> the turn id whose move the server accepted
     pending: false, // a move is on its way
     notes: {}, // "table:turn" -> the page's own refusal or hint for that decision
@@ -102,8 +110,10 @@
     state.run = desk.run || "";
     state.tables = desk.tables || [];
     for (const t of state.tables) {
-      if (t.turn) state.deadlines[t.id] = { turn: t.turn.id, at: now + t.turn.remaining_s * 1000, total: t.turn.decision_s };
-      else delete state.deadlines[t.id];
+      if (!t.turn) { delete state.deadlines[t.id]; continue; }
+      const running = t.turn.clock_started !== false;
+      state.deadlines[t.id] = { turn: t.turn.id, at: running ? now + t.turn.remaining_s * 1000 : null,
+        left: t.turn.remaining_s, total: t.turn.decision_s };
     }
     chooseTable();
     render();
@@ -115,12 +125,23 @@
     if (state.chosen && state.selected) return;
     const current = table();
     if (current && current.status === "your-move") return;
+    if (current && current.status === "over" && !state.left[current.id]) return; // its result stays
     const mine = state.tables.find((t) => t.status === "your-move" && state.sent[t.id] !== t.turn.id);
     const next = mine || current || state.tables.find((t) => t.status !== "over") || state.tables[0];
     state.selected = next ? next.id : null;
   }
 
   function table() { return state.tables.find((t) => t.id === state.selected) || null; }
+
+  // The person is done with the result shown: on to the next decision (now, or when it comes).
+  function moveOn() {
+    const t = table();
+    if (t) state.left[t.id] = true;
+    state.chosen = false;
+    chooseTable();
+    state.shown = null;
+    render();
+  }
 
   function turnKey(t) { return t && t.turn ? `${t.id}:${t.turn.id}` : null; }
 
@@ -133,7 +154,8 @@
     renderList();
     const t = table();
     document.title = state.tables.some(open) ? `(your move) ${TITLE}` : TITLE;
-    const sig = t ? JSON.stringify([t.id, t.status, t.turn && t.turn.id, t.turn && t.turn.refused.length, t.history.length, t.result, open(t), state.pending]) : "none";
+    const others = t && t.status === "over" ? state.tables.map((o) => [o.id, o.status, open(o)]) : null; // the result's "next"
+    const sig = t ? JSON.stringify([t.id, t.status, t.turn && t.turn.id, t.turn && t.turn.refused.length, t.history.length, t.result, open(t), state.pending, others]) : "none";
     if (sig === state.shown) { tickCountdown(); return; }
     state.shown = sig;
     renderTable(t);
@@ -147,11 +169,11 @@
       return;
     }
     for (const t of state.tables) {
-      const label = t.status === "over" ? "over" : open(t) ? "your move" : "waiting";
+      const label = t.status === "over" ? `over${t.result ? ` · ${t.result.text}` : ""}` : open(t) ? "your move" : "waiting";
       ui.tables.append(h("button", {
         class: `table-pick${t.id === state.selected ? " on" : ""}${open(t) ? " your-move" : ""}`,
         "data-table": t.id, "data-status": t.status, role: "listitem",
-        onclick: () => { state.selected = t.id; state.chosen = true; render(); },
+        onclick: () => { const was = table(); if (was && was.status === "over") state.left[was.id] = true; state.selected = t.id; state.chosen = true; render(); },
       }, `${t.game} · game ${t.game_index} · ${t.alias} vs ${t.opponent} · `, h("span", { class: "state" }, label)));
     }
   }
@@ -253,17 +275,36 @@
     }
   }
 
+  // Each ply with who played it: "you" for the person's seat, else the alias (both, at once).
   function renderHistory(t) {
-    t.history.forEach((move, i) => ui.history.append(h("li", { "data-ply": i + 1 },
-      h("span", { class: "no" }, `${i + 1}.`), h("span", { class: "mv" }, move))));
+    const plies = t.plies || t.history.map((move) => ({ move, by: "" }));
+    plies.forEach((p, i) => ui.history.append(h("li", { "data-ply": i + 1, "data-by": p.by },
+      h("span", { class: "no" }, `${i + 1}.`),
+      h("span", { class: `by${p.by === "you" ? " you" : ""}` }, p.by),
+      h("span", { class: "mv" }, p.move))));
     ui.history.scrollTop = ui.history.scrollHeight;
   }
 
+  // Who won (by alias, "you" for the person), how, and the score; it stays until the person
+  // moves on.
   function renderResult(t) {
     const r = t.result;
+    delete ui.result.dataset.winner;
+    ui.result.classList.toggle("over", t.status === "over");
     if (!r) { ui.result.textContent = t.status === "over" ? "game over" : ""; return; }
-    put(ui.result, h("span", { id: "result-text" }, r.text || "game over"),
-      h("span", { class: "meta" }, ` · scores ${r.scores ? r.scores.join(" : ") : "none"}${r.ending ? ` · ${r.ending}` : ""}${r.reason ? ` · ${r.reason}` : ""}${r.detail ? ` · ${r.detail}` : ""}`));
+    const who = (a) => (a === t.alias ? `you (${a})` : a);
+    const winner = r.winner ? `winner: ${who(r.winner)}` : r.scores ? "no winner: a draw" : "no winner";
+    ui.result.dataset.winner = r.winner || "";
+    const score = r.scores ? `score: ${who(t.alias)} ${r.scores[t.seat]} · ${t.opponent} ${r.scores[1 - t.seat]}` : "no score";
+    const how = [r.ending, r.reason, r.detail].filter(Boolean).join(" · ");
+    const next = state.tables.find((o) => o.id !== t.id && open(o)) || state.tables.find((o) => o.id !== t.id && o.status !== "over");
+    put(ui.result,
+      h("strong", { id: "result-text", class: "result-text" }, r.text || "game over"),
+      h("span", { id: "result-winner" }, winner),
+      h("span", { class: "meta", id: "result-how" }, how ? `ending: ${how}` : ""),
+      h("span", { class: "meta", id: "result-score" }, score),
+      h("button", { id: "result-next", type: "button", onclick: moveOn },
+        next ? `next: ${next.game} · game ${next.game_index}${open(next) ? " (your move)" : ""} →` : "on to your next game →"));
   }
 
   function renderRefusal(t) {
@@ -300,7 +341,7 @@
       delete ui.countdown.dataset.remaining;
       return;
     }
-    const left = Math.max(0, (d.at - performance.now()) / 1000);
+    const left = d.at === null ? d.left : Math.max(0, (d.at - performance.now()) / 1000);
     ui.countdown.dataset.remaining = left.toFixed(1);
     ui.countdown.textContent = left > 0 ? `${left < LOW_S ? left.toFixed(1) : Math.ceil(left)} s left` : "time is up";
     ui.countdown.className = `countdown${left < LOW_S ? " low" : ""}${open(t) ? "" : " idle"}`;

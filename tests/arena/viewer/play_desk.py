@@ -44,6 +44,7 @@ class Table:
     state: Any = None
     before: Any = None
     history: list[str] = field(default_factory=list)
+    movers: list[list[int]] = field(default_factory=list)
     turn_id: int = 0
     opened: float = 0.0
     refused: list[dict[str, str]] = field(default_factory=list)
@@ -75,6 +76,7 @@ class Table:
         before = self.state
         self.state = self.game.apply(before, moves)
         self.before = before
+        self.movers.append(sorted(moves))
         if len(moves) > 1:
             self.history.append(f"turn {len(self.history) + 1}")
         else:
@@ -104,6 +106,7 @@ class Table:
                 "legal": legal,
                 "help": games.move_help(g.name, view) if not legal else "",
                 "remaining_s": max(0.0, self.decision_s - (time.monotonic() - self.opened)),
+                "clock_started": True,
                 "decision_s": self.decision_s,
                 "refused": list(self.refused),
                 "view": view,
@@ -120,11 +123,13 @@ class Table:
                 if mine == scores[1 - self.seat]
                 else "you lost"
             )
+            winner = None if scores[0] == scores[1] else self.aliases[scores.index(max(scores))]
             result = {
                 "scores": scores,
                 "ending": outcome.ending,
                 "reason": outcome.reason,
                 "text": text,
+                "winner": winner,
             }
         return {
             "id": self.id,
@@ -137,6 +142,14 @@ class Table:
             "static": drawer.static(g, g.initial(self.seed, game=self.index)),
             "frame": frame,
             "history": list(self.history),
+            "plies": [
+                {
+                    "move": move,
+                    "seats": seats,
+                    "by": " & ".join("you" if s == self.seat else self.aliases[s] for s in seats),
+                }
+                for move, seats in zip(self.history, self.movers, strict=True)
+            ],
             "turn": turn,
             "result": result,
         }

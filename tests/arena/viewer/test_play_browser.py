@@ -339,6 +339,51 @@ def test_the_list_marks_the_move_and_keeps_the_persons_pick(tab: Tab, desk: Stan
     _clean(tab)
 
 
+def test_a_finished_game_keeps_its_result_until_the_person_moves_on(
+    tab: Tab, desk: StandInDesk
+) -> None:
+    """The game shown ends while another waits for the person's move: its result (who won,
+    how, the score) stays until the person moves on, and its moves say who played each."""
+    table = _table(desk, "connect-four")
+    other = _table(desk, "hex", seat=1)
+    _open(tab, desk)
+    assert tab.page.evaluate("document.body.dataset.table") == table.id
+    for _ in range(30):
+        if table.game.outcome(table.state):
+            break
+        plies = len(table.history)
+        _click(tab, f"{table.game.baseline(table.state, 0)}1")
+        _wait_plies(tab, plies + 1)
+    outcome = table.game.outcome(table.state)
+    assert outcome is not None
+    tab.page.wait_for_selector("#result-text")
+    with desk.changed:
+        desk._bump()  # a new desk: the result stays all the same
+    tab.page.wait_for_timeout(1500)  # past the stand-in's long poll
+    assert tab.page.evaluate("document.body.dataset.table") == table.id
+    assert tab.page.get_attribute("#turn-status", "data-status") == "over"
+    assert tab.page.locator(f"#tables [data-table='{other.id}'].your-move").count() == 1
+    scores = list(outcome.scores)
+    winner = "" if scores[0] == scores[1] else table.aliases[scores.index(max(scores))]
+    assert tab.page.get_attribute("#result", "data-winner") == winner
+    shown = tab.page.inner_text("#result")
+    assert outcome.ending in shown
+    assert f"{scores[0]}" in tab.page.inner_text("#result-score")
+    if winner:
+        mine = winner == table.aliases[table.seat]
+        assert tab.page.inner_text("#result-winner") == (
+            f"winner: you ({winner})" if mine else f"winner: {winner}"
+        )
+    by = tab.page.eval_on_selector_all("#history li", "els => els.map(e => e.dataset.by)")
+    assert by == ["you" if i % 2 == 0 else "cog-opp" for i in range(len(table.history))]
+    assert tab.page.locator("#history li .by.you").count() == (len(table.history) + 1) // 2
+    tab.shoot("play-result")
+    tab.page.click("#result-next")
+    tab.page.wait_for_function(f"() => document.body.dataset.table === {other.id!r}")
+    assert tab.page.get_attribute("#turn-status", "data-status") == "your-move"
+    _clean(tab)
+
+
 def test_paths_without_the_token_are_refused(desk: StandInDesk) -> None:
     base = desk.url.removesuffix(f"play/{TOKEN}/")
     for path in ["", "play/", "play/wrong/api/tables", "play/wrong/"]:
@@ -383,11 +428,14 @@ def _desks_seen(tab: Tab) -> list[Any]:
 
 
 def _next_turn(tab: Tab, run: LiveRun, timeout_ms: float = 20_000) -> DeskTable | None:
-    """The table whose decision the page shows open, once it does; None once the run is over."""
+    """The table whose decision the page shows open, once it does (moving on from a game's
+    result, as the person does); None once the run is over."""
     waited = 0.0
     while waited < timeout_ms:
         if run.over:
             return None
+        if tab.page.locator("#result-next").count():
+            tab.page.click("#result-next")
         try:
             tab.page.wait_for_selector("#play-input[data-turn]", timeout=500)
         except PlaywrightTimeout:
@@ -638,4 +686,46 @@ def test_live_a_move_from_the_pages_input_is_accepted(
         if game == "battle":
             assert turn.written[0]["do"] == "attack"
             assert turn.written[1]["to"] == [20, 21]
+    _clean(tab)
+
+
+def test_live_a_finished_game_stays_until_the_person_moves_on_and_its_moves_name_seats(
+    tab: Tab, tmp_path: Path
+) -> None:
+    """Game 1 ends and game 2 asks for the person's move: the page keeps game 1's result until
+    the person presses on, its moves naming "you" and the opponent's alias."""
+    with LiveRun(tmp_path / "run", _live_config("c4-result", "connect-four")) as run:
+        tab.page.goto(run.url)
+        first = _next_turn(tab, run)
+        assert first is not None
+        for _ in range(30):
+            assert first.turn is not None
+            turn = first.turn
+            column = first.game.baseline(turn.request.state, first.seat)
+            assert _send(tab, partial(_click, tab, f"{column}1")) == (200, {"ok": True})
+            _answered(tab, first, turn.id)
+            tab.page.wait_for_selector("#play-input[data-turn], #result-text")
+            if first.status == "over":
+                break
+            assert _next_turn(tab, run) is first
+        tab.page.wait_for_selector("#result-text")
+        second = None
+        for _ in range(200):  # until game 2 waits for the person's move
+            second = next((t for t in list(run.desk.tables.values()) if t is not first), None)
+            if second is not None and second.turn is not None:
+                break
+            tab.page.wait_for_timeout(100)
+        assert second is not None
+        assert second.turn is not None
+        tab.page.wait_for_selector(f"#tables [data-table='{second.id}'].your-move")
+        assert tab.page.evaluate("document.body.dataset.table") == first.id  # still game 1
+        assert tab.page.get_attribute("#turn-status", "data-status") == "over"
+        assert first.result is not None
+        assert tab.page.get_attribute("#result", "data-winner") == (first.result["winner"] or "")
+        by = tab.page.eval_on_selector_all("#history li", "els => els.map(e => e.dataset.by)")
+        assert by == [p["by"] for p in first.plies()]
+        assert set(by) == {"you", first.aliases[1 - first.seat]}
+        tab.page.click("#result-next")
+        tab.page.wait_for_function(f"() => document.body.dataset.table === {second.id!r}")
+        tab.page.wait_for_selector("#play-input[data-turn]")
     _clean(tab)

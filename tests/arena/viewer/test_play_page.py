@@ -3,13 +3,16 @@
 engine's message while the deadline runs; an unanswered decision is a `timeout` fallback;
 the token and the Host are checked; the page's data never carries a policy's name or the
 opponent's hidden Stratego ranks; the person's deadlines hold where the game lets a seat
-have its own, and the game's clock where it is a rule."""
+have its own, and the game's clock where it is a rule; a game's first decision waits for
+the page (or `first_open_s`) before its clock starts; the desk says who played each ply and
+who won; Ctrl-C cuts at once a game only the person can finish."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ from arena.league.plan import plan_run
 from arena.league.run import RunResult, execute
 from arena.record.replay import load_replay
 from arena.record.verify import verify_file
+from arena.seats.desk import Desk
 from arena.viewer.play import PlayServer, play_page
 
 pytestmark = pytest.mark.anyio
@@ -47,10 +51,12 @@ async def _play(
     *,
     seen: list[str] | None = None,
     until: Callable[[int], bool] | None = None,
+    late_s: float = 0.0,
 ) -> tuple[RunResult | None, PlayServer]:
-    """Run `data` with a play page; `person` answers every open turn over HTTP. Every
-    JSON the page served is appended to `seen`. With `until`, the run is cancelled once
-    it holds for the number of moves the person sent."""
+    """Run `data` with a play page; `person` answers every open turn over HTTP, the page
+    first fetched `late_s` after the run started. Every JSON the page served is appended
+    to `seen`. With `until`, the run is cancelled once it holds for the number of moves the
+    person sent."""
     plan = plan_run(parse_config(data), tmp_path / "out")
     result: list[RunResult] = []
     sent = 0
@@ -68,6 +74,7 @@ async def _play(
             nonlocal sent
             answered: set[tuple[str, int]] = set()
             version = -1
+            await anyio.sleep(late_s)
             while True:
                 reply = await client.get("api/tables", params={"since": version})
                 assert reply.status_code == 200
@@ -319,7 +326,7 @@ def test_arena_run_human_toml_prints_the_url_serves_the_page_and_stops_resumably
 async def test_on_a_cluster_a_persons_games_stay_where_the_page_is(tmp_path: Path) -> None:
     from tests.arena.league.test_executor import ThreadWorker
 
-    data = _config("cluster", "connect-four", decision_s=0.05)
+    data = _config("cluster", "connect-four", decision_s=0.05, first_open_s=0.05)  # no page
     data["policies"]["random"] = {"kind": "scripted", "baseline": "random"}
     plan = plan_run(parse_config(data), tmp_path / "out")
     worker = ThreadWorker(plan)
@@ -328,3 +335,212 @@ async def test_on_a_cluster_a_persons_games_stay_where_the_page_is(tmp_path: Pat
     assert result.played == 6  # three pairs, two games each
     assert len(worker.chances) == 2  # only tactician against random went to the worker
     assert len(page.desk.tables) == 4  # the person's four games, all played here
+
+
+async def _until(desk: Desk, check: Callable[[], Any], timeout_s: float = 30.0) -> Any:
+    """`check()`'s first truthy value, looked for at each change of the desk (never through
+    the page, which would start a held clock) for at most `timeout_s`."""
+    with anyio.fail_after(timeout_s):
+        while not (found := check()):
+            await desk.wait(desk.version, 0.1)
+    return found
+
+
+def _person_decisions(tmp_path: Path) -> list[list[Any]]:
+    """The person's decisions of each game the run stored, in play order (game 1 first)."""
+    out = []
+    for path in sorted((tmp_path / "out" / "replays").glob("*.json")):
+        replay = load_replay(path)
+        record = replay.games[0]
+        alias = record.aliases[replay.spectator.policies[str(record.index)].index("ada")]
+        out.append([d for p in record.plies for d in p.decisions if d.alias == alias])
+    return out
+
+
+async def test_a_games_first_decision_starts_its_clock_when_the_page_fetches_it(
+    tmp_path: Path,
+) -> None:
+    """The page opens 1.5 s into the run, past the whole 1 s decision: the first decision
+    is still open, with the server's full budget, and the person's think time counts from
+    the fetch."""
+    seen: list[str] = []
+    data = _config("late", "connect-four", decision_s=1.0, first_open_s=60)
+    data["run"]["concurrency"] = 1
+    started = anyio.current_time()
+    result, _ = await _play(tmp_path, data, _first_legal, seen=seen, late_s=1.5)
+    assert result is not None
+    assert result.played == 2
+    first = json.loads(seen[0])
+    assert anyio.current_time() - started > 1.5
+    [table] = first["tables"]
+    turn = table["turn"]
+    assert turn is not None
+    assert turn["id"] == 1  # the game's first decision, not timed out before the page came
+    assert turn["clock_started"] is True
+    assert 0.5 < turn["remaining_s"] <= 1.0  # the server's time left, counted from the fetch
+    games = _person_decisions(tmp_path)
+    assert [d.source for g in games for d in g] == ["reply"] * sum(map(len, games))
+    assert games[0][0].latency_s < 1.0  # think time from the clock's start, not the ask
+
+
+async def test_a_first_decision_no_page_fetches_starts_its_clock_after_first_open_s(
+    tmp_path: Path,
+) -> None:
+    """Nobody opens the page: the game's first decision is held for `first_open_s`, then
+    runs its `decision_s`; the next decision of the game runs at once."""
+    data = _config("unseen", "connect-four", decision_s=0.3, first_open_s=1.0)
+    data["run"]["concurrency"] = 1
+    plan = plan_run(parse_config(data), tmp_path / "out")
+    async with play_page("unseen") as page, anyio.create_task_group() as group:
+        group.start_soon(partial(execute, plan, desk=page.desk))
+        desk = page.desk
+        table = await _until(desk, lambda: next(iter(desk.tables.values()), None))
+        first = await _until(desk, lambda: table.turn)
+        held = first.to_json()
+        assert held["clock_started"] is False
+        assert held["remaining_s"] == 0.3  # the whole budget, until the clock starts
+        await _until(desk, lambda: first.closed)
+        first_open = anyio.current_time() - first.opened
+        second = await _until(desk, lambda: table.turn if table.turn not in (None, first) else None)
+        assert second.id == 2
+        await _until(desk, lambda: second.closed)
+        second_open = anyio.current_time() - second.opened
+        group.cancel_scope.cancel()
+    assert 1.25 < first_open < 8.0  # held for first_open_s, then its decision_s
+    assert second_open < 1.0  # the next decision's clock runs at once
+    assert first.started - first.opened == pytest.approx(1.0, abs=0.5)
+
+
+async def test_the_desk_says_who_played_each_ply_and_who_won(tmp_path: Path) -> None:
+    seen: list[str] = []
+    data = _config("plies", "connect-four")
+    data["run"]["concurrency"] = 1
+    result, _ = await _play(tmp_path, data, _first_legal, seen=seen)
+    assert result is not None
+    assert result.played == 2
+    last: dict[str, Any] = {}
+    for raw in seen:
+        for table in json.loads(raw)["tables"]:
+            last[table["id"]] = table
+    assert len(last) == 2
+    replays = {
+        load_replay(p).games[0].index: load_replay(p)
+        for p in (tmp_path / "out" / "replays").glob("*.json")
+    }
+    for table in last.values():
+        record = replays[table["game_index"]].games[0]
+        assert table["status"] == "over"  # a finished game's table stays, with its result
+        want = [
+            " & ".join("you" if d.alias == table["alias"] else d.alias for d in p.decisions)
+            for p in record.plies
+        ]
+        assert [p["by"] for p in table["plies"]] == want
+        assert {p["by"] for p in table["plies"]} == {"you", table["opponent"]}
+        assert [p["move"] for p in table["plies"]] == table["history"]
+        result = table["result"]
+        scores = record.result.scores
+        assert result["scores"] == scores
+        assert result["ending"] == record.result.ending
+        winner = None if scores[0] == scores[1] else record.aliases[scores.index(max(scores))]
+        assert result["winner"] == winner
+
+
+def _arena_run(out: Path) -> tuple[Any, str]:
+    """`arena run configs/human.toml` (its default 30 s grace) and its page's URL."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    command = [sys.executable, "-m", "arena.cli", "run", "configs/human.toml", "--out", str(out),
+               "--no-progress"]  # fmt: skip
+    process = subprocess.Popen(command, cwd=root, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    for _ in range(50):
+        line = process.stderr.readline()
+        found = re.search(r"play page: open (http://127\.0\.0\.1:\d+/play/[\w-]+/) ", line)
+        if found:
+            return process, found.group(1)
+    process.kill()
+    process.wait()
+    raise AssertionError("no play page URL printed")
+
+
+def _open_turn(url: str) -> dict[str, Any]:
+    """The person's first table once its decision is open (the page's fetch starts its clock)."""
+    import time
+
+    for _ in range(100):
+        desk = httpx.get(url + "api/tables", params={"since": -1}, timeout=30).json()
+        if desk["tables"] and desk["tables"][0]["turn"] is not None:
+            table: dict[str, Any] = desk["tables"][0]
+            return table
+        time.sleep(0.1)
+    raise AssertionError("no decision of the person's opened")
+
+
+@pytest.mark.slow  # starts `arena` in a subprocess, twice
+def test_ctrl_c_cuts_at_once_a_game_only_the_person_can_finish_and_a_resume_plays_it(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C while the person's move is all the game waits on: the run stops well before
+    its 30 s grace, stores nothing of the cut game, and the same command plays it again."""
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    for attempt in (1, 2):
+        process, url = _arena_run(out)
+        try:
+            table = _open_turn(url)
+            assert (table["game"], table["game_index"]) == ("connect-four", 1)
+            assert len(table["history"]) <= 1  # from its start (the baseline's move at most)
+            asked = time.monotonic()
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=60) == 130
+            assert time.monotonic() - asked < 15  # not the 30 s grace
+            assert process.stderr is not None
+            rest = process.stderr.read()
+            assert "run the same command again to resume" in rest, attempt
+            assert "game_cut" in (out / "events.jsonl").read_text()
+            assert not list((out / "replays").glob("*.json"))  # nothing of it stored
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+async def test_at_a_stop_the_desk_cuts_each_game_as_it_comes_to_wait_on_the_person(
+    tmp_path: Path,
+) -> None:
+    """The run stops (`Desk.stop`, as the first Ctrl-C does) while game 1 waits on the
+    person and game 2's other seat still thinks: game 1 is cut at once, game 2 as soon as
+    its person's decision opens; nothing is stored."""
+    data = _config("stop", "connect-four")
+    data["policies"]["tactician"] = {"kind": "mock", "latency_ms": 500}
+    plan = plan_run(parse_config(data), tmp_path / "out")
+    results: list[RunResult] = []
+    async with play_page("stop") as page:
+        desk = page.desk
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+
+                async def run() -> None:
+                    results.append(await execute(plan, desk=desk))
+
+                group.start_soon(run)
+
+                def tables_ready() -> Any:
+                    by_game = {t.game_index: t for t in desk.tables.values()}
+                    if set(by_game) != {1, 2} or by_game[1].turn is None:
+                        return None
+                    return by_game if by_game[2].turn is None else None
+
+                by_game = await _until(desk, tables_ready)
+                desk.stop()
+                assert by_game[1].status == "over"  # at once
+                assert by_game[2].status != "over"  # its other seat still thinks
+                await _until(desk, lambda: by_game[2].status == "over")
+    [result] = results
+    assert result.played == 0
+    assert {t.result["ending"] for t in by_game.values() if t.result} == {"cut"}
+    assert not list((tmp_path / "out" / "replays").glob("*.json"))
