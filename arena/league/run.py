@@ -38,10 +38,11 @@ from arena.play.episode import EpisodeSetup
 from arena.play.match import Episode
 from arena.record.crash import crash_point
 from arena.record.replay import Replay
-from arena.seats.desk import Desk, cuttable
+from arena.seats.cut import cuttable
 
 if TYPE_CHECKING:
     from arena.results.standings import GameSummary
+    from arena.seats.desk import Desk
 
 __all__ = ["WAKE_S", "Failure", "execute"]
 
@@ -49,7 +50,6 @@ log = structlog.get_logger("arena.league.run")
 
 Failure = EpisodeFailure
 """Deprecated: `EpisodeFailure`, a typed record (an episode that failed: its id, the error)."""
-
 
 WAKE_S = 1.0
 """The producer looks again at least this often while it waits for an endpoint or a replay."""

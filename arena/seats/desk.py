@@ -16,7 +16,7 @@ decision asked before anyone opened the page does not run down unseen (the
 seat bounds the hold).
 
 A game whose every seat to act is a person with an open decision can go no
-further without them. The run plays each episode in a `cuttable` scope,
+further without them. The run plays each episode in a `cuttable` scope (`arena.seats.cut`),
 which the tables made in it keep; once it stops (`Desk.stop`) the desk cuts
 the episodes of those games at
 once, and each later one as a person's decision opens in it, rather than
@@ -31,9 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -44,16 +41,14 @@ import games
 from arena.play.protocol import DecisionAttempt, DecisionRequest
 from arena.record.replay import move_json
 from arena.record.validity import side_of
+from arena.seats.cut import episode_scope
 
-__all__ = ["Desk", "Status", "Table", "Turn", "TurnClosed", "cuttable"]
+__all__ = ["Desk", "Status", "Table", "Turn", "TurnClosed"]
 
 log = structlog.get_logger("arena.seats.desk")
 
 Status = Literal["starting", "your-move", "waiting", "over"]
 """Where a table stands: its game not begun, the person to move, the other seat to move, done."""
-
-_EPISODE: ContextVar[anyio.CancelScope | None] = ContextVar("episode", default=None)
-"""The scope of the episode being played (`cuttable`): a table made in it is cut with it."""
 
 
 class TurnClosed(Exception):
@@ -320,7 +315,7 @@ class Desk:
             n += 1
             key = f"{base}-{n}"
         aliases = game.match_format.aliases(seed, game_index)
-        table = Table(self, key, game, game_index, seat, aliases, episode=_EPISODE.get())
+        table = Table(self, key, game, game_index, seat, aliases, episode=episode_scope())
         self.tables[key] = table
         self.changed()
         return table
@@ -398,15 +393,3 @@ class Desk:
         error = turn.offer(move)
         self.changed()
         return error
-
-
-@contextmanager
-def cuttable() -> Iterator[anyio.CancelScope]:
-    """The scope to play an episode in: the tables made in it (its people's seats) are of
-    that episode, which a stop (`Desk.stop`) cuts while one of its games waits on people."""
-    with anyio.CancelScope() as scope:
-        token = _EPISODE.set(scope)
-        try:
-            yield scope
-        finally:
-            _EPISODE.reset(token)
