@@ -184,6 +184,8 @@ class Table:
     """The seats that played each ply of `history`."""
     episode: anyio.CancelScope | None = None
     """The scope its episode plays in (`cuttable`), which a stop may cancel."""
+    episode_id: str | None = None
+    """Its episode's id, as the events name it (the log's context where it was made)."""
     turn: Turn | None = None
     result: dict[str, Any] | None = None
     _turns: int = 0
@@ -315,7 +317,17 @@ class Desk:
             n += 1
             key = f"{base}-{n}"
         aliases = game.match_format.aliases(seed, game_index)
-        table = Table(self, key, game, game_index, seat, aliases, episode=episode_scope())
+        episode_id = structlog.contextvars.get_contextvars().get("episode")
+        table = Table(
+            self,
+            key,
+            game,
+            game_index,
+            seat,
+            aliases,
+            episode=episode_scope(),
+            episode_id=episode_id,
+        )
         self.tables[key] = table
         self.changed()
         return table
@@ -368,7 +380,8 @@ class Desk:
         for table in self.waiting_on_people():
             scope = table.episode
             if scope is not None and not scope.cancel_called:
-                log.warning("game_cut", game=table.game.name, game_index=table.game_index,
+                log.warning("game_cut", episode=table.episode_id, game=table.game.name,
+                            game_index=table.game_index,
                             table=table.id, note="only a person's move could finish it; a "
                             "resume plays its episode again")  # fmt: skip
                 scope.cancel()

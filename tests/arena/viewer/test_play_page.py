@@ -501,7 +501,13 @@ def test_ctrl_c_cuts_at_once_a_game_only_the_person_can_finish_and_a_resume_play
             assert process.stderr is not None
             rest = process.stderr.read()
             assert "run the same command again to resume" in rest, attempt
-            assert "game_cut" in (out / "events.jsonl").read_text()
+            events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+            cut = [e for e in events if e["event"] == "game_cut"]
+            assert len(cut) == attempt  # one a session, each named as every event is
+            assert cut[-1]["episode"].startswith("connect-four-")
+            assert (cut[-1]["run"], cut[-1]["game"], cut[-1]["game_index"]) == (
+                "human", "connect-four", 1,
+            )  # fmt: skip
             assert not list((out / "replays").glob("*.json"))  # nothing of it stored
         finally:
             if process.poll() is None:
