@@ -178,13 +178,23 @@ def with_decoding(standings: dict[str, list[dict[str, Any]]], policies: Mapping[
             row["decoding"] = condition(spec)["decoding"] if spec is not None else None
 
 
+def _as_asked(spec: Any) -> dict[str, Any]:
+    """`condition`, with a schema's request form (`schema_style`) part of its decoding: the
+    form matters under `schema` only, so a free policy beside a schema one that names a
+    form of its server's is still a decoding A/B."""
+    found = condition(spec)
+    if found["decoding"] == "schema":
+        found["decoding"] = ("schema", getattr(spec, "schema_style", None))
+    return found
+
+
 def ab_differs(config: Config, a: str, b: str) -> str | None:
     """The one condition policies `a` and `b` differ in, if that is all they differ in."""
     first, second = config.policies[a], config.policies[b]
-    exclude = {*AB_CONDITIONS, "json_mode"}
+    exclude = {*AB_CONDITIONS, "json_mode", "schema_style"}
     if first.model_dump(exclude=exclude) != second.model_dump(exclude=exclude):
         return None
-    one, other = condition(first), condition(second)
+    one, other = _as_asked(first), _as_asked(second)
     differ = [key for key in AB_CONDITIONS if one[key] != other[key]]
     return differ[0] if len(differ) == 1 else None
 

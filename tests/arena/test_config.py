@@ -133,6 +133,7 @@ def test_shipped_configs_load() -> None:
     root = Path(__file__).resolve().parents[2]
     for name in (
         "quickstart", "battle", "stratego", "backgammon", "mock-llm", "programs", "local-model",
+        "local-model-ab",
     ):  # fmt: skip
         load_config(root / "configs" / f"{name}.toml")
     config = load_config(root / "configs" / "quickstart.toml")

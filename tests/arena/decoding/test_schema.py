@@ -224,3 +224,23 @@ async def test_a_mock_league_under_schema_has_no_unreadable_or_illegal_reply(
         assert causes["unreadable"] == injected["prose"]  # schema_ignored: nothing to ignore
         assert causes["illegal"] == injected["illegal"] > 0
         assert set(decoded) == {None}
+
+
+def test_a_decoding_ab_pair_may_name_the_schemas_request_form_on_its_schema_side() -> None:
+    """`schema_style` matters under `schema` only: free beside schema with the json_object
+    form is a decoding A/B; two schema policies that differ in the form are one too; a
+    second difference (the token cap) is none."""
+    from arena.results.tables import ab_pairs
+
+    model = {"kind": "llm", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"}
+    schema = {**model, "decoding": "schema", "schema_style": "json_object"}
+    policies = {
+        "free": model,
+        "schema": schema,
+        "schema-strict": {**schema, "schema_style": "json_schema"},
+        "schema-short": {**schema, "max_tokens": 64},
+    }
+    config = parse_config({"run": {"name": "ab", "games": ["connect-four"]}, "policies": policies})
+    assert set(ab_pairs(config)) == {
+        ("free", "schema"), ("free", "schema-strict"), ("schema", "schema-strict"),
+    }  # fmt: skip
