@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -349,9 +350,15 @@ class Desk:
         self.closed = True
         self.changed()
 
-    def shown(self) -> None:
-        """The page is about to be served the desk: every held decision's clock starts."""
-        started = [t.turn.start() for t in self.tables.values() if t.turn is not None]
+    def shown(self, showing: Collection[str] | None = None) -> None:
+        """The page is about to be served the desk: the held decisions of the tables it
+        shows start their clocks, those of `showing` (its table ids) or, without it, every
+        one (a page that draws every table)."""
+        started = [
+            t.turn.start()
+            for t in self.tables.values()
+            if t.turn is not None and (showing is None or t.id in showing)
+        ]
         if any(started):
             self.changed()
 

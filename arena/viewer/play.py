@@ -8,7 +8,10 @@ another site cannot reach it through a DNS name pointed at 127.0.0.1).
 
     GET  /play/<token>/                the page (arena/viewer/static/play.html)
     GET  /play/<token>/static/<file>   its script, style sheet and board drawing
-    GET  /play/<token>/api/tables?since=V   the desk; waits up to POLL_S for version > V
+    GET  /play/<token>/api/tables?since=V   the desk; waits up to POLL_S for version > V.
+                                       `&showing=ID` (repeatable, may be empty): the
+                                       tables the page shows, whose held first decisions
+                                       start their clocks (without it: every table's)
     POST /play/<token>/api/move        {"table", "turn", "move"}: 200 accepted, 422 refused
                                        with the engine's message, 409 closed, 404 unknown
 
@@ -23,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -83,10 +86,11 @@ class PlayPage:
         self._drawn: dict[str, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
         """Table id -> the position last drawn, its static and its frame."""
 
-    def tables(self) -> dict[str, Any]:
+    def tables(self, showing: Collection[str] | None = None) -> dict[str, Any]:
         """The desk as the page reads it: every table with its board drawn for its seat. The
-        decisions it carries are now shown: their clocks run (`Desk.shown`)."""
-        self.desk.shown()
+        decisions of the tables the page shows (`showing`; every one without it) are now
+        seen: their clocks run (`Desk.shown`)."""
+        self.desk.shown(showing)
         data = self.desk.to_json()
         for table, out in zip(self.desk.tables.values(), data["tables"], strict=True):
             out["static"], out["frame"] = self._board(table)
@@ -155,14 +159,15 @@ class PlayPage:
         await _send(send, 200, _static(name), [(b"content-type", kind)])
 
     async def _tables(self, scope: Scope, send: Send) -> None:
-        query = parse_qs(scope.get("query_string", b"").decode())
+        query = parse_qs(scope.get("query_string", b"").decode(), keep_blank_values=True)
         try:
             since = int(query.get("since", ["-1"])[0])
         except ValueError:
             await _json(send, 400, {"ok": False, "error": "since must be a whole number"})
             return
+        showing = {name for name in query["showing"] if name} if "showing" in query else None
         await self.desk.wait(since, POLL_S)
-        await _json(send, 200, self.tables())
+        await _json(send, 200, self.tables(showing))
 
     async def _move(self, receive: Receive, send: Send) -> None:
         body = await read_body(receive, MAX_BODY)

@@ -10,10 +10,11 @@
  * any move in every game.
  * The countdown is the server's: each desk carries the time left of every open
  * decision, which the page counts down until the next one arrives (a game's
- * first decision shows its whole budget until its clock starts, which the
- * fetch itself does). The page follows the decisions waiting for the person,
- * but a game that ends while shown stays, with its result, until the person
- * moves on (#result-next, or the list). The moves say who played each.
+ * first decision shows its whole budget until its clock starts, which a
+ * fetch naming its table as the one on screen does: `showing`). The page
+ * follows the decisions waiting for the person, but a game that ends while
+ * shown stays, with its result, until the person moves on (#result-next, or
+ * the list). The moves say who played each.
  * Stable hooks for people and tests: #tables [data-table], #board
  * [data-cell], #countdown, #refusal, #move-text, #move-submit,
  * #move-buttons [data-move], #wall-select, #wall-place, #setup-text, #setup-submit,
@@ -43,6 +44,7 @@
     pending: false, // a move is on its way
     notes: {}, // "table:turn" -> the page's own refusal or hint for that decision
     stopped: false,
+    announced: null, // "table:turn" of the held decision last said to be on screen
   };
 
   // -- skeleton ------------------------------------------------------------------------
@@ -80,7 +82,7 @@
   async function poll() {
     while (!state.stopped) {
       try {
-        const answer = await fetch(`${ROOT}api/tables?since=${state.version}`, { cache: "no-store" });
+        const answer = await fetch(tablesUrl(state.version), { cache: "no-store" });
         if (answer.status === 403) { stop("this page's address is not valid any more (wrong or old token)", true); return; }
         if (!answer.ok) throw new Error(`HTTP ${answer.status}`);
         const desk = await answer.json();
@@ -93,6 +95,27 @@
         ui.connection.classList.add("lost");
         await new Promise((done) => setTimeout(done, RETRY_MS));
       }
+    }
+  }
+
+  // The desk's address: `showing` names the table on screen, whose held first decision the
+  // server starts the clock of (the others' wait until they are shown, or their bound).
+  function tablesUrl(since) {
+    return `${ROOT}api/tables?since=${since}&showing=${encodeURIComponent(state.selected || "")}`;
+  }
+
+  // The table on screen has a decision whose clock waits for the page: say so at once, not
+  // at the next long poll's answer (up to its bound later).
+  async function announce() {
+    const t = table();
+    const key = t && t.turn && t.turn.clock_started === false ? `${t.id}:${t.turn.id}` : null;
+    if (!key || key === state.announced || state.stopped) return;
+    state.announced = key;
+    try {
+      const answer = await fetch(tablesUrl(-1), { cache: "no-store" });
+      if (answer.ok) arrive(await answer.json());
+    } catch (err) {
+      state.announced = null; // the long poll carries it when the connection is back
     }
   }
 
@@ -151,6 +174,7 @@
   // -- drawing --------------------------------------------------------------------------
 
   function render() {
+    announce();
     renderList();
     const t = table();
     document.title = state.tables.some(open) ? `(your move) ${TITLE}` : TITLE;

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -534,7 +535,9 @@ def test_live_full_column_click_is_refused_and_the_countdown_runs_on(
 
 
 def test_live_unanswered_decisions_become_timeout_fallbacks(tab: Tab, tmp_path: Path) -> None:
-    config = _live_config("c4-silent", "connect-four", decision_s=0.6)
+    # game 2's first decision waits while the page keeps game 1's result on screen: at most
+    # first_open_s, as for a person who does not move on
+    config = _live_config("c4-silent", "connect-four", decision_s=0.6, first_open_s=1.0)
     with LiveRun(tmp_path / "run", config) as run:
         tab.page.goto(run.url)
         tab.page.wait_for_selector("#countdown.low[data-remaining]")  # red, under 10 s
@@ -720,12 +723,18 @@ def test_live_a_finished_game_stays_until_the_person_moves_on_and_its_moves_name
         tab.page.wait_for_selector(f"#tables [data-table='{second.id}'].your-move")
         assert tab.page.evaluate("document.body.dataset.table") == first.id  # still game 1
         assert tab.page.get_attribute("#turn-status", "data-status") == "over"
+        # the page fetched game 2's decision while showing game 1: its clock waits
+        assert second.turn.started is None
         assert first.result is not None
         assert tab.page.get_attribute("#result", "data-winner") == (first.result["winner"] or "")
         by = tab.page.eval_on_selector_all("#history li", "els => els.map(e => e.dataset.by)")
         assert by == [p["by"] for p in first.plies()]
         assert set(by) == {"you", first.aliases[1 - first.seat]}
         tab.page.click("#result-next")
+        shown = time.monotonic()
         tab.page.wait_for_function(f"() => document.body.dataset.table === {second.id!r}")
         tab.page.wait_for_selector("#play-input[data-turn]")
+        while second.turn is not None and second.turn.started is None:  # said at once, not
+            assert time.monotonic() - shown < 5, "game 2's clock did not start when shown"
+            tab.page.wait_for_timeout(50)  # at the long poll's next answer (10 s)
     _clean(tab)

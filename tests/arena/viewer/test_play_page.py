@@ -411,6 +411,33 @@ async def test_a_first_decision_no_page_fetches_starts_its_clock_after_first_ope
     assert first.started - first.opened == pytest.approx(1.0, abs=0.5)
 
 
+async def test_the_page_starts_the_clock_of_the_table_it_shows_only(tmp_path: Path) -> None:
+    """Two games wait on the person's first decision: a fetch that names the table on
+    screen (`showing`) starts that decision's clock alone; an empty `showing` starts none;
+    a fetch without it (a client that draws every table) starts every one."""
+    data = _config("two", "connect-four", decision_s=30, first_open_s=60)
+    plan = plan_run(parse_config(data), tmp_path / "out")
+    async with (
+        play_page("two") as page,
+        httpx.AsyncClient(base_url=page.url, timeout=30) as client,
+        anyio.create_task_group() as group,
+    ):
+        group.start_soon(partial(execute, plan, desk=page.desk))
+        desk = page.desk
+        await _until(desk, lambda: sum(t.turn is not None for t in desk.tables.values()) == 2)
+
+        async def clocks(**params: Any) -> dict[str, bool]:
+            reply = await client.get("api/tables", params={"since": -1, **params})
+            assert reply.status_code == 200
+            return {t["id"]: t["turn"]["clock_started"] for t in reply.json()["tables"]}
+
+        first, second = desk.tables
+        assert await clocks(showing="") == {first: False, second: False}
+        assert await clocks(showing=second) == {first: False, second: True}
+        assert await clocks() == {first: True, second: True}
+        group.cancel_scope.cancel()
+
+
 async def test_the_desk_says_who_played_each_ply_and_who_won(tmp_path: Path) -> None:
     seen: list[str] = []
     data = _config("plies", "connect-four")
