@@ -219,7 +219,7 @@ class _Session:
                 self._moved(episode, True)
                 try:
                     game = episode.match.game
-                    with cuttable() as scope:
+                    with cuttable(episode.id) as scope:
                         replay: _Done = await self.executor.play(self.setups[game], episode)
                     if scope.cancelled_caught:  # the run stops; only a person could finish it
                         self._let_go(episode)

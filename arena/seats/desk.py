@@ -11,19 +11,19 @@ which the page's long poll waits on. Nothing here blocks: the page and the
 games share one event loop.
 
 A turn's clock starts when it opens, but for a person's first decision of a
-game: that one is `held` until the page is served it (`Desk.shown`), so a
-decision asked before anyone opened the page does not run down unseen (the
-seat bounds the hold).
+game: that one is `held` until the page shows its table (`Desk.shown`), so a
+decision asked before anyone looked at it does not run down unseen (the seat
+bounds the hold).
 
 A game whose every seat to act is a person with an open decision can go no
-further without them. The run plays each episode in a `cuttable` scope (`arena.seats.cut`),
-which the tables made in it keep; once it stops (`Desk.stop`) the desk cuts
-the episodes of those games at
-once, and each later one as a person's decision opens in it, rather than
-hold the stop's grace period for them: a cut episode is discarded as at the
-end of the grace, and a resume plays it again. (A simultaneous game whose
-other seat is not a person gets the grace: the desk cannot tell whether
-that seat has answered.)
+further without them. The run plays each episode in a `cuttable` scope
+(`arena.seats.cut`), whose episode the tables made in it keep; once the run
+stops (`Desk.stop`) the desk cuts the episodes of those games at once, and
+each later one as a person's decision opens in it, rather than hold the
+stop's grace period for them: a cut episode is discarded as at the end of
+the grace, and a resume plays it again. (A simultaneous game whose other
+seat is not a person gets the grace: the desk cannot tell whether that seat
+has answered.)
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import games
 from arena.play.protocol import DecisionAttempt, DecisionRequest
 from arena.record.replay import move_json
 from arena.record.validity import side_of
-from arena.seats.cut import episode_scope
+from arena.seats.cut import CuttableEpisode, current_episode
 
 __all__ = ["Desk", "Status", "Table", "Turn", "TurnClosed"]
 
@@ -97,6 +97,12 @@ class Turn:
         return math.inf if self.started is None else self.started + self.decision_s
 
     @property
+    def limit(self) -> float:
+        """The deadline in force (anyio's clock): the first try's until one came, then the
+        decision's end."""
+        return self.end if self.tries else self.first_end
+
+    @property
     def waiting(self) -> bool:
         """Open, and waiting on the person's move."""
         return not (self.closed or self.done.is_set())
@@ -118,8 +124,7 @@ class Turn:
         message. Raises TurnClosed when the decision is no longer open."""
         self.start()  # a try for a held turn: its id was shown, so its clock runs
         now = anyio.current_time()
-        limit = self.end if self.tries else self.first_end
-        if not self.waiting or now > limit:
+        if not self.waiting or now > self.limit:
             raise TurnClosed("this decision is closed: its time ran out or it was answered")
         req = self.request
         written = move if isinstance(move, str) else json.dumps(move, separators=(",", ":"))
@@ -149,8 +154,7 @@ class Turn:
         if self.started is None:
             remaining = self.first_s
         else:
-            limit = self.end if self.tries else self.first_end
-            remaining = max(0.0, limit - anyio.current_time())
+            remaining = max(0.0, self.limit - anyio.current_time())
         return {
             "id": self.id,
             "key": req.key,
@@ -183,10 +187,8 @@ class Table:
     history: list[str] = field(default_factory=list)
     movers: list[tuple[int, ...]] = field(default_factory=list)
     """The seats that played each ply of `history`."""
-    episode: anyio.CancelScope | None = None
-    """The scope its episode plays in (`cuttable`), which a stop may cancel."""
-    episode_id: str | None = None
-    """Its episode's id, as the events name it (the log's context where it was made)."""
+    episode: CuttableEpisode | None = None
+    """The episode it was made in (`cuttable`): its id, and the scope a stop may cancel."""
     turn: Turn | None = None
     result: dict[str, Any] | None = None
     _turns: int = 0
@@ -206,7 +208,7 @@ class Table:
         self, request: DecisionRequest, first_s: float, decision_s: float, *, held: bool = False
     ) -> Turn:
         """A decision for the person is asked now; its clock starts now, or with `held`
-        when the page is served it (`Desk.shown`) or the seat stops holding it."""
+        when the page shows its table (`Desk.shown`) or the seat stops holding it."""
         if self.state is None:  # a seat told nothing yet draws the position it is asked at
             self.observe(request.state, None)
         now = anyio.current_time()
@@ -318,17 +320,7 @@ class Desk:
             n += 1
             key = f"{base}-{n}"
         aliases = game.match_format.aliases(seed, game_index)
-        episode_id = structlog.contextvars.get_contextvars().get("episode")
-        table = Table(
-            self,
-            key,
-            game,
-            game_index,
-            seat,
-            aliases,
-            episode=episode_scope(),
-            episode_id=episode_id,
-        )
+        table = Table(self, key, game, game_index, seat, aliases, episode=current_episode())
         self.tables[key] = table
         self.changed()
         return table
@@ -365,10 +357,10 @@ class Desk:
     def waiting_on_people(self) -> list[Table]:
         """The tables of the games in flight whose every seat to act is a person's with an
         open decision: nothing but a person's move can take them further."""
-        asked: dict[tuple[int, int], list[Table]] = {}
+        asked: dict[tuple[str, int], list[Table]] = {}
         for table in self.tables.values():
             if table.episode is not None and table.turn is not None and table.turn.waiting:
-                asked.setdefault((id(table.episode), table.game_index), []).append(table)
+                asked.setdefault((table.episode.id, table.game_index), []).append(table)
         return [
             table
             for tables in asked.values()
@@ -385,13 +377,13 @@ class Desk:
     def cut_waiting(self) -> None:
         """Cut the episodes in flight with a game that waits on nobody but people."""
         for table in self.waiting_on_people():
-            scope = table.episode
-            if scope is not None and not scope.cancel_called:
-                log.warning("game_cut", episode=table.episode_id, game=table.game.name,
+            episode = table.episode
+            if episode is not None and not episode.scope.cancel_called:
+                log.warning("game_cut", episode=episode.id, game=table.game.name,
                             game_index=table.game_index,
                             table=table.id, note="only a person's move could finish it; a "
                             "resume plays its episode again")  # fmt: skip
-                scope.cancel()
+                episode.scope.cancel()
             table.cut()
 
     def to_json(self) -> dict[str, Any]:

@@ -11,9 +11,9 @@ person may try again until `decision_s`. With no accepted move by then the
 game's baseline plays and the fallback record says `timeout`, as for a model.
 
 The person's first decision of a game is held: its clock starts when the
-play page is served it, or `first_open_s` after it was asked if no page
-fetched it by then, so a run started before its page was opened does not
-spend the person's time. Later decisions start at once. Latency is the
+play page shows its game, or `first_open_s` after it was asked if the page
+did not by then, so a run started before its page was opened does not spend
+the person's time. Later decisions start at once. Latency is the
 person's think time, from the clock's start. Inside a game the person is
 only the seat's alias.
 """
@@ -56,7 +56,7 @@ class HumanSeat(Seat):
         held, self.asked = not self.asked, True
         turn = table.open_turn(request, deadlines.first_reply_s, deadlines.decision_s, held=held)
         try:
-            if held:  # until the page is served it, or `first_open_s`
+            if held:  # until the page shows it, or `first_open_s`
                 with anyio.move_on_after(self.first_open_s):
                     await turn.running.wait()
                 turn.start()
