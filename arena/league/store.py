@@ -26,6 +26,7 @@ from arena.play.match import Match
 from arena.record.crash import crash_point
 from arena.record.replay import write_atomic
 from arena.record.validity import INFRASTRUCTURE_NC
+from arena.results.rating_tables import RATING_SESSIONS, RatingTables
 
 if TYPE_CHECKING:  # the standings are imported when the first result is stored or read
     from arena.record.replay import Replay
@@ -134,8 +135,9 @@ class StoreDamaged(ConfigError):
         )
 
 
-class LeagueStore:
-    """One run's results; open it with `open_for_run` (the writer) or `open_readonly`."""
+class LeagueStore(RatingTables):
+    """One run's results; open it with `open_for_run` (the writer) or `open_readonly`.
+    Its rating tables' reads and writes are `RatingTables`'."""
 
     def __init__(self, connection: sqlite3.Connection, path: Path, *, writer: bool) -> None:
         self._db = connection
@@ -152,7 +154,7 @@ class LeagueStore:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=FULL")
             # One transaction: in autocommit every CREATE would be a commit and an fsync.
-            connection.executescript(f"BEGIN;\n{_SCHEMA}COMMIT;")
+            connection.executescript(f"BEGIN;\n{_SCHEMA}{RATING_SESSIONS}COMMIT;")
             for where, kind in _ADDED_LATER:  # a store from before digests, sides, pools
                 table, column = where.split(".")
                 _add_column(connection, table, column, kind)
@@ -463,13 +465,6 @@ class LeagueStore:
         names = [d[0] for d in cursor.description]
         for row in cursor:
             yield dict(zip(names, row, strict=True))
-
-    def store_ratings(self, history: list[tuple[int, dict[str, float]]]) -> None:
-        """Replace the Elo history (one row per applied match and policy)."""
-        with self._transaction() as db:
-            db.execute("DELETE FROM rating_events")
-            rows = [(i, policy, elo) for i, ratings in history for policy, elo in ratings.items()]
-            db.executemany("INSERT INTO rating_events VALUES (?, ?, ?)", rows)
 
 
 _ENTRANT_COLUMNS = ("name", "kind", "author", "fingerprint", "played_as", "added", "retired")

@@ -36,6 +36,8 @@ __all__ = [
     "Progress",
     "RunResult",
     "close_session",
+    "history_tables",
+    "keep_ratings",
     "open_session",
     "pool_tables",
     "read_summary_head",
@@ -127,34 +129,67 @@ def close_session(
     plan: RunPlan, store: LeagueStore, result: RunResult, stopping: dict[str, Any], wall_s: float
 ) -> None:
     """The session's end: the stopping rules' state and the league's tables over every
-    stored game in `result`, the Elo history stored, `summary.json` and `games.jsonl`."""
+    stored game in `result` (fitted once, here), the Elo events and this session's ratings
+    stored (`keep_ratings`), `summary.json` and `games.jsonl`."""
     from arena.results.tables import league_tables  # numpy's fits: not before the first move
 
     result.stopping = stopping
     result.tables = league_tables(store.game_summaries(), plan.config, plan.master_seed)
-    if plan.pool:
-        result.tables |= pool_tables(plan.config, plan.master_seed, store, result.tables)
-    store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])
+    keep_ratings(store, plan.config, plan.master_seed, result.tables, plan.session)
+    result.tables |= history_tables(plan.config, plan.master_seed, store, result.tables)
     result.wall_s = wall_s
     write_summary(plan, result, store.game_summaries())
+
+
+def keep_ratings(
+    store: LeagueStore, config: Config, master_seed: int, tables: dict[str, Any], session: int
+) -> None:
+    """Store the Elo events and the ratings as session `session` leaves them (`tables`,
+    over every stored game). A session that stored games and no ratings (a store from
+    before the snapshots, a session killed before its end) gets its own now, fitted
+    once to the games up to it; no session's is ever fitted again."""
+    from arena.results.history import snapshot
+    from arena.results.tables import league_tables
+
+    store.store_ratings([(i, moved) for i, moved in tables["ratings"]["elo_events"]])
+    kept = {s for s, _, _ in store.snapshots()}
+    for earlier in store.played_sessions():
+        if earlier < session and earlier not in kept:
+            fitted = league_tables(store.game_summaries(until_session=earlier), config, master_seed)
+            store.store_snapshot(earlier, "", snapshot(fitted, master_seed))
+    store.store_snapshot(session, store.results_stamp(), snapshot(tables, master_seed))
+
+
+def history_tables(
+    config: Config, master_seed: int, store: LeagueStore, tables: dict[str, Any]
+) -> dict[str, Any]:
+    """`history`, the ratings as each session that played a game left them (read from the
+    store, never fitted again); a pool's entrants besides (`pool_tables`)."""
+    from arena.results.history import session_history
+
+    out: dict[str, Any] = {
+        "history": session_history(
+            ((s, kept) for s, _, kept in store.snapshots()), store.played_sessions()
+        )
+    }
+    if config.run.pool:
+        out |= pool_tables(config, master_seed, store, tables)
+    return out
 
 
 def pool_tables(
     config: Config, master_seed: int, store: LeagueStore, tables: dict[str, Any]
 ) -> dict[str, Any]:
-    """A pool's own tables beside the league's: its entrants (with status, sessions and
-    ratings) and the Bradley-Terry ratings as they stood after each session."""
-    from arena.results.pool import entrant_rows, rating_history  # numpy's fits: pools only
+    """A pool's own tables beside the league's: its entrants, with status, sessions and
+    ratings (`tables`' Bradley-Terry; `master_seed` is the seed they were fitted with)."""
+    from arena.results.pool import entrant_rows  # pools only
 
     run = config.run
     entrants = entrant_rows(
         store.entrants(), store.game_summaries(), tables["ratings"]["bt"],
         placement=min(run.placement_matches, run.matches),
     )  # fmt: skip
-    return {
-        "entrants": entrants,
-        "history": rating_history(store.game_summaries(), seed=master_seed),
-    }
+    return {"entrants": entrants}
 
 
 def rebuild_run(out: Path) -> int:
@@ -170,9 +205,10 @@ def rebuild_run(out: Path) -> int:
     store = LeagueStore.open_readonly(out)
     try:
         result = RunResult()
-        result.tables = league_tables(store.game_summaries(), config, master)
-        if config.run.pool:
-            result.tables |= pool_tables(config, master, store, result.tables)
+        latest = store.latest_snapshot()  # stored by the rebuild: read, not fitted again
+        kept = latest[1] if latest is not None else None
+        result.tables = league_tables(store.game_summaries(), config, master, stored=kept)
+        result.tables |= history_tables(config, master, store, result.tables)
         write_summary(plan, result, store.game_summaries())
     finally:
         store.close()
@@ -275,7 +311,7 @@ def rebuild_store(out: Path) -> int:
                 store.adopt_league()
                 _restore_retirements(out, store)
             tables = league_tables(store.game_summaries(), config, master)
-            store.store_ratings([(i, r) for i, r in tables["ratings"]["elo_history"]])
+            keep_ratings(store, config, master, tables, max(store.played_sessions(), default=1))
         finally:
             store.close()
     return len(replays)

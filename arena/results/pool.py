@@ -3,7 +3,9 @@
 Both come from the stored games (each records the session that played it) and
 the store's entrants (name, fingerprint, author, when added, whether retired);
 `summary.json` holds them under `entrants` and `history`, `arena report
---what entrants` shows the first, the viewer's pool page both.
+--what entrants` shows the first, the viewer's pool page both. A closed
+session's ratings are stored when it closes (`arena.results.history`) and read
+from the store after that, never fitted again.
 """
 
 from __future__ import annotations
@@ -75,23 +77,34 @@ def entrant_rows(
 
 
 def rating_history(
-    games: Iterable[GameSummary], *, seed: int, resamples: int = 1000
+    games: Iterable[GameSummary],
+    *,
+    seed: int,
+    resamples: int = 1000,
+    kept: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """The Bradley-Terry ratings over the games of sessions 1..s, for each session s that
     played a game: `[{"session": s, "bt": {policy: {rating, low, high}}}]`, in session
-    order (the last equals the tables' ratings)."""
+    order (the last equals the tables' ratings). A session whose ratings are `kept`
+    (session -> its stored snapshot, `arena.results.history.snapshot`) is read from
+    there; only the others are fitted (a session still playing)."""
     by_session: dict[int, list[GameSummary]] = defaultdict(list)
     for g in games:
         by_session[g.session].append(g)
+    kept = kept or {}
     out = []
     so_far: list[GameSummary] = []
     for session in sorted(by_session):
         so_far += by_session[session]
-        fitted = bradley_terry(match_outcomes(so_far), seed=seed, resamples=resamples)
-        out.append({
-            "session": session,
-            "bt": {p: {"rating": r.rating, "low": r.low, "high": r.high} for p, r in fitted.items()},
-        })  # fmt: skip
+        if session in kept:
+            bt = kept[session].get("bt", {})
+            ratings = {p: {k: r[k] for k in ("rating", "low", "high")} for p, r in bt.items()}
+        else:
+            fitted = bradley_terry(match_outcomes(so_far), seed=seed, resamples=resamples)
+            ratings = {
+                p: {"rating": r.rating, "low": r.low, "high": r.high} for p, r in fitted.items()
+            }
+        out.append({"session": session, "bt": ratings})
     return out
 
 

@@ -18,7 +18,7 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -61,10 +61,22 @@ class LeagueSource(Protocol):
         order first stored."""
         ...
 
+    def latest_snapshot(self) -> tuple[str, dict[str, Any]] | None:
+        """The stamp and ratings the last closed session stored, or None."""
+        ...
+
+    def results_stamp(self) -> str:
+        """The stored results now, as a snapshot's stamp names them."""
+        ...
+
 
 class League:
     """A finished or running league as stored: config, seed and tables; its games and
-    fallback records are read from `source` as they are reported, never held whole."""
+    fallback records are read from `source` as they are reported, never held whole.
+
+    A report reads the ratings the last session stored: only the standings fit them
+    again, and only when results were stored since (a session killed before its end)
+    or none were kept (a store from before the snapshots)."""
 
     def __init__(
         self,
@@ -81,7 +93,33 @@ class League:
         self.sprt = sprt
         """The SPRT as summary.json shows it, re-derived from the stored games when a report
         asks for it (by the league's stop rules, which know the test)."""
-        self.tables = league_tables(source.game_summaries(), config, seed)
+
+    @cached_property
+    def _kept(self) -> tuple[str, dict[str, Any]] | None:
+        latest = self.source.latest_snapshot()
+        return latest if latest is not None and latest[1].get("seed") == self.seed else None
+
+    def kept_ratings(self) -> dict[str, Any]:
+        """The ratings the last session stored, whatever was stored since (none kept: no
+        ratings); never a fit."""
+        return self._kept[1] if self._kept is not None else {"bt": {}, "ab": {}}
+
+    @cached_property
+    def tables(self) -> dict[str, Any]:
+        """The league's tables (`league_tables`), with the stored ratings when nothing was
+        stored since they were fitted, else fitted anew."""
+        fresh = self._kept is not None and self._kept[0] == self.source.results_stamp()
+        stored = self.kept_ratings() if fresh else None
+        return league_tables(self.source.game_summaries(), self.config, self.seed, stored=stored)
+
+    @cached_property
+    def counts(self) -> dict[str, Any]:
+        """The tables that need no fit (head to head, W-D-L, Elo), with the stored ratings."""
+        if "tables" in self.__dict__:  # fitted already: no second pass
+            return self.tables
+        return league_tables(
+            self.source.game_summaries(), self.config, self.seed, stored=self.kept_ratings()
+        )
 
     def games(self) -> Iterator[GameSummary]:
         """Every stored game's summary, in schedule order."""
@@ -101,7 +139,8 @@ class League:
         stored = self.source.entrants()
         named = {e["name"] for e in stored}
         stored += [{"name": n, "retired": None} for n in self.config.policies if n not in named]
-        return entrant_rows(stored, self.games(), self.tables["ratings"]["bt"], placement=placement)
+        bt = self.kept_ratings().get("bt", {})
+        return entrant_rows(stored, self.games(), bt, placement=placement)
 
     def fingerprints(self) -> dict[str, str | None]:
         """Policy -> its fingerprint as the store keeps it (None: a store from before)."""
@@ -387,7 +426,7 @@ def _rows(league: League, what: str) -> Iterable[dict[str, Any]]:
 
         return author_rows(league.entrants())
     if what == "h2h":
-        return h2h_rows(league.tables)
+        return h2h_rows(league.counts)
     if what == "fallbacks":
         return fallback_rows(league.fallbacks())
     return game_rows(league.games())
@@ -438,7 +477,7 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
         for ab in league.tables["ab"]:
             console.print(ab_sentence(ab), highlight=False, markup=False)
     elif what == "h2h":
-        console.print(_h2h_table(league.tables, list(league.config.policies)))
+        console.print(_h2h_table(league.counts, list(league.config.policies)))
     elif what == "entrants":
         console.print(entrants_table(league.entrants(), console.width))
     elif what == "authors":

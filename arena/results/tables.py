@@ -21,13 +21,12 @@ from typing import Any
 from arena.config import Config
 from arena.play.match import REPLAY_MARK
 from arena.record.cards import CANCELLED_MARK
+from arena.results.history import elo_events
 from arena.results.ratings import (
     BTRating,
     MatchOutcome,
     bradley_terry,
     bt_difference,
-    elo,
-    elo_history,
     head_to_head,
 )
 from arena.results.standings import GameSummary, Row, Table
@@ -211,12 +210,22 @@ def ab_pairs(config: Config) -> list[tuple[str, str]]:
     ]
 
 
-def league_tables(games: Iterable[GameSummary], config: Config, master_seed: int) -> dict[str, Any]:
+def league_tables(
+    games: Iterable[GameSummary],
+    config: Config,
+    master_seed: int,
+    *,
+    stored: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Standings per game and overall, ratings with intervals, head to head and A/B pairs.
 
     Every Bradley-Terry entry carries `on_prior` (true or false): the policy won every
     rated game, lost every one or played none, so its rating and interval rest on the
-    fit's prior (`arena.results.ratings.bradley_terry`).
+    fit's prior (`arena.results.ratings.bradley_terry`). With `stored` (a session's
+    snapshot, `arena.results.history.snapshot`) the Bradley-Terry ratings and A/B
+    differences are read from it and nothing is fitted. The Elo comes with its events
+    (`elo_events`: per match, the two policies it moved), not every policy's after
+    every match.
 
     One pass over `games`, in schedule order (as the store gives them): a league of any
     size holds its tables and its matches' outcomes, never its games.
@@ -237,13 +246,17 @@ def league_tables(games: Iterable[GameSummary], config: Config, master_seed: int
         collect.rate(counted)
     matches = collect.outcomes
     rated = [m for m in matches if not m.no_contest and not m.same_author]
-    bt = bradley_terry(matches, seed=master_seed) if rated else {}
+    if stored is not None:
+        bt = {p: BTRating(**r) for p, r in stored.get("bt", {}).items()}
+    else:
+        bt = bradley_terry(matches, seed=master_seed) if rated else {}
+    final_elo, events = elo_events(matches)
     games_rows = {name: table.rows() for name, table in per_game.items()}
     tables: dict[str, Any] = {
         "standings": ranked_standings(overall.rows(), games_rows, rated_points(matches, bt)),
         "ratings": {
-            "elo": elo(matches) if matches else {},
-            "elo_history": [[i, r] for i, r in elo_history(matches)] if matches else [],
+            "elo": final_elo,
+            "elo_events": [[i, moved] for i, moved in events],
             "bt": {
                 p: {"rating": r.rating, "low": r.low, "high": r.high, "on_prior": r.on_prior}
                 for p, r in bt.items()
@@ -260,7 +273,10 @@ def league_tables(games: Iterable[GameSummary], config: Config, master_seed: int
         entry: dict[str, Any] = {
             "a": a, "b": b, "differs": ab_differs(config, a, b), "h2h": tables["h2h"].get(f"{a}|{b}"),
         }  # fmt: skip
-        if rated and a in bt and b in bt:
+        if stored is not None:
+            if f"{a}|{b}" in stored.get("ab", {}):
+                entry["bt_difference"] = stored["ab"][f"{a}|{b}"]
+        elif rated and a in bt and b in bt:
             diff, low, high = bt_difference(matches, a, b, seed=master_seed)
             entry["bt_difference"] = {"value": diff, "low": low, "high": high}
         tables["ab"].append(entry)

@@ -109,7 +109,20 @@ def pool_so_far(run: Path, finished: list[GameSummary]) -> dict[str, Any]:
     bt = league_tables(finished, config, master)["ratings"]["bt"]
     placement = min(config.run.placement_matches, config.run.matches)
     entrants = entrant_rows(_entrants(run, config.policies), finished, bt, placement=placement)
-    return {"entrants": entrants, "history": rating_history(finished, seed=master)}
+    history = rating_history(finished, seed=master, kept=_kept_ratings(run))
+    return {"entrants": entrants, "history": history}
+
+
+def _kept_ratings(run: Path) -> dict[int, dict[str, Any]]:
+    """Session -> the ratings the store kept as it closed (none without a store)."""
+    try:
+        store = LeagueStore.open_readonly(run)
+    except (FileNotFoundError, StoreDamaged):
+        return {}
+    try:
+        return {session: kept for session, _, kept in store.snapshots()}
+    finally:
+        store.close()
 
 
 def _entrants(run: Path, policies: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -89,8 +89,8 @@ def test_a_killed_sprt_run_resumes_to_the_same_verdict(tmp_path: Path) -> None:
     for key in ("verdict", "decided_at", "llr", "pentanomial", "matches", "elo"):
         assert a[key] == b[key], key
     assert (
-        _summary(whole)["ratings"]["elo_history"][: a["matches"]]
-        == _summary(cut)["ratings"]["elo_history"][: a["matches"]]
+        _summary(whole)["ratings"]["elo_events"][: a["matches"]]
+        == _summary(cut)["ratings"]["elo_events"][: a["matches"]]
     )
 
 
