@@ -92,7 +92,7 @@ def league_data(
         "episodes_planned": summary.get("episodes"),
         "failed": summary.get("failed", []),
         "standings": tables,
-        "ratings": summary.get("ratings"),
+        "ratings": _ratings(summary.get("ratings")),
         "h2h": summary.get("h2h") or h2h_from_games(games()),
         "h2h_source": "summary" if summary.get("h2h") else "games",
         "fallbacks": _fallback_table(overall),
@@ -105,6 +105,15 @@ def league_data(
         "pool": pool_data(summary, revealed_sources(run)) if pool else None,
     }
     return data, (_game_row(g, episode_pages, replays) for g in games())
+
+
+def _ratings(ratings: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ratings the page shows: without the Elo after each match (`elo_events`, or an
+    older summary's `elo_history`), which grow with the matches; a pool's page draws the
+    history from each session's ratings (`history`)."""
+    if ratings is None:
+        return None
+    return {k: v for k, v in ratings.items() if k not in ("elo_events", "elo_history")}
 
 
 def _stored_rows(run: Path) -> Iterator[dict[str, Any]]:

@@ -4,7 +4,10 @@ Pages work from `file://` with no network: Chromium refuses a file:// page's
 fetch() of its neighbours, so each page carries its data inline in a
 `<script type="application/json" id="page-data">` block, and the script and
 style sheet are plain files under `view/static/` (script and link tags load
-from file:// fine). A `Site` remembers which replays it has drawn, so the
+from file:// fine). A league's games beyond the first `GAMES_PAGE` are written
+as pages of their own, `view/data/games-NNNN.js` (a script tag loads one when
+the page shows it or a filter needs it): a league of 100,000 games opens as
+fast as one of a few hundred. A `Site` remembers which replays it has drawn, so the
 server can redraw only what changed while a run goes on.
 """
 
@@ -28,12 +31,15 @@ from arena.viewer.boards import DRAWERS
 from arena.viewer.frames import replay_data
 from arena.viewer.league import Drawn, league_data
 
-__all__ = ["ASSETS", "Site", "build_site", "embed_json"]
+__all__ = ["ASSETS", "GAMES_PAGE", "Site", "build_site", "embed_json", "write_game_pages"]
 
 ASSETS = ("viewer.css", "boards.js", "pool.js", "league.js", "replay.js")
 """Files copied from the package's `static/` folder into `view/static/`."""
 
 log = structlog.get_logger("arena.viewer")
+
+GAMES_PAGE = 500
+"""Games a league page carries inline, and games in each page file of the rest."""
 
 
 def embed_json(data: Any) -> str:
@@ -120,9 +126,51 @@ class Site:
         data["live"] = self.live
         title = f"{data['run']} · {data['kind']}"
         scripts = ("pool.js", "league.js")  # league.js draws a pool's sections with pool.js
-        _write_page(self.out / "index.html", title, "", scripts, data, games=games)
+        first, data["games_pages"] = write_game_pages(self.out / "data", games)
+        _write_page(self.out / "index.html", title, "", scripts, data, games=first)
         if self.live:  # after the page: a reload prompted by the stamp finds the new page
             write_atomic(self.out / "live.json", json.dumps({"stamp": self.stamp}))
+
+
+def write_game_pages(
+    folder: Path, games: Iterable[dict[str, Any]], size: int = GAMES_PAGE
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The league page's games, `size` a page: the first page's rows (the page carries them
+    inline) and what the page needs to show the rest: `total`, `size`, `pages` (page n
+    > 0 is `folder/games-NNNN.js`, which hands its rows to `CogGames.page(n, rows)`),
+    and the games, policies and endings found (for the filters). Read a row at a
+    time: one page is in memory, never the league's games."""
+    folder.mkdir(parents=True, exist_ok=True)
+    first: list[dict[str, Any]] = []
+    page: list[dict[str, Any]] = []
+    found: dict[str, set[str]] = {"games": set(), "policies": set(), "endings": set()}
+    total = pages = 0
+
+    def flush() -> None:
+        nonlocal pages
+        if pages:
+            rows = ",\n".join(embed_json(row) for row in page)
+            write_atomic(folder / f"games-{pages:04d}.js", f"CogGames.page({pages}, [\n{rows}\n]);\n")
+        else:
+            first.extend(page)
+        pages += 1
+        page.clear()
+
+    for row in games:
+        page.append(row)
+        total += 1
+        found["games"].add(str(row["game"]))
+        found["policies"].update(str(p) for p in row["policies"])
+        found["endings"].add(str(row["ending"]))
+        if len(page) == size:
+            flush()
+    if page or not pages:
+        flush()
+    for stale in folder.glob("games-*.js"):  # pages of a larger league drawn here before
+        if int(stale.stem.rpartition("-")[2]) >= pages:
+            stale.unlink(missing_ok=True)
+    index = {key: sorted(values) for key, values in found.items()}
+    return first, {"total": total, "size": size, "pages": pages, **index}
 
 
 def _write_page(

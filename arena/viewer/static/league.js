@@ -106,21 +106,39 @@
   }
 
   function policiesOf(data) {
-    const names = (data.standings.overall || []).map((r) => r.policy);
-    for (const key of Object.keys(data.h2h || {})) for (const p of key.split("|")) if (!names.includes(p)) names.push(p);
-    return names;
+    const names = new Set((data.standings.overall || []).map((r) => r.policy));
+    for (const key of Object.keys(data.h2h || {})) for (const p of key.split("|")) names.add(p);
+    return [...names];
   }
 
+  // Every pair as a matrix; with more policies than a screen holds, one policy's row at a
+  // time (chosen from a list), as a table of its opponents.
+  const MATRIX_MAX = 24;
   function h2hMatrix(data) {
     const names = policiesOf(data);
+    const cellText = (a, b) => {
+      const cell = a === b ? null : data.h2h[`${a}|${b}`];
+      return cell ? `${cell[0]}-${cell[1]}-${cell[2]}${cell[3] ? ` (${cell[3]})` : ""}` : a === b ? "·" : "–";
+    };
+    const source = h("div", { class: "meta" }, data.h2h_source === "summary" ? "from summary.json" : "derived from the games list (same-author games included)");
+    if (names.length > MATRIX_MAX) {
+      const table = h("table", { id: "h2h" });
+      const pick = h("select", { id: "h2h-policy", onchange: () => drawRow(pick.value) }, names.map((p) => h("option", { value: p }, p)));
+      function drawRow(a) {
+        const met = names.filter((b) => b !== a && data.h2h[`${a}|${b}`]);
+        table.replaceChildren(h("tr", {}, h("th", { class: "name" }, `${a} against`), h("th", {}, "W-D-L (NC)")),
+          ...met.map((b) => h("tr", { "data-policy": b }, h("td", { class: "name" }, b), h("td", { "data-pair": `${a}|${b}` }, cellText(a, b)))));
+      }
+      drawRow(names[0]);
+      return h("div", { class: "card" }, h("div", { class: "filters" }, h("label", {}, "policy", pick),
+        h("span", { class: "meta" }, `${names.length} policies: one at a time, against each it met`)), table, source);
+    }
     const table = h("table", { id: "h2h" }, h("tr", {}, h("th", { class: "name" }, "row vs column: W-D-L (NC)"), names.map((p) => h("th", {}, p))));
     for (const a of names) {
-      table.append(h("tr", { "data-policy": a }, h("td", { class: "name" }, a), names.map((b) => {
-        const cell = a === b ? null : data.h2h[`${a}|${b}`];
-        return h("td", { "data-pair": `${a}|${b}` }, cell ? `${cell[0]}-${cell[1]}-${cell[2]}${cell[3] ? ` (${cell[3]})` : ""}` : a === b ? "·" : "–");
-      })));
+      table.append(h("tr", { "data-policy": a }, h("td", { class: "name" }, a),
+        names.map((b) => h("td", { "data-pair": `${a}|${b}` }, cellText(a, b)))));
     }
-    return h("div", { class: "card" }, table, h("div", { class: "meta" }, data.h2h_source === "summary" ? "from summary.json" : "derived from the games list (same-author games included)"));
+    return h("div", { class: "card" }, table, source);
   }
 
   function fallbackTable(fb) {
@@ -131,24 +149,62 @@
       fb.causes.length ? null : h("div", { class: "meta" }, "no fallbacks in this run"));
   }
 
-  function gamesBlock(list) {
-    const unique = (f) => Array.from(new Set(list.flatMap(f))).sort();
+  // The games, a page at a time: the first page is inline (DATA.games), the others are
+  // data/games-NNNN.js, loaded by a script tag when shown (file:// pages cannot fetch).
+  // A filter loads every page once, then shows the matching games a page at a time.
+  const GAMES = (function () {
+    const paging = DATA.games_pages || { total: DATA.games.length, size: Math.max(DATA.games.length, 1), pages: 1 };
+    const pages = [DATA.games], waiting = {};
+    window.CogGames = {
+      page(n, rows) {
+        pages[n] = rows;
+        for (const done of waiting[n] || []) done(rows);
+        delete waiting[n];
+      },
+    };
+    function load(n) {
+      if (pages[n]) return Promise.resolve(pages[n]);
+      return new Promise((resolve, reject) => {
+        if (!waiting[n]) {
+          waiting[n] = [];
+          const tag = h("script", { src: `data/games-${String(n).padStart(4, "0")}.js` });
+          tag.addEventListener("error", () => reject(new Error(`data/games-${n}.js did not load`)));
+          document.body.append(tag);
+        }
+        waiting[n].push(resolve);
+      });
+    }
+    async function all(progress) {
+      for (let n = 0; n < paging.pages; n++) { progress(n); await load(n); }
+      return pages.flat();
+    }
+    return { paging, load, all };
+  })();
+
+  function gamesBlock() {
+    const paging = GAMES.paging, size = paging.size;
+    const fromRows = (f) => Array.from(new Set(DATA.games.flatMap(f))).sort();
     const select = (id, label, values) => h("label", {}, label,
       h("select", { id, onchange: apply }, h("option", { value: "" }, "all"), values.map((v) => h("option", { value: v }, v))));
     const count = h("span", { class: "meta", id: "games-count" });
     const withFallbacks = h("input", { type: "checkbox", id: "filter-fallbacks", onchange: apply });
     const filters = h("div", { class: "filters" },
-      select("filter-game", "game", unique((g) => [g.game])),
-      select("filter-policy", "policy", unique((g) => g.policies)),
-      select("filter-ending", "ending", unique((g) => [g.ending])),
+      select("filter-game", "game", paging.games || fromRows((g) => [g.game])),
+      select("filter-policy", "policy", paging.policies || fromRows((g) => g.policies)),
+      select("filter-ending", "ending", paging.endings || fromRows((g) => [g.ending])),
       h("label", {}, withFallbacks, "has fallbacks"), count);
     const sessions = Boolean(DATA.pool);  // a pool's games: the session that played each
+    const previous = h("button", { type: "button", id: "games-prev", onclick: () => show(at - size) }, "‹ previous");
+    const next = h("button", { type: "button", id: "games-next", onclick: () => show(at + size) }, "next ›");
+    const where = h("span", { class: "meta", id: "games-page" });
+    const pager = h("div", { class: "filters pager" }, previous, where, next);
     // the replay link first: on a narrow window it is on screen without scrolling the table
-    const table = h("table", { id: "games" },
-      h("tr", {}, ["", sessions ? "session" : null, "match", "game", "#", "seat 0", "seat 1", "scores", "ending", "reason", "plies", "fallbacks", "seed"]
-        .filter((c) => c !== null).map((c) => h("th", { class: c.startsWith("seat") || c === "" ? "name" : "" }, c))));
-    for (const g of list) {
-      table.append(h("tr", {
+    const head = h("tr", {}, ["", sessions ? "session" : null, "match", "game", "#", "seat 0", "seat 1", "scores", "ending", "reason", "plies", "fallbacks", "seed"]
+      .filter((c) => c !== null).map((c) => h("th", { class: c.startsWith("seat") || c === "" ? "name" : "" }, c)));
+    const table = h("table", { id: "games" }, head);
+    let matching = null, at = 0, shown = paging.total, asked = 0;
+    function row(g) {
+      return h("tr", {
         class: "game-row", "data-game": g.game, "data-policies": g.policies.join("|"), "data-ending": g.ending,
         "data-fallbacks": g.fallback_count, "data-episode": g.episode,
       },
@@ -157,26 +213,45 @@
         h("td", {}, g.match_index), h("td", {}, g.game), h("td", {}, g.game_index),
         h("td", { class: "name" }, g.policies[0]), h("td", { class: "name" }, g.policies[1]),
         h("td", {}, g.scores ? g.scores.join(" : ") : "NC"), h("td", {}, g.ending), h("td", {}, g.reason), h("td", {}, g.plies),
-        h("td", { class: g.fallback_count ? "fb" : "" }, g.fallback_count), h("td", {}, g.seed ?? "")));
+        h("td", { class: g.fallback_count ? "fb" : "" }, g.fallback_count), h("td", {}, g.seed ?? ""));
     }
-    function apply() {
+    function draw(rows) {
+      table.replaceChildren(head, ...rows.map(row));
+      where.textContent = shown ? `games ${at + 1}–${at + rows.length} of ${shown}` : "no games";
+      previous.disabled = at === 0;
+      next.disabled = at + size >= shown;
+      pager.hidden = shown <= size;
+    }
+    async function show(from) {
+      const ask = ++asked;
+      at = Math.max(0, Math.min(from, Math.max(0, shown - 1)));
+      at -= at % size;
+      const rows = matching ? matching.slice(at, at + size) : await GAMES.load(at / size);
+      if (ask === asked) draw(rows);  // else a later filter or page is on its way
+    }
+    async function apply() {
       const game = document.getElementById("filter-game").value;
       const policy = document.getElementById("filter-policy").value;
       const ending = document.getElementById("filter-ending").value;
-      let shown = 0;
-      for (const row of table.querySelectorAll("tr.game-row")) {
-        const ok = (!game || row.dataset.game === game) &&
-          (!policy || row.dataset.policies.split("|").includes(policy)) &&
-          (!ending || row.dataset.ending === ending) &&
-          (!withFallbacks.checked || Number(row.dataset.fallbacks) > 0);
-        row.hidden = !ok;
-        shown += ok ? 1 : 0;
+      const ask = ++asked;
+      if (!game && !policy && !ending && !withFallbacks.checked) {
+        matching = null;
+      } else {
+        const every = await GAMES.all((n) => { count.textContent = `loading games: page ${n + 1} of ${paging.pages}`; });
+        if (ask !== asked) return;
+        matching = every.filter((g) => (!game || g.game === game) &&
+          (!policy || g.policies.includes(policy)) && (!ending || g.ending === ending) &&
+          (!withFallbacks.checked || g.fallback_count > 0));
       }
-      count.textContent = `${shown} of ${list.length} games`;
+      shown = matching ? matching.length : paging.total;
+      count.textContent = `${shown} of ${paging.total} games`;
       count.dataset.shown = String(shown);
+      await show(0);
     }
-    setTimeout(apply, 0);
-    return h("div", { class: "card" }, filters, table);
+    count.textContent = `${shown} of ${paging.total} games`;
+    count.dataset.shown = String(shown);
+    draw(DATA.games);  // the first page is in the page: drawn at once
+    return h("div", { class: "card" }, filters, table, pager);
   }
 
   function poolMeta(pool) {
@@ -200,7 +275,7 @@
     app.append(h("h1", {}, `${pool ? "Pool" : "League"} · ${DATA.run}`),
       h("div", { class: "meta" }, h("span", {}, `seed ${DATA.seed ?? "?"}`), pool ? poolMeta(pool) : null,
         h("span", { id: "episodes" }, episodesText(DATA.episodes_played, DATA.episodes_planned)),
-        h("span", {}, `${DATA.games.length} game${DATA.games.length === 1 ? "" : "s"}`), DATA.in_progress ? h("span", {}, h("span", { class: "pill live", id: "in-progress" }, "in progress: standings from the replays so far")) : null));
+        h("span", {}, `${GAMES.paging.total} game${GAMES.paging.total === 1 ? "" : "s"}`), DATA.in_progress ? h("span", {}, h("span", { class: "pill live", id: "in-progress" }, "in progress: standings from the replays so far")) : null));
     if (pool) {
       if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
       app.append(...CogPool.sections(DATA));
@@ -228,7 +303,7 @@
         DATA.failed.map((f) => h("li", {}, `episode ${f.episode} failed: ${f.error}`)),
         problems.map(([stem, why]) => h("li", {}, `${stem}: ${why}`))));
     }
-    app.append(h("h2", {}, "Games"), gamesBlock(DATA.games));
+    app.append(h("h2", {}, "Games"), gamesBlock());
   }
 
   // A table wider than its card scrolls sideways inside it, and a shadow on each side that has
