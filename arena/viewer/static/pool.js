@@ -178,8 +178,12 @@ window.CogPool = (function () {
     h("div", { class: "share" }, share === null ? "NC" : `${Math.round(100 * share)}%`), h("div", { class: "wdl" }, wdl));
   }
 
+  // Beyond HEAT_MAX entrants the map holds the first HEAT_MAX of the leaderboard (a map of
+  // hundreds of columns is not read by anyone); the report has every pair.
+  const HEAT_MAX = 24;
   function heatMap(data) {
-    const names = data.pool.entrants.map((e) => e.name);
+    const all = data.pool.entrants.map((e) => e.name);
+    const names = all.slice(0, HEAT_MAX);
     const retired = new Set(data.pool.entrants.filter((e) => e.status === "retired").map((e) => e.name));
     const h2h = data.h2h || {};
     const table = h("table", { id: "pool-h2h", class: "heat" },
@@ -190,7 +194,8 @@ window.CogPool = (function () {
       h("div", { class: "meta heat-key" }, h("span", { class: "heat-scale" }),
         h("span", {}, "the row's score share against the column (a draw counts half): 0% red, 50% plain, 100% blue; " +
           "W-D-L (no contests) under it; " +
-          (data.h2h_source === "summary" ? "from summary.json" : "derived from the games list (same-author games included)"))));
+          (data.h2h_source === "summary" ? "from summary.json" : "derived from the games list (same-author games included)") +
+          (all.length > names.length ? `; the first ${names.length} of ${all.length} entrants on the leaderboard (\`arena report RUN --what h2h\` has every pair)` : ""))));
   }
 
   // -- the entrants' cards ----------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The league page at scale: 200 entrants and 20,000 games open in Chromium from file://,
-the games a page at a time, a page loaded when it is shown or a filter needs it."""
+"""The league and pool pages at scale: 200 entrants and 20,000 games open in Chromium from
+file://, the games a page at a time, a page loaded when it is shown or a filter needs it."""
 
 from __future__ import annotations
 
@@ -83,3 +83,16 @@ def test_a_200_entrant_20000_game_league_page_renders_in_time(big: Path, tab: Ta
     tab.shoot("league-at-scale")
     tab.assert_clean()
     print(f"opened in {opened:.2f} s")
+
+
+def test_a_200_entrant_pool_page_renders_in_time(tmp_path: Path, tab: Tab) -> None:
+    run = tmp_path / "pool"
+    big_league(run, entrants=ENTRANTS, games=2_000, pool=True)
+    build_site(run)
+    tab.open((run / "view" / "index.html").as_uri())
+    page = tab.page
+    assert page.locator("#pool-leaderboard tr[data-entrant]").count() == ENTRANTS
+    assert page.locator("#pool-history g.series").count() == ENTRANTS  # from the two sessions
+    assert page.locator("#pool-h2h tr[data-entrant]").count() == 24  # the top of the board
+    assert page.locator("#pool-cards .entrant-card").count() == ENTRANTS
+    tab.assert_clean()
