@@ -16,6 +16,8 @@ The header counts the episodes played (`episodes_played`: those the store
 holds, or the replays so far) against the most the run plans
 (`episodes_planned`: summary.json's `episodes`, the plan's count), which an
 SPRT or a budget may stop it well short of.
+The games are read a row at a time (from the store, else `games.jsonl`, else
+summary.json) and the site writes them a page at a time (`site.write_game_pages`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import structlog
 
 from arena.config import Config, ConfigError
 from arena.league.store import DB_NAME, LeagueStore
-from arena.league.summary import read_summary_head
+from arena.league.summary import GAMES_NAME, read_summary_head
 from arena.record.replay import Replay, load_replay
 from arena.results.ratings import bradley_terry, pair_tallies
 from arena.results.report import ab_sentence, sprt_lines
@@ -76,6 +78,9 @@ def league_data(
     elif (run / DB_NAME).exists():  # the store holds the games: read them as they are drawn
         games = partial(_stored_rows, run)
         played = _stored_episodes(run)
+    elif (run / GAMES_NAME).exists():  # games.jsonl: the same rows, a line at a time
+        games = partial(_jsonl_rows, run / GAMES_NAME)
+        played = len({g["episode"] for g in games()})
     else:
         rows = (_read_json(run / "summary.json") or {}).get("games", [])
         played = len({g["episode"] for g in rows})
@@ -114,6 +119,14 @@ def _ratings(ratings: dict[str, Any] | None) -> dict[str, Any] | None:
     if ratings is None:
         return None
     return {k: v for k, v in ratings.items() if k not in ("elo_events", "elo_history")}
+
+
+def _jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The games of `games.jsonl`, one line at a time."""
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                yield json.loads(line)
 
 
 def _stored_rows(run: Path) -> Iterator[dict[str, Any]]:

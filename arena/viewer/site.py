@@ -150,7 +150,9 @@ def write_game_pages(
         nonlocal pages
         if pages:
             rows = ",\n".join(embed_json(row) for row in page)
-            write_atomic(folder / f"games-{pages:04d}.js", f"CogGames.page({pages}, [\n{rows}\n]);\n")
+            write_atomic(
+                folder / f"games-{pages:04d}.js", f"CogGames.page({pages}, [\n{rows}\n]);\n"
+            )
         else:
             first.extend(page)
         pages += 1

@@ -519,6 +519,10 @@ def test_the_league_counts_the_episodes_played_and_the_most_planned(
     (run / "summary.json").write_text(json.dumps(summary))
     for path in run.glob("league.db*"):
         path.unlink()
+    league = _page_data(build_site(run) / "index.html")  # from games.jsonl, a line at a time
+    assert (league["episodes_played"], league["episodes_planned"]) == (len(episodes), planned + 12)
+    assert [g["episode"] for g in league["games"]] == [g["episode"] for g in summary["games"]]
+    (run / "games.jsonl").unlink()
     league = _page_data(build_site(run) / "index.html")  # from summary.json's games
     assert (league["episodes_played"], league["episodes_planned"]) == (len(episodes), planned + 12)
     (run / "summary.json").unlink()
@@ -706,3 +710,27 @@ def _wait_for_stamp(server: Server, old: int) -> None:
             return
         assert time.monotonic() < deadline, "the league page was not redrawn within 5 s"
         time.sleep(0.02)
+
+
+def test_game_pages_carry_every_row_once_and_drop_stale_pages(tmp_path: Path) -> None:
+    from arena.viewer.site import write_game_pages
+
+    rows = [
+        {"episode": f"e{n}", "game": "hex" if n % 2 else "connect-four", "ending": "won",
+         "policies": [f"p{n % 3}", f"p{(n + 1) % 3}"]}
+        for n in range(7)
+    ]  # fmt: skip
+    (tmp_path / "games-0009.js").write_text("stale")  # from a larger league drawn here before
+    first, paging = write_game_pages(tmp_path, iter(rows), size=3)
+    assert first == rows[:3]
+    assert paging == {
+        "total": 7, "size": 3, "pages": 3, "games": ["connect-four", "hex"],
+        "policies": ["p0", "p1", "p2"], "endings": ["won"],
+    }  # fmt: skip
+    assert sorted(p.name for p in tmp_path.glob("*.js")) == ["games-0001.js", "games-0002.js"]
+    seen = list(first)
+    for n in (1, 2):
+        text = (tmp_path / f"games-{n:04d}.js").read_text()
+        assert text.startswith(f"CogGames.page({n}, [")
+        seen += json.loads(text[text.index("[") : text.rindex("]") + 1])
+    assert seen == rows
