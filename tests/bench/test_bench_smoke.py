@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
         ("bench.efficiency", ["--tests", "50", "--check", "1"], "targets"),
         ("bench.bodies", ["--in-flight", "2", "--rounds", "1"], "peak RSS"),
         ("bench.programs", ["--calls", "100", "--runs", "1"], "standing alone"),
+        ("bench.history_sizes", ["--matches", "50"], "bytes per game"),
     ],
 )
 def test_benchmark_prints_its_table(module: str, args: list[str], expect: str) -> None:
