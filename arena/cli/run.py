@@ -36,9 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     resume.add_argument(
         "--resume-anyway",
         action="store_true",
-        help="resume even though the config changed since the run began (a change of "
-        "run.concurrency or run.endpoint_down_s alone needs no flag; other policies or "
-        "prompt templates are refused all the same, and a pool refuses the flag)",
+        help="resume even though the config changed since the run began (a setting that "
+        "changes no one's play, such as run.concurrency, run.executor, run.endpoint_down_s or "
+        "a policy's base_url, needs no flag; other policies or prompt templates are refused "
+        "all the same, and a pool refuses the flag)",
     )
     parser.add_argument(
         "--discard-pool",

@@ -223,8 +223,13 @@ def test_a_no_contest_exports_why_and_latencies_have_one_decimal() -> None:
         "e-g1", 0, "hex", 1, ("a", "b"), None, "complete", "no-contest", 12, (seat, seat), False,
         detail="infrastructure: seat 0's decisions fell back on the infrastructure 5 of 6 times",
     )  # fmt: skip
-    (row,) = game_rows([nc])
+    counted = GameSummary(
+        "e-g2", 0, "hex", 2, ("b", "a"), (1, -1), "complete", "connection", 30, (seat, seat), False
+    )
+    row, played = game_rows([nc, counted])
     assert row["no_contest"] is True
+    assert row["reason"] == "no-contest"  # not the 'complete' of a game that counts
+    assert (played["no_contest"], played["reason"]) == (False, "complete")
     assert row["detail"].startswith("infrastructure: seat 0")
     assert row["latency_p50_ms_0"] == 102.0
     assert isinstance(row["latency_p95_ms_0"], float)
