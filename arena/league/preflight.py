@@ -69,8 +69,8 @@ async def preflight(plan: RunPlan, pool: providers.Providers) -> list[str]:
     if problems:
         # The findings go to events.jsonl too (at info: the console shows the error below).
         for problem in sorted(problems):
-            policy, _, detail = problem.partition(": ")
-            log.info("preflight_failed", policy=policy.removeprefix("policies."), detail=detail)
+            where, _, detail = problem.partition(": ")
+            log.info("preflight_failed", policy=where.removeprefix("policies."), detail=detail)
         raise ConfigError(
             "the preflight found endpoints no game could use (no game was played):\n  "
             + "\n  ".join(sorted(problems))
