@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.config import Config, ConfigError
+from arena.results.ab import OWN_PLAY_FLOOR, ab_sentence
 from arena.results.export import (
     entrant_export_rows,
     fallback_rows,
@@ -39,7 +40,7 @@ from arena.results.standings import GameSummary
 from arena.results.tables import league_tables
 
 __all__ = [
-    "League", "LeagueSource", "ab_sentence", "authors_table", "entrants_table", "render", "sprt_lines", "sprt_row",
+    "League", "LeagueSource", "authors_table", "entrants_table", "render", "sprt_lines", "sprt_row",
     "standings_tables",
 ]  # fmt: skip
 
@@ -148,7 +149,7 @@ def _table(
         Column("W-D-L", cells(lambda r: f"{r['wins']}-{r['draws']}-{r['losses']}"), 96),
         Column("NC", cells(lambda r: str(r["no_contest"])), 95),
         Column("games", cells(lambda r: str(r["games"])), 60),
-        Column("own\nplay", cells(lambda r: f"{r['own_play']:.1%}"), 90),
+        Column("own\nplay", cells(lambda r: f"{r['own_play']:.1%}"), 90, notes=_own_play_notes(rows)),
         Column("fallbacks\nseat/infra", cells(sides), 85),
         Column("forfeits", cells(lambda r: str(r.get("forfeits", 0))), 55, empty=frozenset("0")),
         Column("p50/p95\nms", cells(lambda r: f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}"), 80),
@@ -193,7 +194,43 @@ def _rating_columns(rows: list[dict[str, Any]], ratings: dict[str, Any]) -> list
     ]
     return [  # BT flush left: the ratings line up whether marked or not
         Column("BT [95%]", intervals, 99, right=False, notes=[_ON_PRIOR] if any(marked) else []),
-        Column("Elo\nK=24 seq.", [_number(elo.get(r["policy"])) for r in rows], 98),
+        Column(
+            "Elo\nK=24 seq.",
+            [_number(elo.get(r["policy"])) for r in rows],
+            98,
+            notes=_order_notes(rows, ratings),
+        ),
+    ]
+
+
+def _order_notes(rows: list[dict[str, Any]], ratings: dict[str, Any]) -> list[str]:
+    """One line under the table when the sequential Elo orders a pair of policies otherwise
+    than Bradley-Terry: which of the two to read."""
+    elo, bt = ratings["elo"], ratings["bt"]
+    rated = [r["policy"] for r in rows if r["policy"] in elo and r["policy"] in bt]
+    crossed = sum(
+        1
+        for i, a in enumerate(rated)
+        for b in rated[i + 1 :]
+        if (bt[a]["rating"] - bt[b]["rating"]) * (elo[a] - elo[b]) < 0
+    )
+    if not crossed:
+        return []
+    return [
+        f"Elo K=24 orders {crossed} pair(s) otherwise than Bradley-Terry: read BT, which fits "
+        "every game at once (the sequential Elo weighs the last games most)"
+    ]
+
+
+def _own_play_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """One line under the table naming the policies whose own play is under the floor."""
+    low = [r for r in rows if r["decisions"] and r["own_play"] < OWN_PLAY_FLOOR]
+    if not low:
+        return []
+    shares = ", ".join(f"{r['policy']} {r['own_play']:.0%}" for r in low)
+    return [
+        f"own play under {OWN_PLAY_FLOOR:.0%} ({shares}): the rest was the fallback's, so "
+        "these results compare fallbacks as much as models"
     ]
 
 
@@ -310,27 +347,6 @@ def _fallbacks_table(rows: list[dict[str, Any]], width: int) -> Table:
     return fitted(f"fallbacks ({len(rows)})", columns, width, more=_MORE)
 
 
-def ab_sentence(ab: dict[str, Any]) -> str:
-    """An A/B pair of the tables (`league_tables`' `ab`) as a sentence: what differs, the
-    Bradley-Terry difference with its interval, and the head to head in words."""
-    a, b, what = ab["a"], ab["b"], ab.get("differs") or "prompt"
-    diff = ab.get("bt_difference")
-    rated = (
-        f"{a} rates {diff['value']:+.0f} Elo against {b} by Bradley-Terry "
-        f"(95% interval {diff['low']:+.0f} to {diff['high']:+.0f})"
-        if diff
-        else f"{a} and {b} have no rated match yet"
-    )
-    h2h = ab.get("h2h")
-    if h2h:
-        wins, draws, losses, nc = h2h
-        met = f"; head to head {a} won {wins}, drew {draws} and lost {losses} of its games with {b}"
-        met += f" ({nc} no-contest)" if nc else ""
-    else:
-        met = "; they have not met"
-    return f"{what} A/B, {a} vs {b} (they differ in {what} only): {rated}{met}."
-
-
 def sprt_lines(sprt: dict[str, Any]) -> list[str]:
     """The SPRT as the console and the league page show it: verdict, LLR and bounds,
     counts, Elo."""
@@ -435,8 +451,9 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
     elif what == "standings":
         for table in standings_tables(league.tables, console.width):
             console.print(table)
+        sprt = league.sprt() if league.config.run.sprt is not None else None
         for ab in league.tables["ab"]:
-            console.print(ab_sentence(ab), highlight=False, markup=False)
+            console.print(ab_sentence(ab, sprt), highlight=False, markup=False)
     elif what == "h2h":
         console.print(_h2h_table(league.tables, list(league.config.policies)))
     elif what == "entrants":

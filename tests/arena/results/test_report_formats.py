@@ -238,7 +238,7 @@ def test_a_no_contest_exports_why_and_latencies_have_one_decimal() -> None:
 
 
 def test_an_ab_pair_reads_as_a_sentence() -> None:
-    from arena.results.report import ab_sentence
+    from arena.results.ab import ab_sentence
 
     said = ab_sentence({
         "a": "terse", "b": "verbose", "differs": "prompt", "h2h": [59, 0, 61, 0],
@@ -252,3 +252,66 @@ def test_an_ab_pair_reads_as_a_sentence() -> None:
     assert "no rated match yet" in ab_sentence(
         {"a": "x", "b": "y", "differs": "decoding", "h2h": None}
     )
+
+
+def test_an_ab_sentence_says_when_a_side_played_under_90_percent_itself() -> None:
+    from arena.results.ab import ab_sentence
+
+    ab = {
+        "a": "model-free", "b": "model-schema", "differs": "decoding", "h2h": [30, 0, 10, 0],
+        "bt_difference": {"value": 314.0, "low": 200.0, "high": 420.0},
+        "own_play": {"model-free": 0.85, "model-schema": 0.995}, "fallback": "tactician",
+    }  # fmt: skip
+    said = ab_sentence(ab)
+    assert (
+        "model-free: 85% own play; the rest was the tactician's: this compares fallbacks as "
+        "much as models." in said
+    )
+    assert "model-schema:" not in said  # 99.5% is its own play
+    assert "fallbacks" not in ab_sentence({**ab, "own_play": {"model-free": 0.9}})
+
+
+def test_an_ab_sentence_beside_an_sprt_of_its_pair_says_the_sprt_decides() -> None:
+    from arena.results.ab import ab_sentence
+
+    ab = {"a": "plain", "b": "coach", "differs": "prompt", "h2h": [20, 0, 18, 0],
+          "bt_difference": {"value": 17.0, "low": -60.0, "high": 104.0}}  # fmt: skip
+    sprt = {"first": "coach", "second": "plain", "matches": 32}
+    assert "The SPRT below decides this pair (32 matches" in ab_sentence(ab, sprt)
+    other = {**sprt, "second": "terse"}
+    assert "SPRT" not in ab_sentence(ab, other)
+
+
+def _standings(elo: dict[str, float], bt: dict[str, float], own: dict[str, float]) -> Any:
+    from arena.results.report import standings_tables
+
+    row = {"games": 4, "wins": 2, "draws": 0, "losses": 2, "no_contest": 0, "mean_score": 0.0,
+           "decisions": 40, "fallbacks": {}, "latency_p50_ms": 1, "latency_p95_ms": 2,
+           "tokens_in": 0, "tokens_out": 0, "cost_usd": None}  # fmt: skip
+    rows = [{**row, "policy": p, "own_play": own[p]} for p in bt]
+    ratings = {
+        "elo": elo,
+        "bt": {p: {"rating": r, "low": r - 50, "high": r + 50, "on_prior": False}
+               for p, r in bt.items()},
+    }  # fmt: skip
+    (table,) = standings_tables({"standings": {"overall": rows}, "ratings": ratings}, 200)
+    import rich.console
+
+    console = rich.console.Console(width=200, record=True)
+    console.print(table)
+    return " ".join(console.export_text().split())
+
+
+def test_the_standings_say_which_rating_to_read_when_elo_and_bt_disagree() -> None:
+    agree = _standings({"plain": 1520, "coach": 1480}, {"plain": 1513, "coach": 1487},
+                       {"plain": 1.0, "coach": 1.0})  # fmt: skip
+    assert "otherwise than Bradley-Terry" not in agree
+    crossed = _standings({"plain": 1481, "coach": 1519}, {"plain": 1513, "coach": 1487},
+                         {"plain": 1.0, "coach": 1.0})  # fmt: skip
+    assert "Elo K=24 orders 1 pair(s) otherwise than Bradley-Terry: read BT" in crossed
+
+
+def test_the_standings_name_the_policies_under_90_percent_own_play() -> None:
+    said = _standings({"a": 1550, "b": 1450}, {"a": 1550, "b": 1450}, {"a": 0.63, "b": 0.99})
+    assert "own play under 90% (a 63%): the rest was the fallback's" in said
+    assert "(b 99%" not in said

@@ -21,7 +21,7 @@ import pytest
 
 import games
 from arena.record.replay import Replay
-from arena.results.report import ab_sentence
+from arena.results.ab import ab_sentence
 from arena.viewer import build_site
 from arena.viewer.battle import turn_frames
 from games.connect_four.rules import winning_cells
