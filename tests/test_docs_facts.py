@@ -44,7 +44,7 @@ def test_the_sprt_worked_example_is_what_the_shipped_config_prints(tmp_path: Pat
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
-    printed = " ".join(run.stdout.split())
+    printed = " ".join((run.stdout + run.stderr).split())
     doc = (ROOT / "docs/efficiency.md").read_text(encoding="utf-8")
     example = doc[doc.index("```\nSPRT default-prompt") + 4 :]
     example = " ".join(example[: example.index("```")].split())
