@@ -296,7 +296,10 @@ def authors_table(entrants: list[dict[str, Any]], width: int) -> Table:
 
 
 def _h2h_table(tables: dict[str, Any], policies: list[str]) -> Table:
-    table = Table(title="head to head: W-D-L (NC) of the row against the column, all games")
+    table = Table(
+        title="head to head: W-D-L (NC) of the row against the column, every game of every "
+        "complete match (the standings also count the games of a match cut short)"
+    )
     table.add_column("", no_wrap=True)
     for p in policies:
         table.add_column(p, justify="center", overflow="fold")

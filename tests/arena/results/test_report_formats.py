@@ -315,3 +315,11 @@ def test_the_standings_name_the_policies_under_90_percent_own_play() -> None:
     said = _standings({"a": 1550, "b": 1450}, {"a": 1550, "b": 1450}, {"a": 0.63, "b": 0.99})
     assert "own play under 90% (a 63%): the rest was the fallback's" in said
     assert "(b 99%" not in said
+
+
+def test_the_head_to_head_title_says_what_it_counts(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = " ".join(_report(capsys, run, "--what", "h2h").split())
+    assert "every game of every complete match" in said  # as docs/rules.md counts it
+    assert "all games" not in said
