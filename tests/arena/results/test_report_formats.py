@@ -323,3 +323,20 @@ def test_the_head_to_head_title_says_what_it_counts(
     said = " ".join(_report(capsys, run, "--what", "h2h").split())
     assert "every game of every complete match" in said  # as docs/rules.md counts it
     assert "all games" not in said
+
+
+def test_a_report_without_league_db_names_arena_rebuild(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    (copy / "league.db").unlink()
+    capsys.readouterr()
+    assert main(["report", str(copy)]) != 0
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"`arena rebuild {copy}` makes it again from the replays" in said
+    shutil.rmtree(copy / "replays")
+    assert main(["report", str(copy)]) != 0
+    assert "a run folder of `arena run`?" in capsys.readouterr().err  # nothing to rebuild from
