@@ -234,6 +234,17 @@ def _own_play_notes(rows: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def _same_author_note(entrants: list[dict[str, Any]]) -> list[str]:
+    """Why an entrant's games can outnumber its games in the standings: same-author games."""
+    authors = [e["author"] for e in entrants if e["author"]]
+    if len(authors) == len(set(authors)):  # no author has two entrants: no such game
+        return []
+    return [
+        "games counts every game played, same-author ones included (a model against its own "
+        "program): they are shown, not rated, and the standings leave them out"
+    ]
+
+
 def _number(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}"
 
@@ -259,7 +270,7 @@ def entrants_table(entrants: list[dict[str, Any]], width: int) -> Table:
         Column("entrant", cells(lambda e: e["name"]), 1000, right=False),
         Column("BT [95%]", cells(lambda e: _interval(e["bt"])), 100, right=False),
         Column("status", cells(lambda e: e["status"]), 95, right=False, notes=why),
-        Column("games", cells(lambda e: str(e["games"])), 90),
+        Column("games", cells(lambda e: str(e["games"])), 90, notes=_same_author_note(rows)),
         Column("fingerprint", cells(lambda e: (e["fingerprint"] or "-")[:12]), 80, right=False),
         Column("sessions", cells(sessions), 70),
         Column("author", cells(lambda e: e["author"] or "-"), 60, right=False, empty=frozenset("-")),

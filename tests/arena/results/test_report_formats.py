@@ -340,3 +340,24 @@ def test_a_report_without_league_db_names_arena_rebuild(
     shutil.rmtree(copy / "replays")
     assert main(["report", str(copy)]) != 0
     assert "a run folder of `arena run`?" in capsys.readouterr().err  # nothing to rebuild from
+
+
+def test_the_entrants_table_says_why_games_outnumber_the_standings() -> None:
+    import rich.console
+
+    from arena.results.report import entrants_table
+
+    def entrant(name: str, author: str | None) -> dict[str, Any]:
+        return {"name": name, "kind": "llm", "fingerprint": "f" * 12, "author": author,
+                "status": "active", "retired": None, "first_session": 1, "last_session": 1,
+                "games": 112, "bt": None}  # fmt: skip
+
+    def shown(entrants: list[dict[str, Any]]) -> str:
+        console = rich.console.Console(width=200, record=True)
+        console.print(entrants_table(entrants, 200))
+        return " ".join(console.export_text().split())
+
+    pair = [entrant("model-a", "model-a"), entrant("model-a-program", "model-a")]
+    assert "same-author ones included" in shown([*pair, entrant("tactician", None)])
+    apart = [entrant("model-a", "model-a"), entrant("model-b-program", "model-b")]
+    assert "same-author" not in shown(apart)  # no author with two entrants: no such game
