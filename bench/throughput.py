@@ -2,6 +2,7 @@
 
     python -m bench.throughput [--in-flight 64] [--latency-ms 200] [--runs 3]
                                [--previous-cpu-ms MS]
+    python -m bench.throughput --compare REV [--rounds 4] ...   (bench/compare.py)
 
 The mock server runs in its own process (`arena mock-llm`) on this machine;
 the arena plays connect-four between two OpenAI-protocol policies with
@@ -278,7 +279,20 @@ def main() -> None:
         type=float,
         help="the previous HTTP path's median arena CPU per decision in this benchmark (ms)",
     )
+    parser.add_argument(
+        "--compare",
+        metavar="REV",
+        help="run this tree and commit REV alternated, --rounds times (bench.compare), and "
+        "print CPU per decision, the per-round ratios and their median",
+    )
+    parser.add_argument("--rounds", type=int, default=4, help="rounds of --compare")
     args = parser.parse_args()
+    if args.compare:
+        from bench.compare import compare
+
+        args.rev = args.compare
+        compare(args)
+        return
     ideal = args.in_flight / (args.latency_ms / 1000)
     server, url = start_server(args.latency_ms)
     table = Table(

@@ -50,7 +50,7 @@ def handle(args: argparse.Namespace) -> int:
 
     import arena.logs
     from arena.authors import authoring_policies, brief_for, default_out, write_programs
-    from arena.cli.playing import served_by_mock
+    from arena.cli.playing import model_names, served_by_mock
     from arena.config import ConfigError, RunTable, load_config
     from arena.redact import Redactor
 
@@ -75,7 +75,8 @@ def handle(args: argparse.Namespace) -> int:
             return await write_programs(config, args.game, names, out, redactor=redactor)
         from arena.mock_llm import build_app, serving  # the mock server: only when asked
 
-        async with serving(build_app(), port=args.mock_port, flag="--mock-port") as url:
+        app = build_app(models=model_names(config))
+        async with serving(app, port=args.mock_port, flag="--mock-port") as url:
             served = served_by_mock(config, url)
             return await write_programs(served, args.game, names, out, redactor=redactor)
 

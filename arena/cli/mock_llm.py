@@ -49,6 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--down-for", type=float, default=8.0, metavar="S", help="how long it is down"
     )
+    parser.add_argument(
+        "--models",
+        default="",
+        metavar="A,B",
+        help="model names its model list gives beside mock-1 (it answers for any name all the "
+        "same; the preflight warns of a configured model the list lacks)",
+    )
     parser.add_argument("--flap", action="store_true", help="go down and come back again and again")
     parser.set_defaults(handler=handle)
 
@@ -88,5 +95,6 @@ def handle(args: argparse.Namespace) -> int:
         args.seed,
         outage,
         args.reasoning,
+        [m.strip() for m in args.models.split(",") if m.strip()],
     )
     return 0

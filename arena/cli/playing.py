@@ -48,6 +48,13 @@ def served_by_mock(config: Config, mock_url: str) -> Config:
     return config.model_copy(update={"policies": policies})
 
 
+def model_names(config: Config) -> list[str]:
+    """The models `config`'s llm policies ask for, which a mock standing in for them lists."""
+    from arena.config import LlmPolicy
+
+    return sorted({p.model for p in config.policies.values() if isinstance(p, LlmPolicy)})
+
+
 def play_with_progress(
     plan: RunPlan,
     console: Stderr,
@@ -103,8 +110,9 @@ def play_with_progress(
                     from arena.mock_llm import build_app, serving  # only a run that serves it
 
                     port, faults = mock
+                    app = build_app(faults=faults, models=model_names(plan.config))
                     url = await servers.enter_async_context(
-                        serving(build_app(faults=faults), port=port, flag="--mock-port")
+                        serving(app, port=port, flag="--mock-port")
                     )
                     said.append(f"mock LLM serving on {url} (faults: {faults or 'none'})")
                 desk: Desk | None = None

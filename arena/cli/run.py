@@ -36,9 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     resume.add_argument(
         "--resume-anyway",
         action="store_true",
-        help="resume even though the config changed since the run began (a change of "
-        "run.concurrency or run.endpoint_down_s alone needs no flag; other policies or "
-        "prompt templates are refused all the same, and a pool refuses the flag)",
+        help="resume even though the config changed since the run began (a setting that "
+        "changes no one's play, such as run.concurrency, run.executor, run.endpoint_down_s or "
+        "a policy's base_url, needs no flag; other policies or prompt templates are refused "
+        "all the same, and a pool refuses the flag)",
     )
     parser.add_argument(
         "--discard-pool",
@@ -187,20 +188,17 @@ def _print_pool(out: Console, result: RunResult) -> None:
 
 def _print_outcome(plan: RunPlan, result: RunResult) -> int:
     """The standings and what became of the run, on the console; the run's exit status."""
-    from arena.results.report import (  # the tables' numpy: after the run
-        ab_sentence,
-        sprt_lines,
-        standings_tables,
-    )
+    from arena.results.ab import ab_sentence  # the tables' numpy: after the run
+    from arena.results.report import sprt_lines, standings_tables
 
     out = stdout()
     for table in standings_tables(result.tables, out.width):
         out.print(table)
+    sprt = result.stopping.get("sprt")
     for ab in result.tables.get("ab", []):
-        out.print(ab_sentence(ab), highlight=False, markup=False)
+        out.print(ab_sentence(ab, sprt), highlight=False, markup=False)
     if "entrants" in result.tables:
         _print_pool(out, result)
-    sprt = result.stopping.get("sprt")
     if sprt:
         for line in sprt_lines(sprt):
             out.print(line, highlight=False, markup=False)

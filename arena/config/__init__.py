@@ -58,11 +58,26 @@ __all__ = [
 ]
 
 
+_KINDS = ("scripted", "mock", "llm", "program", "human")
+"""A policy's `kind`: the tag pydantic puts in an error's location, which the file lacks."""
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    """An error's location as the file spells it: `policies.coach.prompt`, without the
+    union's tag (`policies.coach.llm.prompt`) or a validator's name."""
+    parts = [str(part) for part in loc if not str(part).startswith("function-")]
+    if len(parts) > 2 and parts[0] == "policies" and parts[2] in _KINDS:
+        del parts[2]
+    return ".".join(parts)
+
+
 def _describe(error: ValidationError) -> str:
     lines = []
     for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"] if not str(part).startswith("function-"))
+        where = _where(item["loc"])
         message = item["msg"].removeprefix("Value error, ")
+        if item["type"] in ("literal_error", "enum") and isinstance(item.get("input"), str):
+            message += f" (it says {item['input']!r})"  # what was written, beside what may be
         if item["type"] == "extra_forbidden":
             message = f"unknown key {where.rsplit('.', 1)[-1]!r}: remove it or check its spelling"
         elif item["type"] == "missing":

@@ -227,9 +227,13 @@ class Backlog:
         """`episode`'s next play, counted and logged."""
         again = episode.again()
         self._result.replays += 1
+        # `game_index` is an int in every event; an episode of two games (a battle, a
+        # backgammon card) names both under `game_indices` instead.
+        indices = episode.game_indices
+        which = {"game_index": indices[0]} if len(indices) == 1 else {"game_indices": list(indices)}
         log.warning(
             "episode_replayed", episode=episode.id, replay=again.id, reason=why,
-            game=episode.match.game, game_index=list(episode.game_indices),
+            game=episode.match.game, **which,
         )  # fmt: skip
         return again
 

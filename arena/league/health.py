@@ -31,7 +31,13 @@ from arena.league.plan import RunPlan
 from arena.play.match import Match
 from arena.record.replay import GameRecord, Replay
 from arena.record.validity import gateway_timeouts
-from arena.seats.breaker import Breakers, Circuit, Misconfigured, misconfiguration_fix
+from arena.seats.breaker import (
+    Breakers,
+    Circuit,
+    Misconfigured,
+    as_the_run,
+    misconfiguration_fix,
+)
 
 if TYPE_CHECKING:
     from providers.client import ProbeAnswer
@@ -199,7 +205,10 @@ class EndpointHealth:
         answers; stop the run (resumable) when it stays down longer than `endpoint_down_s`,
         unless each of its policies has another replica up (then it is probed on)."""
         # The task that opened the circuit was playing an episode; its probe is the run's.
-        structlog.contextvars.unbind_contextvars("episode", "game", "game_index")
+        with as_the_run():
+            await self._probe_until_up(circuit)
+
+    async def _probe_until_up(self, circuit: Circuit) -> None:
         limit = self._plan.config.run.endpoint_down_s
         client = self._pool.client(circuit.spec)
         for n in itertools.count():

@@ -67,6 +67,10 @@ async def preflight(plan: RunPlan, pool: providers.Providers) -> list[str]:
                     "one's circuit opens when it fails, and it is probed until it answers)"
                 )
     if problems:
+        # The findings go to events.jsonl too (at info: the console shows the error below).
+        for problem in sorted(problems):
+            where, _, detail = problem.partition(": ")
+            log.info("preflight_failed", policy=where.removeprefix("policies."), detail=detail)
         raise ConfigError(
             "the preflight found endpoints no game could use (no game was played):\n  "
             + "\n  ".join(sorted(problems))

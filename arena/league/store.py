@@ -169,7 +169,13 @@ class LeagueStore(RatingTables):
         """Open an existing run's store without the right to change it."""
         path = out / DB_NAME
         if not path.exists():
-            raise FileNotFoundError(f"{path} does not exist: is {out} a run folder of `arena run`?")
+            replays = out / "replays"
+            fix = (
+                f"`arena rebuild {out}` makes it again from the replays"
+                if replays.is_dir() and any(replays.iterdir())
+                else f"is {out} a run folder of `arena run`?"
+            )
+            raise FileNotFoundError(f"{path} does not exist: {fix}")
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             _probe(connection)

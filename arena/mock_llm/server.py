@@ -7,7 +7,7 @@ import json
 import random
 import socket
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from functools import partial
 from typing import Any
@@ -50,10 +50,14 @@ class MockLLM:
         slow_ms: int = 2000,
         seed: int = 0,
         reasoning: str = "off",
+        models: Sequence[str] = (),
     ) -> None:
         if reasoning not in REASONING:
             raise ValueError(f"reasoning {reasoning!r}: use one of {', '.join(REASONING)}")
         self.reasoning = reasoning
+        self.models = tuple(dict.fromkeys((*MODELS, *models)))
+        """The models its list names: `mock-1` and those it was told it stands in for (it
+        answers for any model name all the same)."""
         """`off`, `apart` (the protocol's own reasoning field or blocks) or `think` (a
         leading <think> block in the reply text)."""
         self.latency_s = latency_ms / 1000
@@ -90,7 +94,7 @@ class MockLLM:
             await _send_json(send, 413, {"error": {"message": message}})
         elif method == "GET" and path == "/stats":
             await _send_json(send, 200, self.stats())
-        elif method == "GET" and (listing := _models(path)) is not None:
+        elif method == "GET" and (listing := _models(path, self.models)) is not None:
             await _send_json(send, 200, listing)
         elif method == "POST" and endpoint is not None:
             await self._answer(endpoint, body, receive, send)
@@ -175,14 +179,14 @@ async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> N
 
 
 MODELS = ("mock-1",)
-"""The models the mock lists (it answers for any model name all the same)."""
+"""The model every mock lists (it answers for any model name all the same)."""
 
 
-def _models(path: str) -> dict[str, Any] | None:
+def _models(path: str, models: Sequence[str]) -> dict[str, Any] | None:
     """The answer to a protocol's models call (the preflight's probe), or None."""
     if path in ("/v1/models", "/models"):  # OpenAI-compatible and Anthropic lists
         return {"object": "list", "data": [{"id": m, "object": "model", "type": "model"}
-                                           for m in MODELS]}  # fmt: skip
+                                           for m in models]}  # fmt: skip
     if path.startswith("/v1/models/"):  # Anthropic: one model
         return {"id": path.removeprefix("/v1/models/"), "type": "model"}
     if path.startswith("/v1beta/models/") and ":" not in path:  # Gemini: one model
@@ -212,11 +216,18 @@ def build_app(
     slow_ms: int = 2000,
     seed: int = 0,
     reasoning: str = "off",
+    models: Sequence[str] = (),
 ) -> MockLLM:
-    """A mock server app; `faults` is a rate table or a `parse_faults` string."""
+    """A mock server app; `faults` is a rate table or a `parse_faults` string; `models` are
+    listed beside `mock-1` (the models of the run it stands in for)."""
     rates = parse_faults(faults) if isinstance(faults, str) else faults
     return MockLLM(
-        latency_ms=latency_ms, faults=rates, slow_ms=slow_ms, seed=seed, reasoning=reasoning
+        latency_ms=latency_ms,
+        faults=rates,
+        slow_ms=slow_ms,
+        seed=seed,
+        reasoning=reasoning,
+        models=models,
     )
 
 
@@ -264,10 +275,16 @@ async def serve(
     seed: int = 0,
     outage: Outage | None = None,
     reasoning: str = "off",
+    models: Sequence[str] = (),
 ) -> None:
     """Serve a mock until the process is interrupted (Ctrl-C stops it gracefully)."""
     app = build_app(
-        latency_ms=latency_ms, faults=faults, slow_ms=slow_ms, seed=seed, reasoning=reasoning
+        latency_ms=latency_ms,
+        faults=faults,
+        slow_ms=slow_ms,
+        seed=seed,
+        reasoning=reasoning,
+        models=models,
     )
     if outage is not None:
         async with serving(app, host=host, port=port, outage=outage):
@@ -284,12 +301,13 @@ def main_mock_llm(
     seed: int,
     outage: Outage | None = None,
     reasoning: str = "off",
+    models: Sequence[str] = (),
 ) -> None:
     """`arena mock-llm`: serve the mock on host:port until Ctrl-C."""
     parse_faults(faults)  # refuse a bad spec before binding anything
     run = partial(
         serve, host, port, latency_ms=latency_ms, faults=faults, slow_ms=slow_ms, seed=seed,
-        outage=outage, reasoning=reasoning,
+        outage=outage, reasoning=reasoning, models=models,
     )  # fmt: skip
     with suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it already handled
         anyio.run(run)

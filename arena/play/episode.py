@@ -41,6 +41,7 @@ from arena.record.replay import (
     Replay,
     ReplyReport,
     Spectator,
+    kept_reply,
     move_json,
     prompt_sha256,
 )
@@ -233,20 +234,23 @@ class _GameLoop:
         """The decision as its `DecisionRecord`'s fields (checked when the game finishes)."""
         if d.source == "forfeit":
             raise ValueError("a forfeit ends the game: it is no ply to record")
-        attempts = [
-            {
-                "n": a.n,
-                "prompt_sha256": prompt_sha256(a.prompt, a.system_chars),
-                "prompt": a.prompt if self.setup.record_prompts else None,
-                "system_chars": a.system_chars,
-                "reply": a.reply,
-                "latency_s": round(a.latency_s, 6),
-                "cause": a.cause,
-                "error": a.error,
-                **_report_fields(a.report),
-            }
-            for a in d.attempts
-        ]
+        attempts = []
+        for a in d.attempts:
+            reply, chars, whole = kept_reply(a.reply) if a.reply is not None else (None, None, None)
+            attempts.append(
+                {
+                    "n": a.n,
+                    "prompt_sha256": prompt_sha256(a.prompt, a.system_chars),
+                    "prompt": a.prompt if self.setup.record_prompts else None,
+                    "system_chars": a.system_chars,
+                    "reply": reply,
+                    **({"reply_chars": chars, "reply_sha256": whole} if chars else {}),
+                    "latency_s": round(a.latency_s, 6),
+                    "cause": a.cause,
+                    "error": a.error,
+                    **_report_fields(a.report),
+                }
+            )
         return {
             "seat": d.seat,
             "alias": self.aliases[d.seat],

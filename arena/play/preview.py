@@ -20,8 +20,10 @@ def stable_note(prompt: Prompt) -> str:
     """Where the prompt's stable part ends, for a prompt shown as one text."""
     lines = prompt.text[: prompt.stable].splitlines()
     last = lines[-1].strip() if lines else ""
+    # a long line ends in its last words, so the note points at where the part ends
+    end = last if len(last) <= 80 else "... " + last[-76:].partition(" ")[2]
     return (
-        f"the stable part is the first {len(lines)} line(s), through {last[:60]!r}; "
+        f"the stable part is the first {len(lines)} line(s), ending {end!r}; "
         'a policy with layout = "chat" sends it as the system message'
     )
 

@@ -97,13 +97,10 @@ class PromptTemplate:
     sha256: str
     rest: Template | None = None
     """The text after the `STABLE_END` line, or None when the template has none."""
-
-    @property
-    def lists_moves(self) -> bool:
-        """Whether the template shows the legal moves (`$legal_moves`): one that leaves them
-        out leaves them out of its retry too, unless the policy says otherwise."""
-        parts = [self.template, *([self.rest] if self.rest is not None else [])]
-        return any("legal_moves" in part.get_identifiers() for part in parts)
+    lists_moves: bool = False
+    """Whether the template shows the legal moves (`$legal_moves`): one that leaves them
+    out leaves them out of its retry too, unless the policy says otherwise. Read once, when
+    the template is loaded (every decision asks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +170,8 @@ def load_template(path: str, *, folder: Path | None = None) -> PromptTemplate:
             f"prompt template {path!r} uses unknown placeholder(s) {', '.join('$' + u for u in unknown)} "
             f"(known: {', '.join(sorted(PLACEHOLDERS))})"
         )
-    return PromptTemplate(path, template, hashlib.sha256(text.encode()).hexdigest(), rest)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return PromptTemplate(path, template, digest, rest, lists_moves="legal_moves" in names)
 
 
 @cache

@@ -199,6 +199,8 @@ def _reread(game: games.Game[Any], state: Any, d: DecisionRecord) -> tuple[Readi
     """The decision as the protocol would reach it now, and whether it would have needed
     a retry that was never asked. A retry's prompt came from the first attempt's failure,
     so its reply counts only where the first attempt fails both then and now."""
+    if any(a.reply_chars for a in d.attempts):  # a reply kept by its ends: read as recorded
+        return _recorded(d), False
     key = game.reply_key(state)
     first = _read(game, state, d.seat, key, d.attempts[0], "reply")
     if first.move is not None:

@@ -85,6 +85,24 @@ INFRASTRUCTURE: Side = "infrastructure"
 REASONING_CUT = 20_000
 """The most characters of a reply's reasoning an attempt record keeps."""
 
+REPLY_KEPT = 8192
+"""The most characters of a reply an attempt record keeps whole. A longer one keeps its
+first and last `REPLY_END` characters, with its length and SHA-256 beside them."""
+REPLY_END = 2048
+
+
+def kept_reply(text: str) -> tuple[str, int | None, str | None]:
+    """What an attempt record keeps of a reply: (the text, or its two ends with a mark of
+    the cut between them; the whole's length and SHA-256, or None when kept whole). The
+    move read from the whole is the decision's `move`, so a cut never hides what was
+    played: the engine re-derives every move from it."""
+    if len(text) <= REPLY_KEPT:
+        return text, None, None
+    cut = len(text) - 2 * REPLY_END
+    mark = f"\n[... {cut:,} characters of the reply left out: see reply_chars, reply_sha256 ...]\n"
+    whole = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return text[:REPLY_END] + mark + text[-REPLY_END:], len(text), whole
+
 
 class ReplyReport(_Model):
     """What the provider said about one reply, beside its text; the one list of these fields
@@ -125,6 +143,11 @@ class _AttemptFacts(_Model):
     """In the chat layout: the prompt's first `system_chars` characters went as the system
     message, the rest as the user message (`prompt_sha256` covers both, with roles)."""
     reply: str | None = None
+    """The reply, whole up to `REPLY_KEPT` characters; a longer one by its two ends."""
+    reply_chars: int | None = Field(default=None, exclude_if=_empty)
+    """A reply cut by `kept_reply`: the whole reply's length in characters."""
+    reply_sha256: str | None = Field(default=None, exclude_if=_empty)
+    """A reply cut by `kept_reply`: the SHA-256 of the whole reply (UTF-8)."""
     latency_s: float
     cause: str | None = None
     error: str = ""

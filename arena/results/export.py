@@ -137,7 +137,9 @@ def game_rows(games: Iterable[GameSummary]) -> Iterator[dict[str, Any]]:
             "episode": g.episode, "match_index": g.match_index, "game": g.game,
             "game_index": g.game_index, "policy_0": g.policies[0], "policy_1": g.policies[1],
             "score_0": g.scores[0] if g.scores else None, "score_1": g.scores[1] if g.scores else None,
-            "no_contest": g.scores is None, "reason": g.reason, "ending": g.ending,
+            # a no-contest's stored reason is how its play stopped; the row says what counts
+            "no_contest": g.scores is None, "reason": "no-contest" if g.scores is None else g.reason,
+            "ending": g.ending,
             "detail": g.detail or None, "plies": g.plies,
             "same_author": g.same_author,
         }  # fmt: skip

@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.config import Config, ConfigError
+from arena.results.ab import OWN_PLAY_FLOOR, ab_sentence
 from arena.results.export import (
     entrant_export_rows,
     fallback_rows,
@@ -39,7 +40,7 @@ from arena.results.standings import GameSummary
 from arena.results.tables import league_tables
 
 __all__ = [
-    "League", "LeagueSource", "ab_sentence", "authors_table", "entrants_table", "render", "sprt_lines", "sprt_row",
+    "League", "LeagueSource", "authors_table", "entrants_table", "render", "sprt_lines", "sprt_row",
     "standings_tables",
 ]  # fmt: skip
 
@@ -187,7 +188,7 @@ def _table(
         Column("W-D-L", cells(lambda r: f"{r['wins']}-{r['draws']}-{r['losses']}"), 96),
         Column("NC", cells(lambda r: str(r["no_contest"])), 95),
         Column("games", cells(lambda r: str(r["games"])), 60),
-        Column("own\nplay", cells(lambda r: f"{r['own_play']:.1%}"), 90),
+        Column("own\nplay", cells(lambda r: f"{r['own_play']:.1%}"), 90, notes=_own_play_notes(rows)),
         Column("fallbacks\nseat/infra", cells(sides), 85),
         Column("forfeits", cells(lambda r: str(r.get("forfeits", 0))), 55, empty=frozenset("0")),
         Column("p50/p95\nms", cells(lambda r: f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}"), 80),
@@ -232,7 +233,54 @@ def _rating_columns(rows: list[dict[str, Any]], ratings: dict[str, Any]) -> list
     ]
     return [  # BT flush left: the ratings line up whether marked or not
         Column("BT [95%]", intervals, 99, right=False, notes=[_ON_PRIOR] if any(marked) else []),
-        Column("Elo\nK=24 seq.", [_number(elo.get(r["policy"])) for r in rows], 98),
+        Column(
+            "Elo\nK=24 seq.",
+            [_number(elo.get(r["policy"])) for r in rows],
+            98,
+            notes=_order_notes(rows, ratings),
+        ),
+    ]
+
+
+def _order_notes(rows: list[dict[str, Any]], ratings: dict[str, Any]) -> list[str]:
+    """One line under the table when the sequential Elo orders a pair of policies otherwise
+    than Bradley-Terry: which of the two to read."""
+    elo, bt = ratings["elo"], ratings["bt"]
+    rated = [r["policy"] for r in rows if r["policy"] in elo and r["policy"] in bt]
+    crossed = sum(
+        1
+        for i, a in enumerate(rated)
+        for b in rated[i + 1 :]
+        if (bt[a]["rating"] - bt[b]["rating"]) * (elo[a] - elo[b]) < 0
+    )
+    if not crossed:
+        return []
+    return [
+        f"Elo K=24 orders {crossed} pair(s) otherwise than Bradley-Terry: read BT, which fits "
+        "every game at once (the sequential Elo weighs the last games most)"
+    ]
+
+
+def _own_play_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """One line under the table naming the policies whose own play is under the floor."""
+    low = [r for r in rows if r["decisions"] and r["own_play"] < OWN_PLAY_FLOOR]
+    if not low:
+        return []
+    shares = ", ".join(f"{r['policy']} {r['own_play']:.0%}" for r in low)
+    return [
+        f"own play under {OWN_PLAY_FLOOR:.0%} ({shares}): the rest was the fallback's, so "
+        "these results compare fallbacks as much as models"
+    ]
+
+
+def _same_author_note(entrants: list[dict[str, Any]]) -> list[str]:
+    """Why an entrant's games can outnumber its games in the standings: same-author games."""
+    authors = [e["author"] for e in entrants if e["author"]]
+    if len(authors) == len(set(authors)):  # no author has two entrants: no such game
+        return []
+    return [
+        "games counts every game played, same-author ones included (a model against its own "
+        "program): they are shown, not rated, and the standings leave them out"
     ]
 
 
@@ -261,7 +309,7 @@ def entrants_table(entrants: list[dict[str, Any]], width: int) -> Table:
         Column("entrant", cells(lambda e: e["name"]), 1000, right=False),
         Column("BT [95%]", cells(lambda e: _interval(e["bt"])), 100, right=False),
         Column("status", cells(lambda e: e["status"]), 95, right=False, notes=why),
-        Column("games", cells(lambda e: str(e["games"])), 90),
+        Column("games", cells(lambda e: str(e["games"])), 90, notes=_same_author_note(rows)),
         Column("fingerprint", cells(lambda e: (e["fingerprint"] or "-")[:12]), 80, right=False),
         Column("sessions", cells(sessions), 70),
         Column("author", cells(lambda e: e["author"] or "-"), 60, right=False, empty=frozenset("-")),
@@ -298,7 +346,10 @@ def authors_table(entrants: list[dict[str, Any]], width: int) -> Table:
 
 
 def _h2h_table(tables: dict[str, Any], policies: list[str]) -> Table:
-    table = Table(title="head to head: W-D-L (NC) of the row against the column, all games")
+    table = Table(
+        title="head to head: W-D-L (NC) of the row against the column, every game of every "
+        "complete match (the standings also count the games of a match cut short)"
+    )
     table.add_column("", no_wrap=True)
     for p in policies:
         table.add_column(p, justify="center", overflow="fold")
@@ -347,27 +398,6 @@ def _fallbacks_table(rows: list[dict[str, Any]], width: int) -> Table:
         Column("alias", cells("alias"), 20, right=False), Column("episode", cells("episode"), 10, right=False),
     ]  # fmt: skip
     return fitted(f"fallbacks ({len(rows)})", columns, width, more=_MORE)
-
-
-def ab_sentence(ab: dict[str, Any]) -> str:
-    """An A/B pair of the tables (`league_tables`' `ab`) as a sentence: what differs, the
-    Bradley-Terry difference with its interval, and the head to head in words."""
-    a, b, what = ab["a"], ab["b"], ab.get("differs") or "prompt"
-    diff = ab.get("bt_difference")
-    rated = (
-        f"{a} rates {diff['value']:+.0f} Elo against {b} by Bradley-Terry "
-        f"(95% interval {diff['low']:+.0f} to {diff['high']:+.0f})"
-        if diff
-        else f"{a} and {b} have no rated match yet"
-    )
-    h2h = ab.get("h2h")
-    if h2h:
-        wins, draws, losses, nc = h2h
-        met = f"; head to head {a} won {wins}, drew {draws} and lost {losses} of its games with {b}"
-        met += f" ({nc} no-contest)" if nc else ""
-    else:
-        met = "; they have not met"
-    return f"{what} A/B, {a} vs {b} (they differ in {what} only): {rated}{met}."
 
 
 def sprt_lines(sprt: dict[str, Any]) -> list[str]:
@@ -474,8 +504,9 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
     elif what == "standings":
         for table in standings_tables(league.tables, console.width):
             console.print(table)
+        sprt = league.sprt() if league.config.run.sprt is not None else None
         for ab in league.tables["ab"]:
-            console.print(ab_sentence(ab), highlight=False, markup=False)
+            console.print(ab_sentence(ab, sprt), highlight=False, markup=False)
     elif what == "h2h":
         console.print(_h2h_table(league.counts, list(league.config.policies)))
     elif what == "entrants":

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import games
 from arena.config import Config
 from arena.play.match import REPLAY_MARK
 from arena.record.cards import CANCELLED_MARK
@@ -269,9 +270,12 @@ def league_tables(
         "ab": [],
     }
     with_decoding(tables["standings"], config.policies)
+    own = {r["policy"]: r["own_play"] for r in tables["standings"]["overall"] if r["decisions"]}
+    fallback = _fallback_names(per_game)
     for a, b in ab_pairs(config):
         entry: dict[str, Any] = {
             "a": a, "b": b, "differs": ab_differs(config, a, b), "h2h": tables["h2h"].get(f"{a}|{b}"),
+            "own_play": {p: own[p] for p in (a, b) if p in own}, "fallback": fallback,
         }  # fmt: skip
         if stored is not None:
             if f"{a}|{b}" in stored.get("ab", {}):
@@ -281,3 +285,10 @@ def league_tables(
             entry["bt_difference"] = {"value": diff, "low": low, "high": high}
         tables["ab"].append(entry)
     return tables
+
+
+def _fallback_names(per_game: dict[str, Table]) -> str:
+    """Whose moves a fallback plays in the games of the league: the games' own baselines
+    (`tactician` in the board games), named once each."""
+    names = sorted({games.load(name).baseline_name or "random" for name in per_game})
+    return " or ".join(names) if names else "fallback baseline"

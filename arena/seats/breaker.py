@@ -31,9 +31,32 @@ import structlog
 
 import providers
 
-__all__ = ["Breakers", "Circuit", "Misconfigured", "endpoint_of", "misconfiguration_fix"]
+__all__ = [
+    "Breakers",
+    "Circuit",
+    "Misconfigured",
+    "as_the_run",
+    "endpoint_of",
+    "misconfiguration_fix",
+]
 
 log = structlog.get_logger("arena.seats.breaker")
+
+_RUN_KEYS = frozenset({"run", "worker"})
+"""The context an endpoint's events keep: they are the run's, not an episode's."""
+
+
+@contextmanager
+def as_the_run() -> Iterator[None]:
+    """Events logged in the block carry the run's context only: an endpoint's events are
+    logged from whichever seat's task met it, and must not name that episode, alias or seat."""
+    bound = structlog.contextvars.get_contextvars()
+    local = [key for key in bound if key not in _RUN_KEYS]
+    structlog.contextvars.unbind_contextvars(*local)
+    try:
+        yield
+    finally:
+        structlog.contextvars.bind_contextvars(**{key: bound[key] for key in local})
 
 
 def endpoint_of(spec: providers.ProviderSpec) -> str:
@@ -138,13 +161,14 @@ class Circuit:
             self.opened_at = anyio.current_time()
             for scope in list(self._in_flight):
                 scope.cancel()
-            log.warning(
-                "endpoint_down",
-                endpoint=self.endpoint,
-                failures=self.failures,
-                detail="requests in flight were cut; its policies' new episodes wait unless "
-                "another replica serves them",
-            )
+            with as_the_run():
+                log.warning(
+                    "endpoint_down",
+                    endpoint=self.endpoint,
+                    failures=self.failures,
+                    detail="requests in flight were cut; its policies' new episodes wait "
+                    "unless another replica serves them",
+                )
             if self.on_open is not None:
                 self.on_open(self)
 
@@ -197,7 +221,8 @@ class Circuit:
         down_s = self.down_for()
         self.opened_at = None
         self.failures = 0
-        log.info("endpoint_up", endpoint=self.endpoint, down_s=round(down_s, 3))
+        with as_the_run():
+            log.info("endpoint_up", endpoint=self.endpoint, down_s=round(down_s, 3))
 
     @contextmanager
     def request(self) -> Iterator[anyio.CancelScope]:

@@ -10,7 +10,7 @@ A standing pool's page has its entrants and rating history besides
 (`arena.viewer.pool`), under `pool`; a league's has `pool: null`.
 An A/B pair (two policies that differ in one condition: prompt, decoding or
 retry_lists_moves) reads as the sentence `arena run` and `arena report` print
-(`arena.results.report.ab_sentence`), under `ab`; like the ratings, from
+(`arena.results.ab.ab_sentence`), under `ab`; like the ratings, from
 summary.json only, so a run in progress shows none yet.
 The header counts the episodes played (`episodes_played`: those the store
 holds, or the replays so far) against the most the run plans
@@ -36,8 +36,9 @@ from arena.config import Config, ConfigError
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.summary import GAMES_NAME, read_summary_head
 from arena.record.replay import Replay, load_replay
+from arena.results.ab import ab_sentence
 from arena.results.ratings import bradley_terry, pair_tallies
-from arena.results.report import ab_sentence, sprt_lines
+from arena.results.report import sprt_lines
 from arena.results.standings import GameSummary, by_game, standings, summarise
 from arena.results.tables import match_outcomes, ranked_standings, rated_points, with_decoding
 from arena.viewer.pool import is_pool, pool_data, pool_so_far, revealed_sources
@@ -104,7 +105,7 @@ def league_data(
         "stopped_by": summary.get("stopped_by"),
         "sprt": sprt_lines(summary["sprt"]) if summary.get("sprt") else None,
         "ab": [
-            {"pair": f"{ab['a']}|{ab['b']}", "sentence": ab_sentence(ab)}
+            {"pair": f"{ab['a']}|{ab['b']}", "sentence": ab_sentence(ab, summary.get("sprt"))}
             for ab in summary.get("ab") or []
         ],
         "pool": pool_data(summary, revealed_sources(run)) if pool else None,

@@ -249,7 +249,7 @@ class ConnectFour(TurnGame[ConnectFourState]):
         if len(token) == 1 and "1" <= token <= str(len(FILES)):
             return FILES[int(token) - 1]
         raise Unreadable(
-            f"read {_shown(token)}: a connect-four move is one <file letter>, a letter a-g "
+            f"read {_shown(text.strip())}: a connect-four move is one <file letter>, a letter a-g "
             "(or a digit 1-7, counting files from the left)."
         )
 

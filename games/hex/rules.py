@@ -321,7 +321,7 @@ class Hex(TurnGame[HexState]):
         if token in _CELL:
             return token
         raise Unreadable(
-            f"read {_shown(token)}: a hex move is one empty <cell>, a file letter a-g "
+            f"read {_shown(text.strip())}: a hex move is one empty <cell>, a file letter a-g "
             "then a rank number 1-7."
         )
 

@@ -412,3 +412,14 @@ def test_events_join_on_seat_and_name_the_policy(
         game = next(g for g in replay["games"] if g["index"] == e["game_index"])
         assert e["aliases"] == game["aliases"]
         assert e["policies"] == replay["spectator"]["policies"][str(e["game_index"])]
+
+
+def test_the_resume_anyway_help_names_the_settings_that_need_no_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    flag = said[said.index("--resume-anyway resume") :]
+    for setting in ("run.concurrency", "run.executor", "run.endpoint_down_s", "base_url"):
+        assert setting in flag[:600], setting

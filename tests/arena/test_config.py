@@ -248,3 +248,20 @@ def test_a_template_beside_the_config_is_read_from_there(tmp_path: Path) -> None
     )
     assert prompt is not None
     assert "MINE" in prompt
+
+
+def test_an_error_names_the_key_as_the_file_spells_it_and_echoes_a_bad_choice() -> None:
+    data = {
+        "run": {"name": "x", "games": ["connect-four"]},
+        "policies": {
+            "coach": {"kind": "llm", "provider": "opnai", "model": "m", "promt": "p.md"},
+            "t": {"kind": "scripted", "baseline": "tactician"},
+        },
+    }
+    with pytest.raises(ConfigError) as refused:
+        parse_config(data)
+    said = str(refused.value)
+    assert "policies.coach.promt: unknown key 'promt'" in said
+    assert "policies.coach.provider: Input should be 'openai', 'anthropic' or 'gemini'" in said
+    assert "(it says 'opnai')" in said
+    assert ".llm." not in said  # the union's tag is no key of the file

@@ -22,6 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
             ["--runs", "1", "--in-flight", "4", "--latency-ms", "5", "--episodes", "8"],
             "of ideal",
         ),
+        (
+            "bench.compare",  # this tree against itself: the ratio's machinery, not a figure
+            ["HEAD", "--rounds", "1", "--in-flight", "4", "--latency-ms", "5", "--episodes", "8"],
+            "median ratio over 1 rounds",
+        ),
         ("bench.overshoot", ["--runs", "1", "--in-flight", "3", "--burners", "0"], "decision_s"),
         ("bench.memory", ["--small", "4", "--large", "8"], "ratio"),
         ("bench.efficiency", ["--tests", "50", "--check", "1"], "targets"),

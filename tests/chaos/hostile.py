@@ -42,7 +42,10 @@ MODES = (
 STOPPING = ("too_large", "refused_key", "gateway_504", "sound")
 """Modes of endpoints that answer but are set up wrong (a gateway's 413 on every POST, a
 401 on every completion, a gateway that gives up with 504 after `GATEWAY_WAIT_S`), and a
-sound one to resume on (each reply a legal move)."""
+sound one to resume on (each reply a legal move).
+
+`padded` answers soundly after a megabyte of prose (what a replay keeps of such a reply is
+bounded: tests/chaos/test_reply_bound.py)."""
 
 GATEWAY_WAIT_S = 0.4
 """How long the `gateway_504` mode waits before its 504, as a gateway would."""
@@ -211,6 +214,9 @@ class Hostile:
             await send(_response(504, b"<html>504 Gateway Time-out</html>"))
         elif mode == "sound":
             await send(_response(200, sound))
+        elif mode == "padded":  # a sound move after a megabyte of musing
+            padded = json.dumps(_body(protocol, "I consider the position. " * 42_000 + text))
+            await send(_response(200, padded.encode()))
         elif mode == "echo_key":
             echoed = json.loads(text) | {"say": f"your key is {_key(head['headers'])}"}
             await send(_response(200, json.dumps(_body(protocol, json.dumps(echoed))).encode()))

@@ -354,3 +354,9 @@ def test_board_text_puts_a1_bottom_left() -> None:
     assert "R = red" in text
     assert "B = blue" in text
     assert ". = empty" in text
+
+
+def test_an_unreadable_reply_is_quoted_as_written() -> None:
+    game = games.load("connect-four")
+    with pytest.raises(Unreadable, match="read 'I think the best move is column d': a connect"):
+        game.parse(game.initial(1), 0, "  I think the best move is column d ")

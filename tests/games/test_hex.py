@@ -361,3 +361,9 @@ def test_board_text_puts_a1_bottom_left() -> None:
     assert "R = red" in text
     assert "B = blue" in text
     assert ". = empty" in text
+
+
+def test_an_unreadable_reply_is_quoted_as_written() -> None:
+    game = games.load("hex")
+    with pytest.raises(Unreadable, match="read 'maybe c 9': a hex move is one empty"):
+        game.parse(game.initial(1), 0, "maybe c 9")

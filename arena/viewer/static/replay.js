@@ -308,12 +308,14 @@
       s("line", { x1: 0, x2: width, y1: height / 2, y2: height / 2, stroke: "#888", "stroke-dasharray": "3 3" }),
       s("rect", { x: 0.5, y: 0.5, width: width - 1, height: height - 1, fill: "none", stroke: "#0004" }));
     ui.eval.textContent = "";
+    // each seat's share of the bar, as a person reads it; the game's own figures on hover
+    const pct = Math.round(share(a, b) * 100);
     ui.eval.append(bar, h("figcaption", { id: "eval-caption" },
       h("b", {}, "HEURISTIC"), h("br"), "standing", h("br"),
-      h("span", { "data-standing": 0 }, a), " : ", h("span", { "data-standing": 1 }, b), h("br"),
-      `(${aliasOf(g, 0)} : ${aliasOf(g, 1)})`, h("br"),
+      `${aliasOf(g, 0)} `, h("span", { "data-standing": 0, "data-value": a }, `${pct}%`), h("br"),
+      `${aliasOf(g, 1)} `, h("span", { "data-standing": 1, "data-value": b }, `${100 - pct}%`), h("br"),
       ply === 0 ? "start" : `after ply ${ply}`));
-    ui.eval.title = "The game's own heuristic standing (docs/rules.md), not an engine evaluation.";
+    ui.eval.title = `The game's own heuristic standing (docs/rules.md), not an engine evaluation: ${a} to ${b}.`;
   }
 
   function renderGraph(g) {

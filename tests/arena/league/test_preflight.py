@@ -98,3 +98,33 @@ async def test_no_preflight_skips_the_probe(tmp_path: Path) -> None:
     games = [g for g in stored_games(tmp_path / "o")]
     assert games
     assert all(g.ending == "no-contest" for g in games)
+
+
+def test_a_failed_preflight_writes_its_findings_and_leaves_no_lock(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from arena.cli import main
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = _config("openai", f"http://127.0.0.1:{port}/v1")
+    tables = {"run": config["run"], "deadlines": config["deadlines"]}
+    tables |= {f"policies.{name}": policy for name, policy in config["policies"].items()}
+    (tmp_path / "c.toml").write_text(
+        "".join(
+            f"[{table}]\n"
+            + "".join(f"{key} = {json.dumps(value)}\n" for key, value in keys.items())
+            for table, keys in tables.items()
+        )
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "c.toml"), "--out", str(out), "--no-progress"]) != 0
+    assert "policies.model: nothing answers" in capsys.readouterr().err
+    events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    (failed,) = [e for e in events if e["event"] == "preflight_failed"]
+    assert failed["policy"] == "model"
+    assert "nothing answers" in failed["detail"]
+    assert not (out / ".lock").exists()  # the folder is free: nothing holds it

@@ -117,7 +117,7 @@ async def test_a_finished_run_leaves_one_database_file_that_readers_leave_alone(
 ) -> None:
     await _run(tmp_path)
     assert _beside(tmp_path) == {DB_NAME}  # checkpointed and out of WAL mode
-    assert (tmp_path / ".lock").exists()  # the lock file stays: it is the lock
+    assert not (tmp_path / ".lock").exists()  # an ended run leaves no lock behind
     for _ in range(2):  # readers, which cannot checkpoint, make no WAL files now
         reader = LeagueStore.open_readonly(tmp_path)
         episodes = reader.finished_episodes()
@@ -144,3 +144,36 @@ async def test_a_writer_closing_while_a_reader_reads_keeps_the_wal_and_loses_not
     assert len(again.finished_episodes()) == 4
     again.close()
     assert _beside(tmp_path) == {DB_NAME}
+
+
+def test_a_lock_nobody_holds_says_the_last_session_died(tmp_path: Path) -> None:
+    from arena.league.lock import LOCK_NAME, RunFolderBusy, hold_run_folder, stale_lock
+
+    with hold_run_folder(tmp_path):
+        assert (tmp_path / LOCK_NAME).exists()
+        assert not stale_lock(tmp_path)  # held: a run is playing
+    assert not (tmp_path / LOCK_NAME).exists()
+    assert not stale_lock(tmp_path)
+    (tmp_path / LOCK_NAME).write_text("4242")  # what a killed run leaves
+    assert stale_lock(tmp_path)
+    with hold_run_folder(tmp_path):  # a resume takes it over
+        pass
+    assert not stale_lock(tmp_path)
+    # a second holder is refused while the first holds, with or without a file left
+    with hold_run_folder(tmp_path):
+        import subprocess
+        import sys
+
+        held = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from arena.league.lock import hold_run_folder\n"
+                f"with hold_run_folder(__import__('pathlib').Path({str(tmp_path)!r})): pass",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert held.returncode != 0
+        assert RunFolderBusy.__name__ in held.stderr

@@ -530,3 +530,19 @@ def test_prompt_lines_are_the_last_line_of_each_label(lines: list[tuple[str, str
     assert read.legal == legal
     key = (last("REPLY KEY") or "move").split()
     assert read.reply_key == (key[0] if key else "move")
+
+
+@pytest.mark.anyio
+async def test_the_mock_lists_the_models_it_stands_in_for() -> None:
+    from arena.cli.playing import model_names
+    from arena.config import load_config
+
+    config = load_config("configs/authors.toml", keys=False)
+    names = model_names(config)
+    assert {"mock-a", "mock-b", "mock-c"} <= set(names)  # what the shipped config asks
+    async with serving(build_app(models=names)) as url, httpx.AsyncClient() as client:
+        listed = (await client.get(f"{url}/v1/models")).json()["data"]
+    assert [m["id"] for m in listed] == ["mock-1", *names]
+    async with serving(build_app()) as url, httpx.AsyncClient() as client:
+        alone = (await client.get(f"{url}/v1/models")).json()["data"]
+    assert [m["id"] for m in alone] == ["mock-1"]

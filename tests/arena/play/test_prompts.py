@@ -102,3 +102,14 @@ def test_the_prompt_is_the_same_with_the_standings_handed_in() -> None:
     )
     assert render_prompt(template, asked) == render_prompt(template, handed)
     assert "$" not in render_prompt(template, asked).text.replace("$$", "")
+
+
+def test_the_stable_part_note_ends_where_the_stable_part_ends() -> None:
+    from arena.play.preview import preview_prompt, stable_note
+
+    prompt = preview_prompt(game="connect-four", seed=3)[0]
+    note = stable_note(prompt)
+    last = prompt.text[: prompt.stable].splitlines()[-1].strip()
+    quoted = note[note.index("ending '") + len("ending '") : note.index("'; a policy")]
+    assert last.endswith(quoted.removeprefix("... "))  # the line's own end, whole words
+    assert quoted.endswith(".")  # the rules' sentence ends there, not mid-word

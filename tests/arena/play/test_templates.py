@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -129,3 +130,18 @@ def test_the_example_reply_filled_with_a_move_reads_as_that_move(
                 assert read.repairs == (), (reply, read.repairs)
                 assert read.to_json() == move
     assert keys == KEYS.get(name, {"move"}), f"{name}: the positions asked for {keys}"
+
+
+@pytest.mark.parametrize(("text", "lists"), [
+    ("moves: $legal_moves\n", True),
+    ("$board\n", False),
+    ("$board\n{stable_end}\n$legal_moves\n", True),  # after the stable part's end too
+    ("costs $$legal_moves\n", False),  # an escaped dollar is text, not the placeholder
+])  # fmt: skip
+def test_a_template_says_once_whether_it_lists_the_moves(
+    tmp_path: Path, text: str, lists: bool
+) -> None:
+    from arena.play.prompts import STABLE_END
+
+    (tmp_path / "t.md").write_text(text.replace("{stable_end}", STABLE_END))
+    assert load_template("./t.md", folder=tmp_path).lists_moves is lists

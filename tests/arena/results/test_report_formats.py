@@ -223,8 +223,13 @@ def test_a_no_contest_exports_why_and_latencies_have_one_decimal() -> None:
         "e-g1", 0, "hex", 1, ("a", "b"), None, "complete", "no-contest", 12, (seat, seat), False,
         detail="infrastructure: seat 0's decisions fell back on the infrastructure 5 of 6 times",
     )  # fmt: skip
-    (row,) = game_rows([nc])
+    counted = GameSummary(
+        "e-g2", 0, "hex", 2, ("b", "a"), (1, -1), "complete", "connection", 30, (seat, seat), False
+    )
+    row, played = game_rows([nc, counted])
     assert row["no_contest"] is True
+    assert row["reason"] == "no-contest"  # not the 'complete' of a game that counts
+    assert (played["no_contest"], played["reason"]) == (False, "complete")
     assert row["detail"].startswith("infrastructure: seat 0")
     assert row["latency_p50_ms_0"] == 102.0
     assert isinstance(row["latency_p95_ms_0"], float)
@@ -233,7 +238,7 @@ def test_a_no_contest_exports_why_and_latencies_have_one_decimal() -> None:
 
 
 def test_an_ab_pair_reads_as_a_sentence() -> None:
-    from arena.results.report import ab_sentence
+    from arena.results.ab import ab_sentence
 
     said = ab_sentence({
         "a": "terse", "b": "verbose", "differs": "prompt", "h2h": [59, 0, 61, 0],
@@ -247,3 +252,112 @@ def test_an_ab_pair_reads_as_a_sentence() -> None:
     assert "no rated match yet" in ab_sentence(
         {"a": "x", "b": "y", "differs": "decoding", "h2h": None}
     )
+
+
+def test_an_ab_sentence_says_when_a_side_played_under_90_percent_itself() -> None:
+    from arena.results.ab import ab_sentence
+
+    ab = {
+        "a": "model-free", "b": "model-schema", "differs": "decoding", "h2h": [30, 0, 10, 0],
+        "bt_difference": {"value": 314.0, "low": 200.0, "high": 420.0},
+        "own_play": {"model-free": 0.85, "model-schema": 0.995}, "fallback": "tactician",
+    }  # fmt: skip
+    said = ab_sentence(ab)
+    assert (
+        "model-free: 85% own play; the rest was the tactician's: this compares fallbacks as "
+        "much as models." in said
+    )
+    assert "model-schema:" not in said  # 99.5% is its own play
+    assert "fallbacks" not in ab_sentence({**ab, "own_play": {"model-free": 0.9}})
+
+
+def test_an_ab_sentence_beside_an_sprt_of_its_pair_says_the_sprt_decides() -> None:
+    from arena.results.ab import ab_sentence
+
+    ab = {"a": "plain", "b": "coach", "differs": "prompt", "h2h": [20, 0, 18, 0],
+          "bt_difference": {"value": 17.0, "low": -60.0, "high": 104.0}}  # fmt: skip
+    sprt = {"first": "coach", "second": "plain", "matches": 32}
+    assert "The SPRT below decides this pair (32 matches" in ab_sentence(ab, sprt)
+    other = {**sprt, "second": "terse"}
+    assert "SPRT" not in ab_sentence(ab, other)
+
+
+def _standings(elo: dict[str, float], bt: dict[str, float], own: dict[str, float]) -> Any:
+    from arena.results.report import standings_tables
+
+    row = {"games": 4, "wins": 2, "draws": 0, "losses": 2, "no_contest": 0, "mean_score": 0.0,
+           "decisions": 40, "fallbacks": {}, "latency_p50_ms": 1, "latency_p95_ms": 2,
+           "tokens_in": 0, "tokens_out": 0, "cost_usd": None}  # fmt: skip
+    rows = [{**row, "policy": p, "own_play": own[p]} for p in bt]
+    ratings = {
+        "elo": elo,
+        "bt": {p: {"rating": r, "low": r - 50, "high": r + 50, "on_prior": False}
+               for p, r in bt.items()},
+    }  # fmt: skip
+    (table,) = standings_tables({"standings": {"overall": rows}, "ratings": ratings}, 200)
+    import rich.console
+
+    console = rich.console.Console(width=200, record=True)
+    console.print(table)
+    return " ".join(console.export_text().split())
+
+
+def test_the_standings_say_which_rating_to_read_when_elo_and_bt_disagree() -> None:
+    agree = _standings({"plain": 1520, "coach": 1480}, {"plain": 1513, "coach": 1487},
+                       {"plain": 1.0, "coach": 1.0})  # fmt: skip
+    assert "otherwise than Bradley-Terry" not in agree
+    crossed = _standings({"plain": 1481, "coach": 1519}, {"plain": 1513, "coach": 1487},
+                         {"plain": 1.0, "coach": 1.0})  # fmt: skip
+    assert "Elo K=24 orders 1 pair(s) otherwise than Bradley-Terry: read BT" in crossed
+
+
+def test_the_standings_name_the_policies_under_90_percent_own_play() -> None:
+    said = _standings({"a": 1550, "b": 1450}, {"a": 1550, "b": 1450}, {"a": 0.63, "b": 0.99})
+    assert "own play under 90% (a 63%): the rest was the fallback's" in said
+    assert "(b 99%" not in said
+
+
+def test_the_head_to_head_title_says_what_it_counts(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    said = " ".join(_report(capsys, run, "--what", "h2h").split())
+    assert "every game of every complete match" in said  # as docs/rules.md counts it
+    assert "all games" not in said
+
+
+def test_a_report_without_league_db_names_arena_rebuild(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    (copy / "league.db").unlink()
+    capsys.readouterr()
+    assert main(["report", str(copy)]) != 0
+    said = " ".join(capsys.readouterr().err.split())
+    assert f"`arena rebuild {copy}` makes it again from the replays" in said
+    shutil.rmtree(copy / "replays")
+    assert main(["report", str(copy)]) != 0
+    assert "a run folder of `arena run`?" in capsys.readouterr().err  # nothing to rebuild from
+
+
+def test_the_entrants_table_says_why_games_outnumber_the_standings() -> None:
+    import rich.console
+
+    from arena.results.report import entrants_table
+
+    def entrant(name: str, author: str | None) -> dict[str, Any]:
+        return {"name": name, "kind": "llm", "fingerprint": "f" * 12, "author": author,
+                "status": "active", "retired": None, "first_session": 1, "last_session": 1,
+                "games": 112, "bt": None}  # fmt: skip
+
+    def shown(entrants: list[dict[str, Any]]) -> str:
+        console = rich.console.Console(width=200, record=True)
+        console.print(entrants_table(entrants, 200))
+        return " ".join(console.export_text().split())
+
+    pair = [entrant("model-a", "model-a"), entrant("model-a-program", "model-a")]
+    assert "same-author ones included" in shown([*pair, entrant("tactician", None)])
+    apart = [entrant("model-a", "model-a"), entrant("model-b-program", "model-b")]
+    assert "same-author" not in shown(apart)  # no author with two entrants: no such game

@@ -253,3 +253,25 @@ async def test_what_an_open_circuit_does_is_recognisable_in_the_record() -> None
     assert len(details) == 2
     assert details[0].startswith(BREAKER_NOTES[1])  # cut in flight
     assert details[1].startswith(BREAKER_NOTES[0])  # not sent
+
+
+async def test_an_endpoints_events_name_the_endpoint_not_the_seat_that_met_it() -> None:
+    import structlog
+    from structlog.testing import capture_logs
+
+    circuit = _circuit()
+    bound = {"run": "r", "episode": "e-1", "game_index": 1, "alias": "cog-ee1d", "seat": 0}
+    with (
+        structlog.contextvars.bound_contextvars(**bound),
+        capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs,
+    ):
+        for _ in range(3):
+            circuit.failure()
+        circuit.close()
+        after = structlog.contextvars.get_contextvars()
+    events = {e["event"]: e for e in logs}
+    for name in ("endpoint_down", "endpoint_up"):
+        assert events[name]["endpoint"] == circuit.endpoint
+        assert events[name]["run"] == "r"
+        assert not {"episode", "game_index", "alias", "seat"} & set(events[name]), name
+    assert after == bound  # the seat's own events go on naming it

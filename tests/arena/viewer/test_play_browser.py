@@ -738,3 +738,33 @@ def test_live_a_finished_game_stays_until_the_person_moves_on_and_its_moves_name
             assert time.monotonic() - shown < 5, "game 2's clock did not start when shown"
             tab.page.wait_for_timeout(50)  # at the long poll's next answer (10 s)
     _clean(tab)
+
+
+def test_a_refusal_keeps_the_move_list_beside_the_board_at_1300_px(
+    tab: Tab, desk: StandInDesk
+) -> None:
+    table = Table("c4-full-wide", games.load("connect-four"), 0, 7, decision_s=60.0)
+    for _ in range(3):  # file a filled, three discs each
+        table.advance({0: "a"})
+        table.advance({1: "a"})
+    desk.add(table)
+    tab.page.set_viewport_size({"width": 1300, "height": 900})
+    _open(tab, desk)
+
+    def side_by_side() -> bool:
+        board = tab.page.locator(".board-col").bounding_box()
+        moves = tab.page.locator(".side-col").bounding_box()
+        assert board is not None
+        assert moves is not None
+        return moves["x"] >= board["x"] + board["width"] - 1 and moves["y"] < board["y"] + 50
+
+    assert side_by_side()
+    _click(tab, "a3")
+    tab.page.wait_for_selector("#refusal .refused")
+    assert side_by_side()  # the refusal's long line wraps in the board's column
+    tab.page.fill("#move-text", "the centre file looks strongest to me, so I will play it now " * 2)
+    tab.page.click("#move-submit")
+    tab.page.wait_for_function("() => document.querySelector('#refusal').innerText.length > 200")
+    tab.shoot("play-refusal-1300")
+    assert side_by_side()
+    _clean(tab, refused=True)

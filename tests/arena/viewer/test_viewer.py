@@ -26,7 +26,7 @@ from arena.config import parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.record.replay import Replay, load_replay
-from arena.results.report import ab_sentence
+from arena.results.ab import ab_sentence
 from arena.results.tables import league_tables
 from arena.viewer import build_site, main_view, replay_data
 from arena.viewer import league as league_page

@@ -21,7 +21,7 @@ import pytest
 
 import games
 from arena.record.replay import Replay
-from arena.results.report import ab_sentence
+from arena.results.ab import ab_sentence
 from arena.viewer import build_site
 from arena.viewer.battle import turn_frames
 from games.connect_four.rules import winning_cells
@@ -62,7 +62,13 @@ def test_board_page_shows_the_engine_position_and_steps_by_keyboard(
     assert tab.pieces() == _expected_grid(replay, ply)
     assert "HEURISTIC" in tab.page.inner_text("#evalbar figcaption")
     recorded = replay.games[0].plies[ply - 1].standings
-    assert [int(tab.page.inner_text(f"[data-standing='{s}']")) for s in (0, 1)] == recorded
+    shown = [tab.page.locator(f"[data-standing='{s}']") for s in (0, 1)]
+    assert [int(span.get_attribute("data-value") or "") for span in shown] == recorded
+    shares = [int(span.inner_text().removesuffix("%")) for span in shown]
+    assert sum(shares) == 100  # each seat's share of the bar, not the raw figures
+    a, b = recorded
+    if a >= 0 and b >= 0 and a + b > 0:
+        assert shares[0] == int(100 * a / (a + b) + 0.5)  # as the page rounds
     tab.page.keyboard.press("ArrowRight")
     assert tab.ply() == ply + 1
     assert f"ply={ply + 1}" in tab.page.url
