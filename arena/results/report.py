@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.config import Config, ConfigError
-from arena.results.ab import OWN_PLAY_FLOOR, ab_sentence
+from arena.results.ab import ab_sentence
 from arena.results.export import (
     entrant_export_rows,
     fallback_rows,
@@ -36,6 +36,7 @@ from arena.results.export import (
 )
 from arena.results.fit import Column, fitted
 from arena.results.formats import FORMATS, WHATS
+from arena.results.notes import order_notes, own_play_notes, same_author_note
 from arena.results.standings import GameSummary
 from arena.results.tables import league_tables
 
@@ -188,7 +189,7 @@ def _table(
         Column("W-D-L", cells(lambda r: f"{r['wins']}-{r['draws']}-{r['losses']}"), 96),
         Column("NC", cells(lambda r: str(r["no_contest"])), 95),
         Column("games", cells(lambda r: str(r["games"])), 60),
-        Column("own\nplay", cells(lambda r: f"{r['own_play']:.1%}"), 90, notes=_own_play_notes(rows)),
+        Column("own\nplay", cells(lambda r: f"{r['own_play']:.1%}"), 90, notes=own_play_notes(rows)),
         Column("fallbacks\nseat/infra", cells(sides), 85),
         Column("forfeits", cells(lambda r: str(r.get("forfeits", 0))), 55, empty=frozenset("0")),
         Column("p50/p95\nms", cells(lambda r: f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}"), 80),
@@ -237,50 +238,8 @@ def _rating_columns(rows: list[dict[str, Any]], ratings: dict[str, Any]) -> list
             "Elo\nK=24 seq.",
             [_number(elo.get(r["policy"])) for r in rows],
             98,
-            notes=_order_notes(rows, ratings),
+            notes=order_notes(rows, ratings),
         ),
-    ]
-
-
-def _order_notes(rows: list[dict[str, Any]], ratings: dict[str, Any]) -> list[str]:
-    """One line under the table when the sequential Elo orders a pair of policies otherwise
-    than Bradley-Terry: which of the two to read."""
-    elo, bt = ratings["elo"], ratings["bt"]
-    rated = [r["policy"] for r in rows if r["policy"] in elo and r["policy"] in bt]
-    crossed = sum(
-        1
-        for i, a in enumerate(rated)
-        for b in rated[i + 1 :]
-        if (bt[a]["rating"] - bt[b]["rating"]) * (elo[a] - elo[b]) < 0
-    )
-    if not crossed:
-        return []
-    return [
-        f"Elo K=24 orders {crossed} pair(s) otherwise than Bradley-Terry: read BT, which fits "
-        "every game at once (the sequential Elo weighs the last games most)"
-    ]
-
-
-def _own_play_notes(rows: list[dict[str, Any]]) -> list[str]:
-    """One line under the table naming the policies whose own play is under the floor."""
-    low = [r for r in rows if r["decisions"] and r["own_play"] < OWN_PLAY_FLOOR]
-    if not low:
-        return []
-    shares = ", ".join(f"{r['policy']} {r['own_play']:.0%}" for r in low)
-    return [
-        f"own play under {OWN_PLAY_FLOOR:.0%} ({shares}): the rest was the fallback's, so "
-        "these results compare fallbacks as much as models"
-    ]
-
-
-def _same_author_note(entrants: list[dict[str, Any]]) -> list[str]:
-    """Why an entrant's games can outnumber its games in the standings: same-author games."""
-    authors = [e["author"] for e in entrants if e["author"]]
-    if len(authors) == len(set(authors)):  # no author has two entrants: no such game
-        return []
-    return [
-        "games counts every game played, same-author ones included (a model against its own "
-        "program): they are shown, not rated, and the standings leave them out"
     ]
 
 
@@ -309,7 +268,7 @@ def entrants_table(entrants: list[dict[str, Any]], width: int) -> Table:
         Column("entrant", cells(lambda e: e["name"]), 1000, right=False),
         Column("BT [95%]", cells(lambda e: _interval(e["bt"])), 100, right=False),
         Column("status", cells(lambda e: e["status"]), 95, right=False, notes=why),
-        Column("games", cells(lambda e: str(e["games"])), 90, notes=_same_author_note(rows)),
+        Column("games", cells(lambda e: str(e["games"])), 90, notes=same_author_note(rows)),
         Column("fingerprint", cells(lambda e: (e["fingerprint"] or "-")[:12]), 80, right=False),
         Column("sessions", cells(sessions), 70),
         Column("author", cells(lambda e: e["author"] or "-"), 60, right=False, empty=frozenset("-")),
