@@ -32,8 +32,9 @@ from arena.league.backlog import Backlog
 from arena.league.health import EndpointHealth, model_policies
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
+from arena.league.session import begin, open_session
 from arena.league.store import LeagueStore
-from arena.league.summary import EpisodeFailure, Progress, RunResult, close_session, open_session
+from arena.league.summary import EpisodeFailure, Progress, RunResult, close_session
 from arena.play.episode import EpisodeSetup
 from arena.play.match import Episode
 from arena.record.crash import crash_point
@@ -85,7 +86,7 @@ async def execute(
                 from arena.league.preflight import preflight  # HTTP: runs with models only
 
                 await preflight(plan, pool)
-            open_session(plan)  # before a worker is sent the plan: it carries the commits
+            plan = open_session(plan)  # before a worker is sent the plan: it carries the commits
             opened = (
                 nullcontext(executor) if executor is not None else open_executor(plan, ray_address)
             )
@@ -122,7 +123,7 @@ class _Session:
         self.store = store = LeagueStore.open_for_run(plan.out)
         started, name = time.monotonic(), plan.config.run.name
         try:
-            plan.begin(store, lambda replay: store.keep(replay, plan.out))
+            begin(plan, store, lambda replay: store.keep(replay, plan.out))
             finished = store.finished_episodes()
             log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count(),
                      already_finished=len(finished), executor=self.executor.where)  # fmt: skip

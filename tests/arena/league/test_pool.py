@@ -14,7 +14,7 @@ import pytest
 
 import games
 from arena.config import ConfigError, parse_config
-from arena.league.lineup import PoolRefused
+from arena.league.pool import PoolRefused
 from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.league.store import DB_NAME
@@ -235,7 +235,8 @@ async def test_the_roster_rule_retires_the_authors_lowest_rated_entrant(tmp_path
 
 
 async def test_the_roster_rule_breaks_a_tie_by_the_earliest_added(tmp_path: Path) -> None:
-    from arena.league.rounds import PoolRounds
+    from arena.league.pool import PoolRounds
+    from arena.league.session import begin
     from arena.league.store import LeagueStore
     from tests.arena.results.leagues import match_games
 
@@ -243,8 +244,8 @@ async def test_the_roster_rule_breaks_a_tie_by_the_earliest_added(tmp_path: Path
     plan = plan_run(parse_config(_roster_pool(tmp_path)), out)
     store = LeagueStore.open_for_run(out)
     try:
-        plan.begin(store, lambda replay: None)
-        rounds = PoolRounds(plan, store, plan.session)
+        begin(plan, store, lambda replay: None)
+        rounds = PoolRounds(plan, store)
         order = ["acme-strong", "acme-weak", "other"]
         # Both acme entrants split a match with `other`: equal ratings.
         even = match_games(0, "acme-strong", "other", (1.0, 0.0))
@@ -253,7 +254,7 @@ async def test_the_roster_rule_breaks_a_tie_by_the_earliest_added(tmp_path: Path
         assert rounds.retired == ["acme-strong"]
         # Never one without a rated match: with none rated, nobody goes; with only the
         # stronger one unrated, the rated one goes though it won.
-        rounds = PoolRounds(plan, store, plan.session)
+        rounds = PoolRounds(plan, store)
         assert rounds._roster([], order, list(order)) == order
         assert rounds.retired == []
         won = match_games(2, "acme-weak", "other", (1.0, 1.0))
