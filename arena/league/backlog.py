@@ -47,7 +47,7 @@ LOST_TRIES = 3
 
 
 class Rounds(Protocol):
-    """A schedule picked a round at a time: an adaptive league's (`league.rounds`) or a
+    """A schedule picked a round at a time: an adaptive league's (`league.adaptive.AdaptiveRounds`) or a
     standing pool's (`league.pool.PoolRounds`)."""
 
     probability: float
@@ -291,7 +291,9 @@ class Backlog:
 
             self.rounds = PoolRounds(self._plan, self._store)
         elif config.run.schedule == "adaptive":
-            from arena.league.rounds import AdaptiveRounds  # numpy's fits: adaptive schedules only
+            from arena.league.adaptive import (
+                AdaptiveRounds,  # numpy's fits: adaptive schedules only
+            )
 
             self.rounds = AdaptiveRounds(config, self._plan.master_seed)
         matches = self._rounds(self.rounds) if self.rounds else self._plan.matches()

@@ -6,7 +6,7 @@ master seed is fixed (a seed of 0 draws one, or reuses the one a resumed run
 stored), and with it the whole schedule. The plan is a value: it writes nothing.
 It says what each game's episodes need (`setup_for`) and makes a session's one
 seat maker (`seat_maker`); what a session writes as it starts is
-`league.session`'s.
+`league.run`'s (`open_session`, `begin`).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ class RunPlan:
     authored program's author; None for nobody in particular."""
     commits: Mapping[str, int] = field(default_factory=dict)
     """Program policy -> the ledger line of its commit, which its games record: none until
-    the session commits to its programs (`league.session.open_session`)."""
+    the session commits to its programs (`league.run.open_session`)."""
 
     @functools.cached_property
     def fingerprints(self) -> dict[str, str]:

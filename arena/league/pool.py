@@ -35,6 +35,7 @@ import games
 from arena.config import Config, ConfigError
 from arena.config.settings import ACCEPTED, pool_takes
 from arena.league.lineup import StoredRun, config_changes, shown_changes
+from arena.league.schedule import kth_match
 from arena.league.store import DB_NAME, LeagueStore
 from arena.play.match import Match
 from arena.record.crash import crash_point
@@ -424,8 +425,6 @@ class PoolRounds:
 
     def _schedule(self, pairs: list[tuple[str, str]], phase: str) -> list[Match]:
         """The pairs' next matches, numbered and stored before any of them starts."""
-        from arena.league.rounds import kth_match  # numpy's fits, with the adaptive rounds
-
         out = []
         for first, second in pairs:
             self.played[(first, second)] += 1
@@ -446,4 +445,3 @@ class PoolRounds:
             "target": self.target, "probability": self.probability, "matches": self.index,
             "placement_matches": self.placed, "retired_by_roster": self.retired,
         }  # fmt: skip
-

@@ -266,9 +266,8 @@ class LeagueStore:
         return {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
 
     def retire(self, name: str, retirement: Mapping[str, Any]) -> bool:
-        """Retire entrant `name` (`retirement`: `league.pool.Retirement.to_json`, who decided,
-        why and in which session); False if it was retired already (a retirement is never
-        undone nor rewritten)."""
+        """Retire entrant `name` (`retirement`: `league.pool.Retirement` as JSON); False if it
+        was retired already (a retirement is never undone nor rewritten)."""
         with self._transaction() as db:
             cursor = db.execute(
                 "UPDATE policies SET retired = ? WHERE name = ? AND retired IS NULL",

@@ -1,6 +1,6 @@
 """What a session produced (`RunResult`), and what it leaves for readers: `summary.json`
 and `games.jsonl`; `start_over` removes what earlier sessions left (a session's start
-is `league.session`'s).
+is `league.run`'s).
 
 `summary.json` is one plain JSON document: the run, the session's counts, the
 stopping rules, the tables, and every stored game's result (its last key).

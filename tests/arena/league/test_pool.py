@@ -14,8 +14,8 @@ import pytest
 
 import games
 from arena.config import ConfigError, parse_config
-from arena.league.pool import PoolRefused
 from arena.league.plan import plan_run
+from arena.league.pool import PoolRefused
 from arena.league.run import execute
 from arena.league.store import DB_NAME
 from arena.league.summary import rebuild_run
@@ -236,7 +236,7 @@ async def test_the_roster_rule_retires_the_authors_lowest_rated_entrant(tmp_path
 
 async def test_the_roster_rule_breaks_a_tie_by_the_earliest_added(tmp_path: Path) -> None:
     from arena.league.pool import PoolRounds
-    from arena.league.session import begin
+    from arena.league.run import begin
     from arena.league.store import LeagueStore
     from tests.arena.results.leagues import match_games
 
