@@ -135,7 +135,7 @@ async def test_a_new_version_under_a_new_name_retires_the_old_one(tmp_path: Path
     assert "mock" in {row["policy"] for row in summary["standings"]["overall"]}
     ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
     retired = [e for e in ledger if e.get("event") == "entrant_retired"]
-    assert [(e["policy"], e["session"]) for e in retired] == [("mock", 2)]
+    assert [(e["policy"], e["kind"], e["session"]) for e in retired] == [("mock", "config", 2)]
     # Retirement is for good: taking `retired = true` away again is refused.
     with pytest.raises(PoolRefused, match="retired in session 2"):
         plan_run(parse_config(_with(**{"mock-v2": {"kind": "mock", "latency_ms": 5}})), out)
@@ -231,7 +231,22 @@ async def test_the_roster_rule_retires_the_authors_lowest_rated_entrant(tmp_path
     mine = [row[3] for row in _matches(out) if "acme-weak" in row[1]]
     assert mine == ["placement"] * 4
     ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
-    assert [e["policy"] for e in ledger if e.get("event") == "entrant_retired"] == ["acme-weak"]
+    retired = [e for e in ledger if e.get("event") == "entrant_retired"]
+    assert [(e["policy"], e["kind"]) for e in retired] == [("acme-weak", "roster")]
+    assert retired[0]["why"] == entrant["acme-weak"]["retired"]
+
+
+def test_a_retirement_is_a_typed_value_and_one_stored_before_types_reads_as_one() -> None:
+    from arena.league.pool import CONFIG_WHY, Retirement
+
+    roster = Retirement("roster", "roster: author 'acme' had 2 active entrants", 3)
+    assert Retirement.from_json(roster.to_json()) == roster
+    assert Retirement.by_config(2) == Retirement("config", CONFIG_WHY, 2)
+    # Stored before retirements had a kind: the config's says so in words, the roster's not.
+    assert Retirement.from_json({"why": CONFIG_WHY, "session": 2}).kind == "config"
+    assert Retirement.from_json({"why": "roster: author 'acme' ...", "session": 3}).kind == "roster"
+    with pytest.raises(ValueError, match="retirement kind 'vote'"):
+        Retirement.from_json({"kind": "vote", "why": "?", "session": 1})
 
 
 async def test_the_roster_rule_breaks_a_tie_by_the_earliest_added(tmp_path: Path) -> None:
