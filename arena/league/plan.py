@@ -319,12 +319,10 @@ def plan_run(
     templates = _load_templates(config, master)
     programs = _register_programs(config)
     _check_executor(config, programs)
-    plan = RunPlan(
-        config, master, out, templates, resume, programs,
-        played=_played(config, templates, programs),
-        session=stored.sessions + 1 if stored is not None else 1,
-        authors=entrant_authors(config) if programs else {},
-    )  # fmt: skip
+    played = _played(config, templates, programs)
+    session = stored.sessions + 1 if stored is not None else 1
+    authors = entrant_authors(config) if programs else {}
+    plan = RunPlan(config, master, out, templates, resume, programs, played, session, authors)
     if stored is not None:
         _check_stored(plan, stored)
     return plan

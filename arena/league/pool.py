@@ -295,11 +295,9 @@ def retire(out: Path, store: LeagueStore, name: str, retirement: Retirement) -> 
     program's source revealed (`reveal`); False if it was retired already."""
     if not store.retire(name, retirement.to_json()):
         return False
-    append_line(out / LEDGER, {
-        "event": "entrant_retired", "policy": name, **retirement.to_json(), "time": time.time(),
-    })  # fmt: skip
-    log.warning("entrant_retired", policy=name, by=retirement.kind, why=retirement.why,
-                session=retirement.session)  # fmt: skip
+    said = {"policy": name, **retirement.to_json()}
+    append_line(out / LEDGER, {"event": "entrant_retired", **said, "time": time.time()})
+    log.warning("entrant_retired", **said)
     reveal(out, name)
     return True
 

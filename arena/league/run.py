@@ -124,10 +124,10 @@ def begin(plan: RunPlan, store: LeagueStore, keep: Callable[[Replay], object]) -
     """What a session does in its store before its first game: the config and policies
     stored, a pool's retirements settled, and what a killed session left of each game
     settled by its hooks (a cut card's games stored with `keep`)."""
+    records, session = plan.policy_records(), plan.session
     store.begin_run(
-        plan.config.run.name, plan.master_seed, plan.resolved(), plan.policy_records(),
-        session=plan.session,
-    )  # fmt: skip
+        plan.config.run.name, plan.master_seed, plan.resolved(), records, session=session
+    )
     if plan.pool:
         settle_retirements(plan, store)
     finished = store.finished_episodes()
