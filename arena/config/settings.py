@@ -77,6 +77,7 @@ _RECORDED = Setting("plays", recorded=True)
 _POLICY = "policies.*."
 """A policy's settings: `*` stands for any policy name."""
 
+# A table laid out by hand, one line a group of settings:
 # fmt: off
 SETTINGS: dict[str, Setting] = {
     # [run]
