@@ -1,8 +1,10 @@
 """The orchestrator: the story of a league, one sub-package a chapter.
 
-    config     the run config: TOML in, validated models out, before any game
-    league/    the schedule, the plan, the run (workers and the one writer), the
-               SQLite store, endpoint health, the summary, the stop rules
+    config     the run config: TOML in, validated models out, before any game; the
+               one table of what each setting does (plays, counts, connects, runs)
+    league/    the schedule, the plan (a value), the run (the session's start,
+               workers and the one writer), the SQLite store, endpoint health, the
+               summary, the stop rules, what a resume takes, a standing pool's rules
     results/   what the games mean: standings, ratings, the league's tables,
                reports and exports (a report is handed the store it reads)
     cluster/   where the run's episodes are played: this process, or a Ray

@@ -39,7 +39,6 @@ from providers.errors import (
     TransportError,
 )
 from providers.spec import (
-    CONNECTION_SETTINGS,
     DEFAULT_BASE_URLS,
     DEFAULT_IDLE_EXPIRY_S,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -78,7 +77,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "CONNECTION_SETTINGS",
     "DEFAULT_BASE_URLS",
     "DEFAULT_IDLE_EXPIRY_S",
     "DEFAULT_MAX_RESPONSE_BYTES",

@@ -28,7 +28,6 @@ from providers.checks import check_header_values, check_settings, owned_param
 from providers.completion import Usage
 
 __all__ = [
-    "CONNECTION_SETTINGS",
     "DEFAULT_BASE_URLS",
     "DEFAULT_IDLE_EXPIRY_S",
     "DEFAULT_MAX_RESPONSE_BYTES",
@@ -224,17 +223,6 @@ class ProviderSpec(BaseModel):
         """The cost of `usage` in USD, or None without a price table or token counts."""
         return None if self.price is None else self.price.cost_usd(usage)
 
-
-CONNECTION_SETTINGS = (
-    "ca_bundle",
-    "client_cert",
-    "client_key",
-    "headers",
-    "headers_env",
-    "idle_expiry_s",
-)
-"""The endpoint settings that decide how it is reached, never what it answers: a resumed
-run may change them."""
 
 _AS_WRITTEN = (
     "model",

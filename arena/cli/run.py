@@ -181,8 +181,9 @@ def _print_pool(out: Console, result: RunResult) -> None:
     if pool.get("placement_matches"):
         out.print(f"placement: {pool['placement_matches']} match(es) of new entrants played first",
                   highlight=False, markup=False)  # fmt: skip
+    by_roster = set(pool.get("retired_by_roster", []))  # the config's are the user's own
     for e in result.tables["entrants"]:
-        if e["retired"] and e["last_session"] is not None and e["retired"].startswith("roster"):
+        if e["name"] in by_roster:
             out.print(f"retired {e['name']}: {e['retired']}", highlight=False, markup=False)
 
 

@@ -18,7 +18,6 @@ from pydantic import ValidationError
 
 from arena.config import checks
 from arena.config.models import (
-    CONNECTION_SETTINGS,
     MOCK_FAULTS,
     AuthorTable,
     Config,
@@ -34,6 +33,7 @@ from arena.config.models import (
     ScriptedPolicy,
     SprtTable,
 )
+from arena.config.settings import CONNECTION_SETTINGS
 from games import program_games as program_games  # the registry's, kept here for callers
 
 __all__ = [

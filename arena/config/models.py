@@ -20,11 +20,9 @@ from pydantic import (
 )
 
 import games
-import providers
 from providers import EndpointSettings, Trust
 
 __all__ = [
-    "CONNECTION_SETTINGS",
     "MOCK_FAULTS",
     "AuthorTable",
     "Config",
@@ -319,11 +317,6 @@ class LlmPolicy(EndpointSettings, _PolicyBase):
     def reply_decoding(self) -> Decoding:
         """The decoding asked for: `decoding`, or `json` where `json_mode` is set."""
         return "json" if self.json_mode else self.decoding
-
-
-CONNECTION_SETTINGS = providers.CONNECTION_SETTINGS
-"""The `llm` policy keys that decide how its endpoint is reached, never what it answers: a
-resumed run may change them (the endpoint settings' own list)."""
 
 
 class ProgramPolicy(_PolicyBase):

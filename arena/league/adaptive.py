@@ -1,4 +1,5 @@
-"""The adaptive schedule's pure pieces: how sure the ranking is, and which pairs play next.
+"""The adaptive schedule (`schedule = "adaptive"`): how sure the ranking is, which pairs
+play next, and the rounds of a run (`AdaptiveRounds`).
 
 An adaptive league plays in rounds. Before each round the run loop asks two
 questions of the complete matches so far, both answered from one bootstrap,
@@ -12,19 +13,37 @@ the one `ratings.bradley_terry` draws with the league's master seed:
 
 `round_view` draws the bootstrap once and `pick_round_from_view` picks from
 it, so a loop that asks both questions each round fits the league once.
+
+Matches are picked `round_matches` at a time. Round r is a pure function of the
+master seed and the complete matches of rounds before r, so a resumed run picks
+the very same rounds. The k-th match of a pair uses the k-th match seed of its
+games entry, as in a round robin (`schedule.kth_match`), so results stay
+comparable; no pair plays more than `matches` matches, so an adaptive run never
+plays more than the round robin of its config. A standing pool's rounds are the
+pool's own (`league.pool.PoolRounds`).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from arena.league.schedule import kth_match
+from arena.play.match import Match
 from arena.results.ratings import MatchOutcome, _bt_fit
+from arena.results.tables import match_outcomes
+
+if TYPE_CHECKING:
+    from arena.config import Config
+    from arena.results.standings import GameSummary
 
 __all__ = [
+    "AdaptiveRounds",
     "Pair",
     "RoundView",
     "pick_round",
@@ -222,3 +241,48 @@ def pick_round(
         return [pair for pair, n in counts.items() if n == 0][:k]
     view = round_view(matches, policies, seed=seed, resamples=resamples)
     return pick_round_from_view(view, played, k=k, cap=cap)
+
+
+class AdaptiveRounds:
+    """The rounds of one adaptive run, picked one after the other."""
+
+    def __init__(self, config: Config, master_seed: int) -> None:
+        run = config.run
+        self.entry = run.games[0]
+        self.policies = list(config.policies)
+        self.master_seed = master_seed
+        self.k = run.round_matches
+        self.cap = run.matches
+        self.target = run.target
+        self.index = 0
+        """The schedule index the next round starts at."""
+        self.played: Counter[tuple[str, str]] = Counter()
+        self.probability = 0.0
+        """The ranking's probability of being right before the last round picked."""
+
+    def next_round(self, stored: Iterable[GameSummary]) -> list[Match] | str:
+        """The next round's matches, from the stored games of earlier rounds (later ones are
+        left out, so a resumed run picks as the first session did), or why none follows."""
+        earlier = [g for g in stored if g.match_index < self.index]
+        view = round_view(match_outcomes(earlier), self.policies, seed=self.master_seed)
+        self.probability = view.probability
+        if view.probability >= self.target:
+            return (
+                f"the ranking is right with probability {view.probability:.3f} "
+                f"(target {self.target:g}) after {self.index} matches"
+            )
+        pairs = pick_round_from_view(view, self.played, k=self.k, cap=self.cap)
+        if not pairs:
+            return f"every pair has played its {self.cap} matches (run.matches)"
+        out = []
+        for first, second in pairs:
+            self.played[(first, second)] += 1
+            k = self.played[(first, second)]
+            out.append(kth_match(self.index, self.master_seed, self.entry, k, first, second))
+            self.index += 1
+        return out
+
+    def to_json(self) -> dict[str, float | int]:
+        """What summary.json shows: the target, the ranking's probability before the last
+        round picked (or at the stop), and the matches scheduled."""
+        return {"target": self.target, "probability": self.probability, "matches": self.index}

@@ -47,8 +47,8 @@ LOST_TRIES = 3
 
 
 class Rounds(Protocol):
-    """A schedule picked a round at a time: an adaptive league's (`league.rounds`) or a
-    standing pool's (`league.pool`)."""
+    """A schedule picked a round at a time: an adaptive league's (`league.adaptive.AdaptiveRounds`) or a
+    standing pool's (`league.pool.PoolRounds`)."""
 
     probability: float
     """The ranking's probability of being right before the last round picked."""
@@ -291,11 +291,13 @@ class Backlog:
         no-contest still under the cap; episodes finished for good are counted as skipped."""
         config = self._plan.config
         if config.run.pool:
-            from arena.league.rounds import PoolRounds  # numpy's fits: pools only
+            from arena.league.pool import PoolRounds
 
-            self.rounds = PoolRounds(self._plan, self._store, self._plan.session)
+            self.rounds = PoolRounds(self._plan, self._store)
         elif config.run.schedule == "adaptive":
-            from arena.league.rounds import AdaptiveRounds  # numpy's fits: adaptive schedules only
+            from arena.league.adaptive import (
+                AdaptiveRounds,  # numpy's fits: adaptive schedules only
+            )
 
             self.rounds = AdaptiveRounds(config, self._plan.master_seed)
         matches = self._rounds(self.rounds) if self.rounds else self._plan.matches()

@@ -7,85 +7,68 @@ would mix games asked two ways under one name (`check_lineup`, refused even
 with `--resume-anyway`). Other keys are compared as `config_changes` says,
 `RESUME_ACCEPTS` aside.
 
-A standing pool (`[run] pool = true`, docs/pool.md) is a run folder that lasts:
-between sessions entrants are added (a new policy) and retired (`retired =
-true`, or the roster rule, `retire`), and every stored game stays rated.
-An entrant never changes: its fingerprint (`arena.play.fingerprint`) is stored
-with it, and a policy whose fingerprint changed under the same name is refused
-(`check_pool`), naming what changed: a new version is a new name. Nothing else
-may change between sessions but what neither decides play nor is compared in
-a league; a pool is never resumed anyway, and a league becomes a pool once,
-when every entrant is unchanged. Its schedule is `league.rounds.PoolRounds`.
+What a resume takes without `--resume-anyway` is what the settings table
+(`arena.config.settings`) declares `connects` or `runs`: the same a standing
+pool's next session takes, whose own rules are `league.pool`'s.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import structlog
-
-import games
-from arena.config import CONNECTION_SETTINGS, Config, ConfigError
+from arena.config import Config, ConfigError
+from arena.config.settings import ACCEPTED
 from arena.league.store import DB_NAME, RESOLVED, LeagueStore
 from arena.play.prompts import PromptTemplate
-from arena.record.ledger import LEDGER, append_line, reveal_program
 
 __all__ = [
-    "BY_CONFIG",
-    "POOL_ACCEPTS",
     "RESUME_ACCEPTS",
     "ConfigChanged",
     "LineupChanged",
-    "PlannedRun",
-    "PoolRefused",
     "StoredRun",
     "check_lineup",
-    "check_pool",
     "config_changes",
     "holds_pool",
     "read_resolved",
-    "retire",
-    "reveal",
+    "shown_changes",
     "stored_run",
 ]
 
-RESUME_ACCEPTS = (
-    "run.concurrency", "run.executor", "run.endpoint_down_s", "run.budget_usd", "run.budget_tokens",
-    "run.budget_matches", "run.sprt.max_matches", "run.response_cache", "run.cache_dir",
-    "run.trust", "run.sandbox", "author", *(f"policies.*.{key}" for key in CONNECTION_SETTINGS),
-)  # fmt: skip
-"""The config keys a resumed run may change without `--resume-anyway`: none can change a
+RESUME_ACCEPTS: tuple[str, ...] = ACCEPTED
+"""The config keys a resumed run may change without `--resume-anyway`: the settings the
+table (`arena.config.settings`) declares `connects` or `runs`, none of which can change a
 finished game's result. Ratings are applied in schedule order, whatever the concurrency;
-an episode plays the same game in this process or on a cluster's worker;
-how long a run waits for an endpoint that is down only decides when it stops
-(resumably), not what a game in flight meets; a budget or the SPRT's match cap only
-decides how many matches are played, in schedule order; the response cache only spares
-a request whose reply is already known; how a model's endpoint is reached (its TLS trust,
-client certificate, gateway headers, idle connections) decides whether a request
-arrives, never what the model answers; how a program's child is held (the sandbox)
-decides what a hostile program could reach, never a move a program plays by the rules
-(replays are the same in both modes); `[author]` is read by `arena author` only. Everything else (seeds, games, policies,
-deadlines, the test's hypotheses, the validity rules, what a replay records) is
-compared."""
+an episode plays the same game in this process or on a cluster's worker; how long a run
+waits for an endpoint that is down only decides when it stops (resumably); a budget or
+the SPRT's match cap only decides how many matches are played, in schedule order; the
+response cache only spares a request whose reply is already known; where and how a
+model's endpoint is reached (its URL, key, TLS, gateway headers, connections, price, the
+prompt cache) decides whether and how cheaply a request arrives, never what the model
+answers; the sandbox decides what a hostile program could reach, never a move a program
+plays by the rules; `[author]` is read by `arena author` only. Everything else (seeds,
+games, policies, deadlines, the test's hypotheses, the validity rules, what a replay
+records) is compared."""
 
 
 class ConfigChanged(Exception):
     """The run's stored config differs from the one given; `changes` names the fields."""
 
     def __init__(self, db: Path, changes: list[str]) -> None:
-        shown = "; ".join(changes[:8]) + (
-            f"; and {len(changes) - 8} more" if len(changes) > 8 else ""
-        )
         super().__init__(
-            f"{db} was played with a different config ({shown}). Pass --resume-anyway to continue "
+            f"{db} was played with a different config ({shown_changes(changes)}). Pass --resume-anyway to continue "
             "it with the new config, or --force-new to start the run over (the old results are removed)"
         )
         self.changes = changes
+
+
+def shown_changes(changes: list[str]) -> str:
+    """The first eight of `config_changes`' lines, and how many more there are."""
+    more = len(changes) - 8
+    return "; ".join(changes[:8]) + (f"; and {more} more" if more > 0 else "")
 
 
 def config_changes(
@@ -236,181 +219,3 @@ def check_lineup(
 
 def _names(names: list[str]) -> str:
     return ", ".join(repr(name) for name in names)
-
-
-log = structlog.get_logger("arena.league.lineup")
-
-_NEW_POOL = "start a new pool in another --out folder"
-
-BY_CONFIG = "retired = true in the config"
-"""Why an entrant the config retires is retired (the roster rule says its own why)."""
-
-POOL_ACCEPTS = (
-    *RESUME_ACCEPTS, "policies.*.retired", "policies.*.base_url", "policies.*.api_key_env",
-    "policies.*.max_connections", "policies.*.price",
-)  # fmt: skip
-"""What a pool's next session may change of the stored entrants' config besides adding and
-retiring them: what a league's resume accepts, and where and at what price a model is
-reached (none of it is in a fingerprint: it never decides what the model answers)."""
-
-_CONVERSION = (
-    "run.pool", "run.placement_matches", "run.roster_cap", "run.schedule", "run.matches",
-    "run.round_matches", "run.target",
-)  # fmt: skip
-"""What a league's config may change as it becomes a pool: how it schedules from then on
-(the league's own schedule is over; its stored games keep their places)."""
-
-
-class PoolRefused(ConfigError):
-    """A pool's next session refused: a changed entrant, a removed one, another config."""
-
-
-def check_pool(plan: PlannedRun, stored: StoredRun, upgraded: dict[str, Any]) -> None:
-    """Refuse a session of the pool in `plan.out` that would rate unlike things alike:
-    `stored` is what its store holds, `upgraded` its stored config as this version reads
-    it. A finished league becomes a pool once, when every entrant is unchanged."""
-    db, config = plan.out / DB_NAME, plan.config
-    if plan.resume == "anyway":
-        raise PoolRefused(
-            f"{db} is a standing pool: --resume-anyway is refused in a pool, whose ratings "
-            "must mean the same entrants in every session. Leave it out; to change an "
-            "entrant, add its new version under a new name and set retired = true on the old"
-        )
-    if stored.pool and not config.run.pool:
-        raise PoolRefused(f"{db} holds a standing pool: keep [run] pool = true in its config")
-    entrants = {e["name"]: e for e in stored.entrants}
-    converting = not stored.pool
-    if converting:
-        _check_conversion(db, stored, upgraded, config.run.games)
-    removed = [name for name in entrants if name not in config.policies]
-    if removed:
-        raise PoolRefused(
-            f"{db}: this config removes entrants {', '.join(map(repr, removed))}; a pool keeps "
-            "every entrant it rated. Keep each in the config with retired = true: it plays no "
-            "more, and its games and ratings stay"
-        )
-    for name, entrant in entrants.items():
-        _check_entrant(db, plan, name, entrant)
-    for game, versions in sorted(stored.rules.items()):
-        engine = games.load(game).rules_version
-        if versions != {engine}:
-            raise PoolRefused(
-                f"{db}'s {game} games were played under rules version "
-                f"{', '.join(map(str, sorted(versions)))}; this engine's is {engine}: games of two "
-                f"rules versions do not rate together. {_NEW_POOL.capitalize()}"
-            )
-    ignore = [*POOL_ACCEPTS, *(_CONVERSION if converting else ())]
-    changes = config_changes(_known(upgraded, entrants), _known(plan.resolved(), entrants),
-                             ignore=ignore)  # fmt: skip
-    if changes:
-        shown = "; ".join(changes[:8]) + (
-            f"; and {len(changes) - 8} more" if len(changes) > 8 else ""
-        )
-        raise PoolRefused(
-            f"{db} is a standing pool played with another config ({shown}). Between sessions a "
-            f"pool takes new entrants and retirements only: restore the rest, or {_NEW_POOL}"
-        )
-
-
-def _check_conversion(
-    db: object, stored: StoredRun, upgraded: dict[str, Any], entries: list[str]
-) -> None:
-    """A league becomes a pool only over one games entry, every entrant fingerprinted."""
-    if upgraded.get("run", {}).get("games") != entries:
-        raise PoolRefused(
-            f"{db} is a league of games {upgraded.get('run', {}).get('games')}; a pool plays one "
-            f"entry, the league's own: only a league of one entry becomes a pool. {_NEW_POOL.capitalize()}"
-        )
-    unknown = [e["name"] for e in stored.entrants if not e["fingerprint"]]
-    if unknown:
-        raise PoolRefused(
-            f"{db}: the games of {', '.join(map(repr, unknown))} were stored before fingerprints "
-            "were kept, so nothing shows they were played by the entrants this config names: "
-            f"{_NEW_POOL}"
-        )
-
-
-def _check_entrant(db: object, plan: PlannedRun, name: str, entrant: dict[str, Any]) -> None:
-    """Refuse an entrant whose play changed under its name, or a retirement undone."""
-    before, now = entrant["fingerprint"], plan.fingerprints[name]
-    retiring = plan.config.policies[name].retired  # it plays no more: its record is what stays
-    if before is not None and before != now and not retiring:
-        changed = config_changes(entrant["played_as"] or {}, plan.played[name])
-        raise PoolRefused(
-            f"{db}: policy {name!r} is not the entrant the pool rated under that name "
-            f"(fingerprint {before[:12]} -> {now[:12]}: {'; '.join(changed) or 'what decides its play'}). "
-            f"An entrant never changes: give the new version a new name (e.g. {name}-v2), and set "
-            f"retired = true on {name!r}"
-        )
-    retired = entrant["retired"]
-    if (
-        retired is not None
-        and retired["why"] == BY_CONFIG
-        and not plan.config.policies[name].retired
-    ):
-        raise PoolRefused(
-            f"{db}: {name!r} was retired in session {retired['session']}, and a retirement is for "
-            "good: keep retired = true on it; to play it again, add it under a new name"
-        )
-
-
-def _known(config: dict[str, Any], entrants: dict[str, Any]) -> dict[str, Any]:
-    """`config` with only the stored entrants among its policies (new ones are welcome)."""
-    return {
-        **config,
-        "policies": {n: p for n, p in config.get("policies", {}).items() if n in entrants},
-    }
-
-
-class PlannedRun(Protocol):
-    """What the pool's checks read of a run's plan (`arena.league.plan.RunPlan` is one)."""
-
-    @property
-    def out(self) -> Path:
-        """The run folder."""
-        ...
-
-    @property
-    def config(self) -> Config:
-        """The config of this session."""
-        ...
-
-    @property
-    def resume(self) -> str:
-        """How a changed config is taken: refuse, anyway or new."""
-        ...
-
-    @property
-    def fingerprints(self) -> dict[str, str]:
-        """Policy -> its fingerprint."""
-        ...
-
-    @property
-    def played(self) -> dict[str, dict[str, Any]]:
-        """Policy -> what decides its play."""
-        ...
-
-    def resolved(self) -> dict[str, Any]:
-        """The config as played."""
-        ...
-
-
-def retire(out: Path, store: LeagueStore, name: str, why: str, session: int) -> bool:
-    """Retire a pool's entrant for good: in the store, a ledger line and an event, then a
-    program's source revealed (`reveal`); False if it was retired already."""
-    if not store.retire(name, why, session):
-        return False
-    append_line(out / LEDGER, {
-        "event": "entrant_retired", "policy": name, "why": why, "session": session,
-        "time": time.time(),
-    })  # fmt: skip
-    log.warning("entrant_retired", policy=name, why=why, session=session)
-    reveal(out, name)
-    return True
-
-
-def reveal(out: Path, name: str) -> None:
-    """A retired program's source in the ledger, once (`record.ledger.reveal_program`): a
-    session killed between a retirement and its reveal reveals at the next one's start."""
-    if reveal_program(out, name):
-        log.info("program_revealed", policy=name)

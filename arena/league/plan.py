@@ -1,11 +1,12 @@
 """A run's plan: the config checked and resolved before any game starts.
 
-Everything that can fail is checked here: templates, provider specs,
-program registrations, the stored config of a run being resumed. The master
-seed is fixed (a seed of 0 draws one, or reuses the one a resumed run
-stored), and with it the whole schedule. The plan also says what each game's
-episodes need (`setup_for`), makes a session's one seat maker (`seat_maker`),
-and says what a session does before its first game (`begin`).
+Everything that can fail is checked here (`plan_run`): templates, provider
+specs, program registrations, the stored config of a run being resumed. The
+master seed is fixed (a seed of 0 draws one, or reuses the one a resumed run
+stored), and with it the whole schedule. The plan is a value: it writes nothing.
+It says what each game's episodes need (`setup_for`) and makes a session's one
+seat maker (`seat_maker`); what a session writes as it starts is
+`league.run`'s (`open_session`, `begin`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import functools
 import importlib.util
 import os
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,6 @@ import structlog
 from pydantic import ValidationError
 
 import games
-import providers
 from arena.config import (
     Config,
     ConfigError,
@@ -34,26 +34,24 @@ from arena.config import (
     ProgramPolicy,
     draw_master_seed,
 )
+from arena.config.settings import ASKED_AS
 from arena.league.lineup import (
-    BY_CONFIG,
     RESUME_ACCEPTS,
     ConfigChanged,
+    StoredRun,
     check_lineup,
-    check_pool,
     config_changes,
     holds_pool,
-    retire,
-    reveal,
     stored_run,
 )
+from arena.league.pool import check_pool
 from arena.league.schedule import match_seed, schedule
-from arena.league.store import DB_NAME, LeagueStore
+from arena.league.store import DB_NAME
 from arena.play.episode import EpisodeSetup
 from arena.play.fingerprint import fingerprint, played_as
 from arena.play.match import Match
 from arena.play.prompts import PromptError, PromptTemplate, load_template
 from arena.record.hooks import EpisodeHooks, episode_hooks
-from arena.record.ledger import commit_programs
 from arena.redact import Redactor
 from arena.seats.factory import SeatMaker
 
@@ -61,7 +59,6 @@ if TYPE_CHECKING:  # programs, models and the response cache: imported when a ru
     import providers
     from arena.play.protocol import MakesSeats, Seat
     from arena.programs import ProgramInfo, ProgramRefused
-    from arena.record.replay import Replay
     from arena.seats.breaker import Breakers
     from arena.seats.cache import ResponseCache
     from arena.seats.desk import Desk
@@ -74,17 +71,12 @@ RESUME_MODES = ("refuse", "anyway", "new")
 """What to do when a stored run's config differs: refuse, resume anyway, start over."""
 
 
-_ASKED_AS = (
-    "provider", "model", "base_url", "max_tokens", "temperature", "seed", "json_mode",
-    "decoding", "schema_style", "params", "layout", "prompt_cache",
-)  # fmt: skip
-"""What a replay records of how a model policy was asked, in the order it records it."""
-
-
 def _asked_as(spec: LlmPolicy) -> dict[str, Any]:
-    asked = spec.model_dump(mode="json", include=set(_ASKED_AS))
+    """What a replay records of how a model policy was asked: its `recorded` settings
+    (`arena.config.settings.ASKED_AS`), in the table's order."""
+    asked = spec.model_dump(mode="json", include=set(ASKED_AS))
     asked["decoding"] = spec.reply_decoding  # json_mode is decoding = "json"
-    return {key: asked[key] for key in _ASKED_AS}
+    return {key: asked[key] for key in ASKED_AS}
 
 
 @dataclass(frozen=True)
@@ -108,13 +100,9 @@ class RunPlan:
     authors: dict[str, str | None] = field(default_factory=dict)
     """Policy -> who is behind it (`entrant_authors`): its author, a person's name, an
     authored program's author; None for nobody in particular."""
-    commits: dict[str, int] = field(default_factory=dict)
-    """Program policy -> the ledger line of its commit (`commit`), which its games record."""
-
-    def commit(self) -> None:
-        """Commit to the programs before any of them plays: each one's SHA-256 in the
-        ledger and its bytes kept privately (`record.ledger.commit_programs`)."""
-        self.commits.update(commit_programs(self.out, self.programs))
+    commits: Mapping[str, int] = field(default_factory=dict)
+    """Program policy -> the ledger line of its commit, which its games record: none until
+    the session commits to its programs (`league.run.open_session`)."""
 
     @functools.cached_property
     def fingerprints(self) -> dict[str, str]:
@@ -172,7 +160,7 @@ class RunPlan:
                 "episode_wall_s": self.config.wall_s_for(name),
                 "params": self.config.params_for(name),
             }
-            for name in sorted(_games_played(self.config, self.master_seed))
+            for name in self.games_played()
         }
         return data
 
@@ -251,7 +239,7 @@ class RunPlan:
                 name: self.authors.get(name, _author(spec))
                 for name, spec in config.policies.items()
             },
-            hooks=self._hooks(game),
+            hooks=self.hooks(game),
             max_infra_share=config.run.max_infra_share,
             models={
                 name: self.redactor.value(_asked_as(spec))
@@ -266,35 +254,16 @@ class RunPlan:
             },
         )
 
-    def _hooks(self, game: games.Game[Any]) -> EpisodeHooks:
+    def hooks(self, game: games.Game[Any]) -> EpisodeHooks:
+        """What the record does around each episode of `game` (a card's commit and reveal,
+        verifiable dice), in this run folder."""
         table = self.config.game.get(game.name)
         dice = table.dice if table is not None and table.dice is not None else "verifiable"
         return episode_hooks(game.match_format.chance, self.out, dice=dice, master=self.master_seed)
 
-    def begin(self, store: LeagueStore, keep: Callable[[Replay], object]) -> None:
-        """What a session does before its first game: store the config and policies (the
-        programs were committed to as the session opened, `commit`), retire the pool's
-        entrants the config retires (a program's source revealed),
-        and let each game's hooks settle what a killed session left (a cut card is stored
-        with `keep`)."""
-        session = self.session
-        store.begin_run(
-            self.config.run.name,
-            self.master_seed,
-            self.resolved(),
-            self.policy_records(),
-            session=session,
-        )
-        if self.pool:
-            for name, spec in self.config.policies.items():
-                if spec.retired:
-                    retire(self.out, store, name, BY_CONFIG, session)
-            for entrant in store.entrants():
-                if entrant["retired"] is not None and entrant["name"] in self.programs:
-                    reveal(self.out, entrant["name"])
-        finished = store.finished_episodes()
-        for name in sorted(_games_played(self.config, self.master_seed)):
-            self._hooks(games.load(name)).resume(keep, finished)
+    def games_played(self) -> list[str]:
+        """Every game the schedule may play, by name."""
+        return sorted(_games_played(self.config, self.master_seed))
 
 
 def entrant_authors(config: Config) -> dict[str, str | None]:
@@ -333,38 +302,68 @@ def plan_run(
 ) -> RunPlan:
     """Check everything that can fail before a game starts, and fix the master seed.
 
-    A run folder that already holds a league is resumed: its stored master
-    seed is reused when the config says 0, and a config that differs from the
-    stored one in a key that can change a result (any but `RESUME_ACCEPTS`) is
-    refused (`resume="refuse"`), resumed all the same (`"anyway"`) or started
-    over (`"new"`, the old results are removed when the run starts). Other
-    policies or prompt templates than the stored ones are refused in either of
-    the first two modes (`check_lineup`). A standing pool (`[run] pool = true`) takes
-    added and retired entrants and refuses the rest (`league.pool.check_pool`): never
-    resumed anyway, and started over only with `discard_pool`.
+    A run folder that already holds a league is resumed: its stored master seed is
+    reused when the config says 0, and a config that differs from the stored one in a
+    key that can change a result (any but `RESUME_ACCEPTS`) is refused (`resume=
+    "refuse"`), resumed all the same (`"anyway"`) or started over (`"new"`, the old
+    results are removed when the run starts). Other policies or prompt templates than
+    the stored ones are refused in either of the first two modes (`check_lineup`). A
+    standing pool takes what `league.pool.check_pool` says: never resumed anyway, and
+    started over only with `discard_pool`.
     """
+    out = out or Path("runs") / config.run.name
+    _check_resume_mode(out, resume, discard_pool)
+    stored = stored_run(out) if resume != "new" else None
+    master = config.run.seed or (stored.master if stored else draw_master_seed())
+    _check_endpoints(config)
+    templates = _load_templates(config, master)
+    programs = _register_programs(config)
+    _check_executor(config, programs)
+    played = _played(config, templates, programs)
+    session = stored.sessions + 1 if stored is not None else 1
+    authors = entrant_authors(config) if programs else {}
+    plan = RunPlan(config, master, out, templates, resume, programs, played, session, authors)
+    if stored is not None:
+        _check_stored(plan, stored)
+    return plan
+
+
+def _check_resume_mode(out: Path, resume: str, discard_pool: bool) -> None:
+    """A known resume mode, and no pool started over without `discard_pool`."""
     if resume not in RESUME_MODES:
         raise ValueError(f"resume = {resume!r}: use one of {', '.join(RESUME_MODES)}")
-    out = out or Path("runs") / config.run.name
     if resume == "new" and not discard_pool and holds_pool(out):
         raise ConfigError(
             f"{out} is a standing pool: --force-new would remove every entrant's games and "
             "ratings for good. Pass --discard-pool with --force-new to do it, or start another "
             "pool in another --out folder"
         )
-    stored = stored_run(out) if resume != "new" else None
-    master = config.run.seed or (stored.master if stored else draw_master_seed())
+
+
+def _check_endpoints(config: Config) -> None:
+    """Each model replica's settings make a spec, and the certificate files it names load
+    (a bad one fails before any game)."""
+    for name, spec in config.policies.items():
+        if not isinstance(spec, LlmPolicy):
+            continue
+        from arena.seats.llm import provider_specs  # the HTTP stack: runs with models only
+
+        try:
+            for replica in provider_specs(spec):
+                if replica.ca_bundle is not None or replica.client_cert is not None:
+                    from providers.tls import tls_context  # TLS files: endpoints naming them
+
+                    tls_context(config.run.trust, replica.ca_bundle, replica.client_cert,
+                                replica.client_key)  # fmt: skip
+        except ValueError as exc:
+            raise ConfigError(f"policies.{name}: {exc}") from exc
+
+
+def _load_templates(config: Config, master: int) -> dict[tuple[str, str], PromptTemplate]:
+    """(policy, family) -> the template it is asked with, for every family played."""
     families = {games.load(name).family for name in _games_played(config, master)}
     templates: dict[tuple[str, str], PromptTemplate] = {}
     for name, spec in config.policies.items():
-        if isinstance(spec, LlmPolicy):
-            from arena.seats.llm import provider_specs  # the HTTP stack: runs with models only
-
-            try:
-                for replica in provider_specs(spec):
-                    _check_tls(replica, config.run.trust)
-            except ValueError as exc:
-                raise ConfigError(f"policies.{name}: {exc}") from exc
         for family in families:
             try:
                 templates[(name, family)] = load_template(
@@ -372,20 +371,27 @@ def plan_run(
                 )
             except PromptError as exc:
                 raise ConfigError(f"policies.{name}.prompt: {exc}") from exc
+    return templates
+
+
+def _register_programs(config: Config) -> dict[str, ProgramInfo]:
+    """Each program policy's registration (path, SHA-256), but a pool's retired ones: they
+    play no more, their file may be gone or edited, and their commit stays."""
     programs = {}
     for name, spec in config.policies.items():
-        if isinstance(spec, ProgramPolicy):
-            if spec.retired and config.run.pool:
-                continue  # it plays no more: its file may be gone or edited, its commit stays
-            from arena.programs import (  # the sandbox: runs with programs only
-                ProgramRefused,
-                register,
-            )
+        if not isinstance(spec, ProgramPolicy) or (spec.retired and config.run.pool):
+            continue
+        from arena.programs import ProgramRefused, register  # the sandbox: runs with programs
 
-            try:
-                programs[name] = register(config.located(spec.path))
-            except ProgramRefused as exc:
-                raise ConfigError(_program_refused(config, name, spec.path, exc)) from exc
+        try:
+            programs[name] = register(config.located(spec.path))
+        except ProgramRefused as exc:
+            raise ConfigError(_program_refused(config, name, spec.path, exc)) from exc
+    return programs
+
+
+def _check_executor(config: Config, programs: Mapping[str, ProgramInfo]) -> None:
+    """The sandbox works here when programs play here; Ray is installed when it plays."""
     if programs and config.run.executor == "local":  # a cluster's worker checks its own
         from arena.programs import SandboxUnavailable, choose_sandbox
 
@@ -398,7 +404,15 @@ def plan_run(
             "run.executor = 'ray' needs Ray, an optional extra: pip install -e '.[ray]' "
             "(or executor = 'local')"
         )
-    played = {
+
+
+def _played(
+    config: Config,
+    templates: Mapping[tuple[str, str], PromptTemplate],
+    programs: Mapping[str, ProgramInfo],
+) -> dict[str, dict[str, Any]]:
+    """Policy -> what decides its play (`arena.play.fingerprint.played_as`)."""
+    return {
         name: played_as(
             spec,
             templates={f: t.sha256 for (p, f), t in templates.items() if p == name},
@@ -407,32 +421,24 @@ def plan_run(
         )
         for name, spec in config.policies.items()
     }
-    session = stored.sessions + 1 if stored is not None else 1
-    authors = entrant_authors(config) if programs else {}
-    plan = RunPlan(config, master, out, templates, resume, programs, played, session, authors)
-    if stored is not None and (config.run.pool or stored.pool):
-        check_pool(plan, stored, _with_new_defaults(stored.config))
-        return plan
-    if stored is not None:
-        stored_policies = stored.config.get("policies", {})
-        check_lineup(out / DB_NAME, stored_policies, stored.templates, config.policies, templates)
-    if stored is not None and resume == "refuse":
-        changes = config_changes(
-            _with_new_defaults(stored.config), plan.resolved(), ignore=RESUME_ACCEPTS
-        )
-        if changes:
-            error = ConfigChanged(out / DB_NAME, changes)
-            raise ConfigError(str(error)) from error
-    return plan
 
 
-def _check_tls(spec: providers.ProviderSpec, trust: providers.Trust) -> None:
-    """Load the certificate files a replica names (a bad one fails before any game)."""
-    if spec.ca_bundle is None and spec.client_cert is None:
+def _check_stored(plan: RunPlan, stored: StoredRun) -> None:
+    """A pool's next session by the pool's rules; a league's resume with its policies and
+    templates, and (unless resumed anyway) a config that differs only where a resume
+    accepts it."""
+    upgraded = _with_new_defaults(stored.config)
+    if plan.config.run.pool or stored.pool:
+        check_pool(plan, stored, upgraded)
         return
-    from providers.tls import tls_context  # TLS files: endpoints that name them only
-
-    tls_context(trust, spec.ca_bundle, spec.client_cert, spec.client_key)
+    db = plan.out / DB_NAME
+    stored_policies = stored.config.get("policies", {})
+    check_lineup(db, stored_policies, stored.templates, plan.config.policies, plan.templates)
+    if plan.resume == "refuse":
+        changes = config_changes(upgraded, plan.resolved(), ignore=RESUME_ACCEPTS)
+        if changes:
+            error = ConfigChanged(db, changes)
+            raise ConfigError(str(error)) from error
 
 
 def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:

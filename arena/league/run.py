@@ -9,6 +9,15 @@ killed at any moment resumes where it stopped. Whether each model endpoint is
 up, and when its state stops the run, is endpoint health's (`league.health`);
 what the session leaves for readers is the summary's (`league.summary`).
 
+The plan (`league.plan`) is a value; this is where it meets the run folder. As a
+session opens (`open_session`), before a worker is sent the plan: with
+`--force-new` earlier sessions' results are gone, the resolved config is
+written, and the programs are committed to (their SHA-256 in the ledger, their
+bytes kept privately), which gives the plan its commits. Before the first game
+(`begin`) the config and policies are stored, a pool's retirements settled
+(`league.pool.settle_retirements`), and each game's hooks settle what a killed
+session left (a cut card's finished games are stored).
+
 A first SIGINT or SIGTERM stops the schedule and gives the episodes in flight
 `grace_s` to finish (but what waits on a person only: `Desk.stop`); a second
 one, or the end of the grace period, discards them (they are played again on
@@ -17,8 +26,11 @@ resume). A failing episode is logged with its error and the run goes on.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import signal
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
@@ -26,25 +38,28 @@ import anyio
 import structlog
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+import games
 import providers
 from arena.cluster import EpisodeLost, Executor, WorkerRefused, open_executor
 from arena.league.backlog import Backlog
 from arena.league.health import EndpointHealth, model_policies
 from arena.league.lock import hold_run_folder
 from arena.league.plan import RunPlan
+from arena.league.pool import settle_retirements
 from arena.league.store import LeagueStore
-from arena.league.summary import EpisodeFailure, Progress, RunResult, close_session, open_session
+from arena.league.summary import EpisodeFailure, Progress, RunResult, close_session, start_over
 from arena.play.episode import EpisodeSetup
 from arena.play.match import Episode
 from arena.record.crash import crash_point
-from arena.record.replay import Replay
+from arena.record.ledger import commit_programs
+from arena.record.replay import Replay, write_atomic
 from arena.seats.cut import cuttable
 
 if TYPE_CHECKING:
     from arena.results.standings import GameSummary
     from arena.seats.desk import Desk
 
-__all__ = ["WAKE_S", "Failure", "execute"]
+__all__ = ["WAKE_S", "Failure", "begin", "execute", "open_session"]
 
 log = structlog.get_logger("arena.league.run")
 
@@ -85,13 +100,39 @@ async def execute(
                 from arena.league.preflight import preflight  # HTTP: runs with models only
 
                 await preflight(plan, pool)
-            open_session(plan)  # before a worker is sent the plan: it carries the commits
+            plan = open_session(plan)  # before a worker is sent the plan: it carries the commits
             opened = (
                 nullcontext(executor) if executor is not None else open_executor(plan, ray_address)
             )
             async with opened as where:
                 session = _Session(plan, pool, where, on_episode, desk)
                 return await session.run(grace_s, handle_signals)
+
+
+def open_session(plan: RunPlan) -> RunPlan:
+    """The run folder as a session starts: with `--force-new`, earlier sessions' results
+    gone (`start_over`); the resolved config written, for readers and for a resume; the
+    programs committed to before any of them plays. The plan with its commits, which its
+    programs' games record."""
+    if plan.resume == "new":
+        start_over(plan.out)
+    write_atomic(plan.out / "config.resolved.json", json.dumps(plan.resolved(), indent=2))
+    return dataclasses.replace(plan, commits=commit_programs(plan.out, plan.programs))
+
+
+def begin(plan: RunPlan, store: LeagueStore, keep: Callable[[Replay], object]) -> None:
+    """What a session does in its store before its first game: the config and policies
+    stored, a pool's retirements settled, and what a killed session left of each game
+    settled by its hooks (a cut card's games stored with `keep`)."""
+    records, session = plan.policy_records(), plan.session
+    store.begin_run(
+        plan.config.run.name, plan.master_seed, plan.resolved(), records, session=session
+    )
+    if plan.pool:
+        settle_retirements(plan, store)
+    finished = store.finished_episodes()
+    for name in plan.games_played():
+        plan.hooks(games.load(name)).resume(keep, finished)
 
 
 class _Session:
@@ -122,7 +163,7 @@ class _Session:
         self.store = store = LeagueStore.open_for_run(plan.out)
         started, name = time.monotonic(), plan.config.run.name
         try:
-            plan.begin(store, lambda replay: store.keep(replay, plan.out))
+            begin(plan, store, lambda replay: store.keep(replay, plan.out))
             finished = store.finished_episodes()
             log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count(),
                      already_finished=len(finished), executor=self.executor.where)  # fmt: skip

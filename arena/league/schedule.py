@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import games
 from arena.play.match import Match
 
-__all__ = ["match_seed", "schedule"]
+__all__ = ["kth_match", "match_seed", "schedule"]
 
 
 def match_seed(master: int, entry: str, k: int) -> int:
@@ -34,3 +34,12 @@ def schedule(master: int, entries: list[str], matches: int, policies: list[str])
                 for second in policies[i + 1 :]:
                     yield Match(index, entry, game, k, seed, first, second, per_episode)
                     index += 1
+
+
+def kth_match(index: int, master_seed: int, entry: str, k: int, first: str, second: str) -> Match:
+    """The k-th match of the pair (`first`, `second`) on `entry`, at schedule position
+    `index`: on the k-th match seed, so every pair's k-th match meets the same positions."""
+    seed = match_seed(master_seed, entry, k)
+    game = games.resolve_entry(entry, seed)
+    per_episode = games.load(game).match_format.games_per_episode
+    return Match(index, entry, game, k, seed, first, second, per_episode)

@@ -16,7 +16,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -273,13 +273,13 @@ class LeagueStore(RatingTables):
         """The columns `table` has (none when it does not exist)."""
         return {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
 
-    def retire(self, name: str, why: str, session: int) -> bool:
-        """Retire entrant `name` (`why`: who decided, the config or the roster rule); False
-        if it was retired already (a retirement is never undone nor rewritten)."""
+    def retire(self, name: str, retirement: Mapping[str, Any]) -> bool:
+        """Retire entrant `name` (`retirement`: `league.pool.Retirement` as JSON); False if it
+        was retired already (a retirement is never undone nor rewritten)."""
         with self._transaction() as db:
             cursor = db.execute(
                 "UPDATE policies SET retired = ? WHERE name = ? AND retired IS NULL",
-                (json.dumps({"why": why, "session": session}), name),
+                (json.dumps(dict(retirement)), name),
             )
             return cursor.rowcount == 1
 

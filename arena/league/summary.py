@@ -1,5 +1,6 @@
 """What a session produced (`RunResult`), and what it leaves for readers: `summary.json`
-and `games.jsonl`; `start_over` removes what earlier sessions left.
+and `games.jsonl`; `start_over` removes what earlier sessions left (a session's start
+is `league.run`'s).
 
 `summary.json` is one plain JSON document: the run, the session's counts, the
 stopping rules, the tables, and every stored game's result (its last key).
@@ -38,7 +39,6 @@ __all__ = [
     "close_session",
     "history_tables",
     "keep_ratings",
-    "open_session",
     "pool_tables",
     "read_summary_head",
     "rebuild_run",
@@ -101,16 +101,6 @@ class RunResult:
 Progress = Callable[[RunResult], None]
 """Called when the session starts and whenever an episode starts or finishes, with the
 run's counts so far."""
-
-
-def open_session(plan: RunPlan) -> None:
-    """The run folder as a session starts: with `--force-new`, earlier sessions' results
-    gone (`start_over`); the resolved config written, for readers and for a resume; the
-    programs committed to (`RunPlan.commit`)."""
-    if plan.resume == "new":
-        start_over(plan.out)
-    write_atomic(plan.out / "config.resolved.json", json.dumps(plan.resolved(), indent=2))
-    plan.commit()
 
 
 def start_over(out: Path) -> None:
@@ -259,11 +249,12 @@ def _first_sessions(replays: Iterable[Replay]) -> dict[str, int]:
 
 def _restore_retirements(out: Path, store: LeagueStore) -> None:
     """A rebuilt pool's retirements, from the ledger's `entrant_retired` lines."""
-    from arena.record.ledger import read_current  # a pool's rebuild only
+    from arena.league.pool import Retirement  # a pool's rebuild only
+    from arena.record.ledger import read_current
 
     for event in read_current(out):
         if event.get("event") == "entrant_retired":
-            store.retire(str(event["policy"]), str(event["why"]), int(event["session"]))
+            store.retire(str(event["policy"]), Retirement.from_json(event).to_json())
 
 
 def rebuild_store(out: Path) -> int:

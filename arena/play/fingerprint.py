@@ -2,24 +2,22 @@
 
 A standing pool (docs/pool.md) rates an entrant across sessions and months, so
 the name must keep meaning the same player. The fingerprint is the SHA-256 of
-a canonical JSON (sorted keys, no whitespace) of the settings that decide its
-play, with every setting at its default left out, so a setting added in a
-later version does not change the fingerprints of the entrants before it:
+a canonical JSON (sorted keys, no whitespace) of the policy's settings that
+`plays` (`arena.config.settings`: the one table of what each setting does),
+with every setting at its default left out, so a setting added in a later
+version does not change the fingerprints of the entrants before it. A few enter
+as what they decide rather than as written (`_DERIVED`):
 
-- every policy: its kind;
-- a model (`llm`): protocol, model, params, token cap, temperature, sampling
-  seed, decoding (`json_mode` is `decoding = "json"`; with `schema`, its
-  schema style), layout, the most bytes a reply may have, and the SHA-256 of
-  each template it is asked with;
-- a mock: its faults, latency, decoding and templates;
-- a text seat (model or mock): `PROMPT_PROTOCOL`, the version of the text the
-  arena writes into its prompts;
-- a program: its file's SHA-256, the node budget and its move timeout;
-- a scripted seat: its baseline; a person: their name.
+- a model's `provider` as its `protocol`; `json_mode` and `decoding` as the
+  decoding asked for (left out when free), `schema_style` under a schema only;
+- a text seat's (model or mock) `prompt` as the SHA-256 of each template it is
+  asked with, and `PROMPT_PROTOCOL`, the version of the text the arena writes
+  into its prompts;
+- a program's `path` as its file's SHA-256, with the run's node budget.
 
-Left out, because they decide whether a request arrives but never what the
-model answers: endpoint URLs, keys, TLS settings, gateway headers, connection
-limits and prices.
+Left out, since they are `connects`, `runs` or `counts`: endpoint URLs, keys,
+TLS settings, gateway headers, connection limits, prices, Anthropic's prompt
+cache, the author.
 """
 
 from __future__ import annotations
@@ -29,23 +27,21 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from arena.config import (
-    HumanPolicy,
-    LlmPolicy,
-    MockPolicy,
-    PolicyConfig,
-    ProgramPolicy,
-    RunTable,
-    ScriptedPolicy,
-)
+from arena.config import LlmPolicy, MockPolicy, PolicyConfig, ProgramPolicy, RunTable
+from arena.config.settings import policy_settings
 from arena.play.prompts import PROMPT_PROTOCOL
 
-__all__ = ["fingerprint", "played_as", "short"]
+__all__ = ["fingerprint", "played_as", "plays", "short"]
 
-_MODEL_KEYS = (
-    "model", "params", "max_tokens", "temperature", "seed", "layout", "max_response_bytes",
-)  # fmt: skip
-"""A model policy's keys that decide its play, besides its protocol and templates."""
+_DERIVED = ("kind", "provider", "json_mode", "decoding", "schema_style", "prompt", "path")
+"""The `plays` settings that enter a fingerprint as what they decide, not as written."""
+
+_PLAYS = tuple(key for key, setting in policy_settings() if setting.effect == "plays")
+
+
+def plays(model: type[PolicyConfig]) -> tuple[str, ...]:
+    """The keys of a policy model that decide its play, as the settings table says."""
+    return tuple(key for key in _PLAYS if key in model.model_fields)
 
 
 def played_as(
@@ -61,26 +57,18 @@ def played_as(
     out: dict[str, Any] = {"kind": spec.kind}
     if isinstance(spec, LlmPolicy):
         out["protocol"] = spec.provider
-        out |= _set(spec, _MODEL_KEYS)
+    out |= _set(spec, tuple(key for key in plays(type(spec)) if key not in _DERIVED))
+    if isinstance(spec, LlmPolicy | MockPolicy):
         if spec.reply_decoding != "free":
             out["decoding"] = spec.reply_decoding
-        if spec.reply_decoding == "schema":
+        if isinstance(spec, LlmPolicy) and spec.reply_decoding == "schema":
             out |= _set(spec, ("schema_style",))
-    elif isinstance(spec, MockPolicy):
-        out |= _set(spec, ("faults", "latency_ms", "decoding"))
-    elif isinstance(spec, ProgramPolicy):
+        out["templates"] = dict(sorted(templates.items()))
+        out["prompt_protocol"] = PROMPT_PROTOCOL
+    if isinstance(spec, ProgramPolicy):
         out["sha256"] = program_sha256
         if node_budget != RunTable.model_fields["node_budget"].default:
             out["node_budget"] = node_budget
-        out |= _set(spec, ("timeout_s",))
-    elif isinstance(spec, ScriptedPolicy):
-        out |= _set(spec, ("baseline",))
-    elif isinstance(spec, HumanPolicy):
-        out |= _set(spec, ("name",))
-    if isinstance(spec, LlmPolicy | MockPolicy):
-        out |= _set(spec, ("retry_lists_moves",))
-        out["templates"] = dict(sorted(templates.items()))
-        out["prompt_protocol"] = PROMPT_PROTOCOL
     return out
 
 

@@ -131,9 +131,11 @@ def _entrants(run: Path, policies: Mapping[str, Any]) -> list[dict[str, Any]]:
     try:
         store = LeagueStore.open_readonly(run)
     except (FileNotFoundError, StoreDamaged):
+        from arena.league.pool import Retirement  # a pool with no store yet only
+
         return [
             {"name": name, "fingerprint": None, "author": spec.author, "added": None,
-             "retired": {"why": "config"} if spec.retired else None}
+             "retired": Retirement.by_config(None).to_json() if spec.retired else None}
             for name, spec in policies.items()
         ]  # fmt: skip
     try:

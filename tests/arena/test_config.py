@@ -163,14 +163,6 @@ def test_an_llm_policy_s_endpoint_settings_are_checked_when_the_config_loads() -
         parse_config(bad, keys=False)
 
 
-def test_the_connection_settings_a_resume_may_change_are_the_endpoint_s_own() -> None:
-    import arena.config
-    import providers
-
-    assert arena.config.CONNECTION_SETTINGS == providers.CONNECTION_SETTINGS
-    assert set(providers.CONNECTION_SETTINGS) <= set(providers.EndpointSettings.model_fields)
-
-
 @pytest.mark.parametrize(
     ("name", "found"),
     [("a-vs-b", "'-vs-'"), ("team/bot", "'/'"), ("x-vs-y/z", "'-vs-' and '/'")],

@@ -14,8 +14,8 @@ import pytest
 
 import games
 from arena.config import ConfigError, parse_config
-from arena.league.lineup import PoolRefused
 from arena.league.plan import plan_run
+from arena.league.pool import PoolRefused
 from arena.league.run import execute
 from arena.league.store import DB_NAME
 from arena.league.summary import rebuild_run
@@ -135,7 +135,7 @@ async def test_a_new_version_under_a_new_name_retires_the_old_one(tmp_path: Path
     assert "mock" in {row["policy"] for row in summary["standings"]["overall"]}
     ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
     retired = [e for e in ledger if e.get("event") == "entrant_retired"]
-    assert [(e["policy"], e["session"]) for e in retired] == [("mock", 2)]
+    assert [(e["policy"], e["kind"], e["session"]) for e in retired] == [("mock", "config", 2)]
     # Retirement is for good: taking `retired = true` away again is refused.
     with pytest.raises(PoolRefused, match="retired in session 2"):
         plan_run(parse_config(_with(**{"mock-v2": {"kind": "mock", "latency_ms": 5}})), out)
@@ -231,11 +231,27 @@ async def test_the_roster_rule_retires_the_authors_lowest_rated_entrant(tmp_path
     mine = [row[3] for row in _matches(out) if "acme-weak" in row[1]]
     assert mine == ["placement"] * 4
     ledger = [json.loads(line) for line in (out / "ledger.jsonl").read_text().splitlines()]
-    assert [e["policy"] for e in ledger if e.get("event") == "entrant_retired"] == ["acme-weak"]
+    retired = [e for e in ledger if e.get("event") == "entrant_retired"]
+    assert [(e["policy"], e["kind"]) for e in retired] == [("acme-weak", "roster")]
+    assert retired[0]["why"] == entrant["acme-weak"]["retired"]
+
+
+def test_a_retirement_is_a_typed_value_and_one_stored_before_types_reads_as_one() -> None:
+    from arena.league.pool import CONFIG_WHY, Retirement
+
+    roster = Retirement("roster", "roster: author 'acme' had 2 active entrants", 3)
+    assert Retirement.from_json(roster.to_json()) == roster
+    assert Retirement.by_config(2) == Retirement("config", CONFIG_WHY, 2)
+    # Stored before retirements had a kind: the config's says so in words, the roster's not.
+    assert Retirement.from_json({"why": CONFIG_WHY, "session": 2}).kind == "config"
+    assert Retirement.from_json({"why": "roster: author 'acme' ...", "session": 3}).kind == "roster"
+    with pytest.raises(ValueError, match="retirement kind 'vote'"):
+        Retirement.from_json({"kind": "vote", "why": "?", "session": 1})
 
 
 async def test_the_roster_rule_breaks_a_tie_by_the_earliest_added(tmp_path: Path) -> None:
-    from arena.league.rounds import PoolRounds
+    from arena.league.pool import PoolRounds
+    from arena.league.run import begin
     from arena.league.store import LeagueStore
     from tests.arena.results.leagues import match_games
 
@@ -243,8 +259,8 @@ async def test_the_roster_rule_breaks_a_tie_by_the_earliest_added(tmp_path: Path
     plan = plan_run(parse_config(_roster_pool(tmp_path)), out)
     store = LeagueStore.open_for_run(out)
     try:
-        plan.begin(store, lambda replay: None)
-        rounds = PoolRounds(plan, store, plan.session)
+        begin(plan, store, lambda replay: None)
+        rounds = PoolRounds(plan, store)
         order = ["acme-strong", "acme-weak", "other"]
         # Both acme entrants split a match with `other`: equal ratings.
         even = match_games(0, "acme-strong", "other", (1.0, 0.0))
@@ -253,7 +269,7 @@ async def test_the_roster_rule_breaks_a_tie_by_the_earliest_added(tmp_path: Path
         assert rounds.retired == ["acme-strong"]
         # Never one without a rated match: with none rated, nobody goes; with only the
         # stronger one unrated, the rated one goes though it won.
-        rounds = PoolRounds(plan, store, plan.session)
+        rounds = PoolRounds(plan, store)
         assert rounds._roster([], order, list(order)) == order
         assert rounds.retired == []
         won = match_games(2, "acme-weak", "other", (1.0, 1.0))

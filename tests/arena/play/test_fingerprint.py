@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -73,3 +74,32 @@ def test_the_fingerprint_is_the_sha256_of_canonical_json() -> None:
     played = {"kind": "scripted", "baseline": "random"}
     canonical = b'{"baseline":"random","kind":"scripted"}'
     assert fingerprint(played) == hashlib.sha256(canonical).hexdigest()
+
+
+SHIPPED = {
+    "configs/pool/step3.toml": {
+        "mock-faulty": "92b9303176a41c7693e5a8ef79b94330720232c4e62580588f25440801fb442f",
+        "mock-half": "b991277b2a2a2eaf1129dc7395e0e35199cbbc9a79669241d193f07e5b173290",
+        "mock-slow": "fb9c8719e21ee3c1cd3eeba7cdade68a8418228ae505dfb3001da48b0cfd8336",
+        "random": "224df6ad18dfe87c0b321d5a9564ed2dd11c03f6ece4a3c8dab30d85a2f8b73a",
+        "tactician": "68cc4055558b454850ca2153af3f2e89e633cdf698ee4f72731f4cbfb2fd5274",
+    },
+    "configs/mock-llm.toml": {
+        "mock-anthropic": "d87e4c7c88c2abb512a4a104f0750511e21e722a27e00912d29662d07b8be0d8",
+        "mock-gemini": "d5c2525766eb14ed55d67c30f184044dc2303773697fd4453617124f33a3aed4",
+        "mock-openai": "37664e991ba696725f2bc8e07e265ab2b826982b466e2eb1cbcb1089f485e187",
+        "tactician": "68cc4055558b454850ca2153af3f2e89e633cdf698ee4f72731f4cbfb2fd5274",
+    },
+}
+"""Shipped configs' fingerprints as the pools already played keep them: a change here makes
+every such pool refuse its entrants (see `arena.play.fingerprint` on defaults left out)."""
+
+
+@pytest.mark.parametrize("path", sorted(SHIPPED))
+def test_shipped_configs_keep_their_fingerprints(path: str, tmp_path: Path) -> None:
+    from arena.config import load_config
+    from arena.league.plan import plan_run
+
+    root = Path(__file__).resolve().parents[3]
+    plan = plan_run(load_config(root / path, keys=False), tmp_path / "run")
+    assert plan.fingerprints == SHIPPED[path]
