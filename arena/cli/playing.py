@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from arena.league.summary import RunResult
     from arena.seats.desk import Desk
 
-__all__ = ["play_with_progress", "served_by_mock"]
+__all__ = ["model_names", "play_with_progress", "served_by_mock"]
 
 
 def served_by_mock(config: Config, mock_url: str) -> Config:
