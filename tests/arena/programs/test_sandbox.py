@@ -96,24 +96,28 @@ def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 # Reaches the real builtins, then switches the child's guard off: from here on only the
 # operating system stands in the way.
 UNGUARDED = """
+def dunder(name):
+    return chr(95) * 2 + name + chr(95) * 2
+
+
 def real_builtins():
-    for cls in getattr(object, "__subcl" + "asses__")():
-        found = getattr(getattr(cls, "__init__", None), "__glo" + "bals__", None)
-        if isinstance(found, dict) and ("__buil" + "tins__") in found:
-            table = found["__buil" + "tins__"]
+    for cls in getattr(object, dunder("subclasses"))():
+        found = getattr(getattr(cls, "__init__", None), dunder("globals"), None)
+        if isinstance(found, dict) and dunder("builtins") in found:
+            table = found[dunder("builtins")]
             return table if isinstance(table, dict) else getattr(table, "__dict__")
     raise LookupError("no way out")
 
 
 def unguarded(name):
-    imp = real_builtins()["__imp" + "ort__"]
-    runtime = imp("s" + "ys").modules["__main__"]
+    imp = real_builtins()[dunder("import")]
+    runtime = imp(chr(115) + "ys").modules["__main__"]
     setattr(getattr(runtime, "_GU" + "ARD"), "loc" + "ked", False)
     return imp(name)
 
 
 def read(path):
-    with real_builtins()["op" + "en"](path) as handle:
+    with real_builtins()[chr(111) + "pen"](path) as handle:
         return handle.read()
 
 
@@ -281,7 +285,7 @@ async def test_the_static_check_refuses_in_both_modes(mode: SandboxMode, tmp_pat
 
 
 async def test_the_guard_refuses_in_both_modes(mode: SandboxMode, tmp_path: Path) -> None:
-    info = hostile(tmp_path, "real_builtins()['op' + 'en']('/etc/passwd')", guard_off=False)
+    info = hostile(tmp_path, "real_builtins()[chr(111) + 'pen']('/etc/passwd')", guard_off=False)
     forfeit = await forfeit_of(info, mode)
     assert forfeit.cause == "exception"
     assert "sandbox: opening '/etc/passwd' is refused" in forfeit.detail
@@ -325,7 +329,7 @@ def _escapes(tmp_path: Path, port: int) -> dict[str, tuple[str, str]]:
             "LookupError: pids 1 2",
         ),
         "write-outside": (
-            f"with real_builtins()['op' + 'en']({str(outside)!r}, 'w') as f:\n    f.write('x')",
+            f"with real_builtins()[chr(111) + 'pen']({str(outside)!r}, 'w') as f:\n    f.write('x')",
             "FileNotFoundError",
         ),
         # 127.0.0.1 inside is the sandbox's own loopback, where nothing listens.
