@@ -386,13 +386,12 @@ def plan_run(
                 programs[name] = register(config.located(spec.path))
             except ProgramRefused as exc:
                 raise ConfigError(_program_refused(config, name, spec.path, exc)) from exc
-    if programs and config.run.executor == "local":  # a cluster's worker checks its own
-        from arena.programs import SandboxUnavailable, choose_sandbox
+    if programs:  # trust, uids and dice; a cluster's worker decides its own sandbox
+        from arena.authors import authored_programs
+        from arena.programs import admit
 
-        try:
-            choose_sandbox(config.run.sandbox)  # bwrap's probe, once per process
-        except SandboxUnavailable as exc:
-            raise ConfigError(f"run.sandbox: {exc}") from exc
+        local = config.run.executor == "local"
+        programs = admit(config, programs, authored_programs(config), probe=local)
     if config.run.executor == "ray" and importlib.util.find_spec("ray") is None:
         raise ConfigError(
             "run.executor = 'ray' needs Ray, an optional extra: pip install -e '.[ray]' "

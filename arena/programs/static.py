@@ -45,6 +45,8 @@ class ProgramInfo:
     source: str
     plays_setup: bool
     """Whether it defines `choose_setup` (Stratego programs must)."""
+    trusted: bool = True
+    """Whether `[run] sandbox = "auto"` may run it outside bwrap (`admission.is_trusted`)."""
 
     @property
     def name(self) -> str:

@@ -234,8 +234,13 @@ def test_static_check_refuses_naming_line_and_name(line: str, name: str) -> None
 
 def test_static_check_lets_plain_computed_names_through() -> None:
     """Joining strings is ordinary: only a dunder's pieces or a refused name are refused."""
-    for line in ("x = getattr(f, 'choose' + '_move')", "x = '-'.join(['a', 'b'])",
-                 "x = getattr(f, name)", "x = 'ti' + 'mer'", "x = getattr(f, prefix + '_x')"):
+    for line in (
+        "x = getattr(f, 'choose' + '_move')",
+        "x = '-'.join(['a', 'b'])",
+        "x = getattr(f, name)",
+        "x = 'ti' + 'mer'",
+        "x = getattr(f, prefix + '_x')",
+    ):
         assert check_source(f"{line}\n\ndef create(ctx):\n    return None\n") == [], line
 
 
