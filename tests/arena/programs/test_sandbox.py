@@ -36,6 +36,7 @@ from arena.cli import program as program_cli
 from arena.config import ConfigError, RunTable, parse_config
 from arena.league.plan import plan_run
 from arena.programs import (
+    DEFAULT_PROGRAM_UIDS,
     SANDBOX_MODES,
     ProgramForfeit,
     ProgramInfo,
@@ -269,7 +270,8 @@ async def test_a_program_plays_and_reports_its_sandbox(mode: SandboxMode) -> Non
     if mode == "bwrap":
         assert report["network"] == "isolated (bwrap)"
     if os.geteuid() == 0:
-        assert report["uid"] == 65534
+        first, last = DEFAULT_PROGRAM_UIDS
+        assert first <= report["uid"] <= last  # a uid of its own, from [run] program_uids
 
 
 # --- contained in both modes -----------------------------------------------------------
