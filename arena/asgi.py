@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GRACE_S",
+    "MAX_DEPTH",
     "START_S",
     "STOP_S",
     "App",

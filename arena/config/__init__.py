@@ -17,10 +17,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from arena.config import checks
+from arena.config.authoring import AuthorTable
 from arena.config.models import (
     CONNECTION_SETTINGS,
     MOCK_FAULTS,
-    AuthorTable,
     Config,
     ConfigError,
     Deadlines,

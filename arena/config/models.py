@@ -27,7 +27,6 @@ from providers import EndpointSettings, Trust
 __all__ = [
     "CONNECTION_SETTINGS",
     "MOCK_FAULTS",
-    "AuthorTable",
     "Config",
     "ConfigError",
     "Deadlines",

@@ -42,6 +42,7 @@ from typing import Literal, get_args
 __all__ = [
     "CHILD_INSIDE",
     "SANDBOX_MODES",
+    "UNTRUSTED_FALLBACK",
     "ChildMode",
     "SandboxMode",
     "SandboxUnavailable",
