@@ -31,6 +31,7 @@ from arena.programs import (
     SandboxUnavailable,
     UidsExhausted,
     block_problem,
+    check_program,
     choose_sandbox,
     register,
 )
@@ -326,3 +327,14 @@ def test_derived_dice_with_a_models_program_need_the_config_to_accept_them(
     plan_run(parse_config(league), tmp_path / "out")
     by_hand = _league(PLAYERS / "greedy.py", games=["backgammon"])
     plan_run(parse_config(by_hand), tmp_path / "out2")  # a program named by the config: as before
+
+
+@pytest.mark.usefixtures("no_bwrap_no_root")
+async def test_a_models_program_is_not_checked_outside_bwrap_as_another_user() -> None:
+    from arena.cli.author import _check_sandbox
+
+    with pytest.raises(SandboxUnavailable, match="accept the risk"):
+        await check_program(PLAYERS / "greedy.py", "connect-four", trusted=False)
+    with pytest.raises(ConfigError, match=r"^run\.sandbox: .*install bubblewrap"):
+        _check_sandbox("auto")  # arena author: before any model is asked
+    _check_sandbox("process")  # the risk, accepted
