@@ -338,3 +338,11 @@ async def test_a_models_program_is_not_checked_outside_bwrap_as_another_user() -
     with pytest.raises(ConfigError, match=r"^run\.sandbox: .*install bubblewrap"):
         _check_sandbox("auto")  # arena author: before any model is asked
     _check_sandbox("process")  # the risk, accepted
+
+
+@pytest.mark.usefixtures("no_bwrap_no_root")
+def test_a_cluster_worker_refuses_an_untrusted_program_too() -> None:
+    from arena.cluster.worker import _sandbox_problem
+
+    assert "accept the risk" in _sandbox_problem("auto", trusted=False)
+    assert _sandbox_problem("auto", trusted=True) == ""

@@ -295,7 +295,7 @@ async def test_the_guard_refuses_in_both_modes(mode: SandboxMode, tmp_path: Path
 
 
 async def test_a_fork_bomb_forks_nothing_in_both_modes(mode: SandboxMode, tmp_path: Path) -> None:
-    """RLIMIT_NPROC = 1 for the child's uid (65534 when the arena is root), both modes."""
+    """RLIMIT_NPROC = 1 for the child's uid (one of its own, from [run] program_uids, when the arena is root), both modes."""
     info = hostile(tmp_path, "posix = unguarded('posix')\nfor _ in range(6):\n    posix.fork()")
     forfeit = await forfeit_of(info, mode)
     assert forfeit.cause == "exception"
