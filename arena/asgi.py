@@ -9,6 +9,8 @@ within `START_S` or the block fails, and its stop lasts at most `STOP_S` (uvicor
 what still runs `GRACE_S` after its shutdown begins).
 
     read_body(receive, limit)                   the body, or None past `limit` bytes
+    read_json(body)                             JSON, bounded in depth and number size
+    own_hosts(port) / header(scope, name)       the Host values a local server answers to
     send_bytes / send_json / send_text          one whole response
     listen(host, port, what=..., flag=...)      the bound socket
     serving(app, sock)                          uvicorn on it in this event loop, for a block
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GRACE_S",
+    "MAX_DEPTH",
     "START_S",
     "STOP_S",
     "App",
@@ -45,8 +48,11 @@ __all__ = [
     "Scope",
     "Send",
     "ServerThread",
+    "header",
     "listen",
+    "own_hosts",
     "read_body",
+    "read_json",
     "send_bytes",
     "send_json",
     "send_text",
@@ -89,6 +95,67 @@ async def read_body(receive: Receive, limit: int) -> bytes | None:
         chunks.append(chunk)
         if message["type"] != "http.request" or not message.get("more_body"):
             return b"".join(chunks)
+
+
+MAX_DEPTH = 32
+"""The deepest nesting of arrays and objects `read_json` reads."""
+_MAX_DIGITS = 40
+"""The longest number `read_json` reads, in characters."""
+
+
+def read_json(body: bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """`body` as JSON; ValueError for what is not JSON, nests deeper than `max_depth`, or
+    holds a number longer than `_MAX_DIGITS` characters or out of a float's range (the
+    standard reader would recurse until Python stops it, or give `inf`)."""
+    depth, quoted, escaped = 0, False, False
+    for byte in body:
+        if quoted:
+            escaped, quoted = not escaped and byte == 0x5C, quoted and (escaped or byte != 0x22)
+        elif byte == 0x22:
+            quoted = True
+        elif byte in b"[{":
+            depth += 1
+            if depth > max_depth:
+                raise ValueError(f"JSON nested deeper than {max_depth}")
+        elif byte in b"]}":
+            depth -= 1
+    return json.loads(body, parse_float=_finite, parse_int=_whole, parse_constant=_no_constant)
+
+
+def _finite(text: str) -> float:
+    value = float(_short(text))
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:20]} is out of range")
+    return value
+
+
+def _whole(text: str) -> int:
+    return int(_short(text))
+
+
+def _short(text: str) -> str:
+    if len(text) > _MAX_DIGITS:
+        raise ValueError(f"a number of {len(text)} characters")
+    return text
+
+
+def _no_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
+
+
+def own_hosts(port: int) -> frozenset[bytes]:
+    """The Host values of a server listening on 127.0.0.1:`port`: that address, or
+    localhost, at that port. Any other (a DNS name pointed at 127.0.0.1) is refused, so a
+    page of another site cannot read or drive the server from a browser."""
+    return frozenset({f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()})
+
+
+def header(scope: Scope, name: bytes) -> bytes | None:
+    """The request's header `name` (lower case), or None."""
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return bytes(value)
+    return None
 
 
 async def send_bytes(

@@ -16,13 +16,14 @@ from arena.authors.author import (
     write_programs,
 )
 from arena.authors.brief import Brief, brief_for
-from arena.authors.manifest import author_of, manifest_path, read_manifest
+from arena.authors.manifest import author_of, authored_programs, manifest_path, read_manifest
 
 __all__ = [
     "AuthorAttempt",
     "Authored",
     "Brief",
     "author_of",
+    "authored_programs",
     "authoring_policies",
     "brief_for",
     "default_out",

@@ -223,7 +223,10 @@ async def _check(config: Config, authored: Authored, attempt: AuthorAttempt, cod
     trial = authored.program.with_name(f".{authored.program.stem}.attempt{attempt.n}.py")
     trial.write_text(code, encoding="utf-8")
     try:
-        report = await check_program(trial, authored.game, node_budget=config.run.node_budget)
+        report = await check_program(
+            trial, authored.game, node_budget=config.run.node_budget,
+            sandbox=config.run.sandbox, trusted=False,  # a model's program: never trusted
+        )  # fmt: skip
     finally:
         trial.unlink(missing_ok=True)
     attempt.sha256 = hashlib.sha256(code.encode()).hexdigest()

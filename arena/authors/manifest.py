@@ -14,7 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MANIFEST_SUFFIX", "author_of", "manifest_path", "read_manifest"]
+from arena.config import Config, ConfigError, ProgramPolicy
+
+__all__ = ["MANIFEST_SUFFIX", "author_of", "authored_programs", "manifest_path", "read_manifest"]
 
 MANIFEST_SUFFIX = ".json"
 
@@ -41,3 +43,19 @@ def read_manifest(program: Path) -> dict[str, Any] | None:
 def author_of(manifest: dict[str, Any]) -> str:
     """Who wrote an authored program: its authoring policy's author, else that policy."""
     return str(manifest.get("author") or manifest["author_policy"])
+
+
+def authored_programs(config: Config) -> list[str]:
+    """The program policies of `config` a model wrote: those with a manifest beside their
+    file (ConfigError for a manifest that cannot be read)."""
+    found = []
+    for name, spec in config.policies.items():
+        if not isinstance(spec, ProgramPolicy) or spec.retired:
+            continue
+        try:
+            manifest = read_manifest(config.located(spec.path))
+        except ValueError as exc:
+            raise ConfigError(f"policies.{name}.path: {exc}") from exc
+        if manifest is not None:
+            found.append(name)
+    return found

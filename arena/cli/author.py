@@ -13,6 +13,7 @@ from arena.cli.console import stdout
 
 if TYPE_CHECKING:
     from arena.authors import Authored
+    from arena.programs import SandboxMode
 
 __all__ = ["add_arguments", "handle"]
 
@@ -65,6 +66,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.config is None:
         raise ConfigError("arena author needs a CONFIG (or --show-brief --game G)")
     config = load_config(args.config, keys=not args.mock_llm)
+    _check_sandbox(config.run.sandbox)
     names = authoring_policies(config, args.policy)
     out = args.out or default_out(config)
     arena.logs.configure_logging(None, console=True, verbose=False)
@@ -83,6 +85,17 @@ def handle(args: argparse.Namespace) -> int:
     results = anyio.run(authored)
     _print(results, out)
     return 0 if all(r.verdict == "passed" for r in results) else 1
+
+
+def _check_sandbox(sandbox: SandboxMode) -> None:
+    """Before any model is asked: its programs, never trusted, can be checked here."""
+    from arena.config import ConfigError
+    from arena.programs import SandboxUnavailable, choose_sandbox
+
+    try:
+        choose_sandbox(sandbox, trusted=False)
+    except SandboxUnavailable as exc:
+        raise ConfigError(f"run.sandbox: {exc}") from exc
 
 
 def _print(results: list[Authored], out: Path) -> None:

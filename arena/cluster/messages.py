@@ -22,9 +22,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from arena.config import Config
     from arena.play.episode import EpisodeSetup
     from arena.play.protocol import MakesSeats
+    from arena.programs import ProgramInfo
 
 __all__ = ["Failed", "Kept", "Logged", "Message", "Plan", "Played", "WorkerPlan"]
 
@@ -37,6 +40,11 @@ class Plan(Protocol):
     @property
     def config(self) -> Config:
         """The run's validated config."""
+        ...
+
+    @property
+    def programs(self) -> Mapping[str, ProgramInfo]:
+        """Program policies' registrations, each with whether it is trusted outside bwrap."""
         ...
 
     def seat_maker(self) -> MakesSeats:

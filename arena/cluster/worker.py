@@ -111,7 +111,8 @@ def _checked(key: str, load: Callable[[], WorkerPlan]) -> _Loaded:
             "on every worker (docs/cluster.md)"
         )
     if any(isinstance(p, ProgramPolicy) for p in spec.plan.config.policies.values()):
-        problem = _sandbox_problem(spec.plan.config.run.sandbox)
+        trusted = all(info.trusted for info in spec.plan.programs.values())
+        problem = _sandbox_problem(spec.plan.config.run.sandbox, trusted)
         if problem:
             raise WorkerRefused(
                 f"the worker {worker_id()} cannot start program seats' sandboxes: {problem} "
@@ -123,9 +124,10 @@ def _checked(key: str, load: Callable[[], WorkerPlan]) -> _Loaded:
     return _cache[key]
 
 
-def _sandbox_problem(sandbox: SandboxMode) -> str:
+def _sandbox_problem(sandbox: SandboxMode, trusted: bool = True) -> str:
     """What keeps this worker from confining a program seat as a local run does, or ''
-    (`sandbox`: the run's `[run] sandbox`; bwrap is probed here, once per process)."""
+    (`sandbox`: the run's `[run] sandbox`; bwrap is probed here, once per process;
+    `trusted`: whether every program may run outside it)."""
     # the sandbox: a worker asked about programs only
     from arena.programs.bwrap import SandboxUnavailable, choose_sandbox
     from arena.programs.sandbox import CHILD_PATH
@@ -137,7 +139,7 @@ def _sandbox_problem(sandbox: SandboxMode) -> str:
     if not CHILD_PATH.is_file():
         return f"the child runtime {CHILD_PATH} is missing"
     try:
-        choose_sandbox(sandbox)
+        choose_sandbox(sandbox, trusted=trusted)
     except SandboxUnavailable as exc:
         return str(exc)
     return ""

@@ -17,9 +17,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from arena.config import checks
+from arena.config.authoring import AuthorTable
 from arena.config.models import (
     MOCK_FAULTS,
-    AuthorTable,
     Config,
     ConfigError,
     Deadlines,

@@ -1,7 +1,7 @@
 """The run config's checks across tables: what no single table can see.
 
 A baseline named for one game in a run of others, a program in a run of games
-programs do not play, a deadline table of a game the run never plays, the
+programs do not play, a uid block too small for the programs' children, a deadline table of a game the run never plays, the
 stopping rules against the schedule, and the API keys and secret headers the
 environment must hold (unless the caller sends nothing).
 """
@@ -31,6 +31,7 @@ def check_semantics(config: Config, source: str, keys: bool = True) -> None:
     if keys:
         _check_keys(config, source)
     _check_stopping(config, source)
+    _check_program_uids(config, source)
     for name, policy in config.policies.items():
         if isinstance(policy, ScriptedPolicy):
             _check_baseline(config, name, policy, source)
@@ -162,6 +163,23 @@ def _check_program(config: Config, name: str, source: str) -> None:
         raise ConfigError(
             f"{source}: policies.{name} is a program, and programs do not play {unplayable} "
             f"(they play {', '.join(playable)}): remove it or the game"
+        )
+
+
+def _check_program_uids(config: Config, source: str) -> None:
+    """The uid block is [first, last] and holds a uid for every program child that may run
+    at once (two seats a game, `concurrency` games)."""
+    first, last = config.run.program_uids
+    where = f"{source}: run.program_uids = [{first}, {last}]"
+    if first > last:
+        raise ConfigError(f"{where}: the first uid is above the last: write [first, last]")
+    programs = sum(isinstance(p, ProgramPolicy) for p in config.policies.values())
+    needed = min(programs, 2) * config.run.concurrency
+    if last - first + 1 < needed:
+        raise ConfigError(
+            f"{where} holds {last - first + 1} uids, and up to {needed} program children run "
+            f"at once (run.concurrency = {config.run.concurrency}): widen the block to "
+            f"[{first}, {first + needed - 1}] or more"
         )
 
 

@@ -20,11 +20,11 @@ from pydantic import (
 )
 
 import games
+from arena.config.authoring import AuthorTable
 from providers import EndpointSettings, Trust
 
 __all__ = [
     "MOCK_FAULTS",
-    "AuthorTable",
     "Config",
     "ConfigError",
     "Deadlines",
@@ -42,6 +42,9 @@ __all__ = [
 
 MOCK_FAULTS = ("slow", "silent", "empty", "unreadable", "illegal", "error", "schema_ignored")
 """The faults a mock policy may draw (`faults = { name = rate }`), in the order it draws."""
+
+
+_Uid = Annotated[int, Field(ge=1, le=2**32 - 2)]
 
 
 class ConfigError(ValueError):
@@ -87,10 +90,12 @@ class RunTable(_Strict):
     record_prompts: bool = True
     node_budget: int = Field(default=20_000, ge=1)
     sandbox: Literal["auto", "bwrap", "process"] = "auto"
-    """How program seats' children are confined (docs/program-seats.md#the-two-sandbox-modes):
-    under bubblewrap (`bwrap`: no network, no file but the interpreter's, no other process;
-    refused before any game where bwrap does not work), as a plain process (`process`), or
-    `bwrap` where it works here, else `process` (`auto`). Never recorded in a replay."""
+    """How program seats' children are confined: `bwrap`, `process`, or `auto` (bwrap where it
+    works; docs/program-seats.md#the-two-sandbox-modes). Never recorded in a replay."""
+    program_uids: tuple[_Uid, _Uid] = (2_000_000_000, 2_000_065_535)
+    """As root: the block [first, last] each program child gets a uid of its own from."""
+    accept_predictable_dice: bool = False
+    """Let derived dice play with a model's program, which could compute them in advance."""
     max_infra_share: float = Field(default=0.25, ge=0, le=1)
     """A game where more of a seat's decisions than this fell back on the infrastructure's
     failures is a no-contest, and is played again (docs/rules.md#validity)."""
@@ -140,17 +145,6 @@ class RunTable(_Strict):
         if len(set(value)) != len(value):
             raise ValueError(f"a game is listed twice in {value}: list each once")
         return value
-
-
-class AuthorTable(_Strict):
-    """`[author]`: how `arena author` asks a model to write a program (docs/authors.md)."""
-
-    author_s: float = Field(default=600.0, gt=0)
-    """Seconds one request for a program may take."""
-    revisions: int = Field(default=2, ge=0)
-    """How many times a refused program is asked for again, with the check's message."""
-    max_tokens: int = Field(default=8192, ge=1)
-    """The token cap of a request for a program (a program is longer than a move)."""
 
 
 class Deadlines(_Strict):
@@ -325,8 +319,9 @@ class ProgramPolicy(_PolicyBase):
     kind: Literal["program"]
     path: Path
     timeout_s: float | None = Field(default=None, gt=0)
-    """Hard timeout per move; a move past it forfeits the game (default: the game's own,
-    30 s, backgammon 60 s)."""
+    """Hard timeout per move; a move past it forfeits the game (default: the game's own)."""
+    trusted: bool | None = None
+    """May run outside bwrap where `auto` falls back (default: yes, unless a model wrote it)."""
 
 
 class HumanPolicy(_PolicyBase):

@@ -97,6 +97,8 @@ SETTINGS: dict[str, Setting] = {
     "run.sandbox": RUNS, "run.budget_usd": RUNS, "run.budget_tokens": RUNS,
     "run.budget_matches": RUNS, "run.response_cache": RUNS, "run.cache_dir": RUNS,
     "run.trust": CONNECTS,
+    # how a program's child is held, and whether predictable dice may meet a model's program
+    "run.program_uids": RUNS, "run.accept_predictable_dice": RUNS,
     # [run.sprt]: the hypotheses are the test; the match cap only how long it may go on
     "run.sprt.elo0": COUNTS, "run.sprt.elo1": COUNTS, "run.sprt.alpha": COUNTS,
     "run.sprt.beta": COUNTS, "run.sprt.max_matches": RUNS,
@@ -128,6 +130,7 @@ SETTINGS: dict[str, Setting] = {
     # a mock, a program, a scripted seat, a person
     "policies.*.faults": PLAYS, "policies.*.latency_ms": PLAYS,
     "policies.*.path": PLAYS,  # its file's SHA-256
+    "policies.*.trusted": RUNS,  # whether it may run outside bwrap: not how it plays
     "policies.*.timeout_s": PLAYS, "policies.*.baseline": PLAYS, "policies.*.name": PLAYS,
     "policies.*.first_reply_s": PLAYS, "policies.*.decision_s": PLAYS,
     "policies.*.first_open_s": RUNS,  # when a clock starts if the page is not open

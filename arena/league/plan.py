@@ -318,7 +318,7 @@ def plan_run(
     _check_endpoints(config)
     templates = _load_templates(config, master)
     programs = _register_programs(config)
-    _check_executor(config, programs)
+    _check_executor(config)
     played = _played(config, templates, programs)
     session = stored.sessions + 1 if stored is not None else 1
     authors = entrant_authors(config) if programs else {}
@@ -387,18 +387,17 @@ def _register_programs(config: Config) -> dict[str, ProgramInfo]:
             programs[name] = register(config.located(spec.path))
         except ProgramRefused as exc:
             raise ConfigError(_program_refused(config, name, spec.path, exc)) from exc
+    if programs:  # trust, uids and dice; a cluster's worker decides its own sandbox
+        from arena.authors import authored_programs
+        from arena.programs import admit
+
+        local = config.run.executor == "local"
+        programs = admit(config, programs, authored_programs(config), probe=local)
     return programs
 
 
-def _check_executor(config: Config, programs: Mapping[str, ProgramInfo]) -> None:
-    """The sandbox works here when programs play here; Ray is installed when it plays."""
-    if programs and config.run.executor == "local":  # a cluster's worker checks its own
-        from arena.programs import SandboxUnavailable, choose_sandbox
-
-        try:
-            choose_sandbox(config.run.sandbox)  # bwrap's probe, once per process
-        except SandboxUnavailable as exc:
-            raise ConfigError(f"run.sandbox: {exc}") from exc
+def _check_executor(config: Config) -> None:
+    """Ray is installed when it plays."""
     if config.run.executor == "ray" and importlib.util.find_spec("ray") is None:
         raise ConfigError(
             "run.executor = 'ray' needs Ray, an optional extra: pip install -e '.[ray]' "

@@ -14,17 +14,22 @@ is the newcomer's page. The story, one module each:
     runner    `ProgramRunner.choose`: one move, its nodes, forfeits
     check     `check_program`: the static check and two identical games; the games a
               program names in its `GAMES` (`declared_games`)
+    uids      as root, each live child's own uid (`[run] program_uids`), reclaimed at its end
+    admission whether a run's programs may play as its config asks (`admit`): trust, uids, dice
 
 Errors::
 
     ProgramRefused     registration or the check refuses the program
     ProgramForfeit     the program loses the game: cause illegal, crash,
                        exception, timeout or over_budget
-    SandboxUnavailable `sandbox = "bwrap"` where bwrap does not work
+    SandboxUnavailable `sandbox = "bwrap"` where bwrap does not work, or `auto` falling
+                       back to `process` for a program not trusted (not as root)
+    UidsExhausted      every uid of `[run] program_uids` is some live child's
 """
 
 from __future__ import annotations
 
+from arena.programs.admission import admit, is_trusted
 from arena.programs.bwrap import (
     SANDBOX_MODES,
     SandboxMode,
@@ -55,11 +60,13 @@ from arena.programs.runner import (
     ProgramSeat,
 )
 from arena.programs.static import ProgramInfo, ProgramRefused, check_source, register
+from arena.programs.uids import DEFAULT_PROGRAM_UIDS, UidsExhausted, block_problem
 from games import program_games as program_games  # the registry's, kept here for callers
 
 __all__ = [
     "ALLOWED_MODULES",
     "DEFAULT_NODE_BUDGET",
+    "DEFAULT_PROGRAM_UIDS",
     "FORFEIT_CAUSES",
     "OVER_BUDGET_FORFEIT",
     "SANDBOX_MODES",
@@ -76,11 +83,15 @@ __all__ = [
     "SandboxLimits",
     "SandboxMode",
     "SandboxUnavailable",
+    "UidsExhausted",
+    "admit",
+    "block_problem",
     "bwrap_problem",
     "check_program",
     "check_source",
     "choose_sandbox",
     "declared_games",
+    "is_trusted",
     "register",
     "timeout_for",
 ]

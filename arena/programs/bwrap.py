@@ -10,7 +10,10 @@
 - `process`: the child is an ordinary process (today's sandbox: rlimits, the
   uid drop, the child's own run-time refusals), which sees what the arena's
   user sees once a program gets past those refusals.
-- `auto` (the default): `bwrap` where it works here, else `process`.
+- `auto` (the default): `bwrap` where it works here, else `process`; but not for
+  a program that is not trusted (one a model wrote, unless its policy says
+  `trusted = true`) when the arena is not root: every child would then share
+  the arena's uid, and the run is refused instead.
 
 Whether bwrap works is probed once per process (`bwrap_problem`): the
 interpreter is started under the very command a child gets, so a missing
@@ -39,6 +42,7 @@ from typing import Literal, get_args
 __all__ = [
     "CHILD_INSIDE",
     "SANDBOX_MODES",
+    "UNTRUSTED_FALLBACK",
     "ChildMode",
     "SandboxMode",
     "SandboxUnavailable",
@@ -226,9 +230,11 @@ def kill_sandbox(info_fd: int, bwrap_pid: int) -> bool:
         os.close(pidfd)
 
 
-def choose_sandbox(requested: SandboxMode) -> ChildMode:
+def choose_sandbox(requested: SandboxMode, *, trusted: bool = True) -> ChildMode:
     """The mode a child starts in for `[run] sandbox = requested`; raise
-    SandboxUnavailable for `bwrap` where it does not work."""
+    SandboxUnavailable for `bwrap` where it does not work, and for `auto` where it would
+    fall back to `process` for a program not `trusted` while the arena is not root (then
+    every child would share the arena's uid, and one program could reach another)."""
     if requested not in SANDBOX_MODES:
         raise ValueError(f"unknown sandbox {requested!r} (known: {', '.join(SANDBOX_MODES)})")
     if requested == "process":
@@ -241,4 +247,14 @@ def choose_sandbox(requested: SandboxMode) -> ChildMode:
             f"sandbox = 'bwrap', but {problem}: install bubblewrap (Debian: apt-get install "
             'bubblewrap), or set [run] sandbox = "process" to run without it'
         )
+    if not trusted and os.geteuid() != 0:
+        raise SandboxUnavailable(UNTRUSTED_FALLBACK.format(problem=problem))
     return "process"
+
+
+UNTRUSTED_FALLBACK = (
+    "sandbox = 'auto' would fall back to process mode ({problem}) for a program that is not "
+    "trusted, as a user other than root: install bubblewrap (Debian: apt-get install "
+    'bubblewrap), or set [run] sandbox = "process" to accept the risk'
+)
+"""Why `auto` refuses a program it is not told to trust (`trusted = true`) without bwrap."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -179,15 +180,18 @@ async def check_program(
     timeout_s: float | None = None,
     limits: SandboxLimits | None = None,
     sandbox: SandboxMode = "auto",
+    trusted: bool = True,
 ) -> CheckReport:
     """Statically check the program at `path`, then play it twice on `seed` against
     `game_name`'s baseline in fresh children, confined as `sandbox` says; any difference
-    refuses it. Raise SandboxUnavailable for a `bwrap` that does not work here."""
+    refuses it. Raise SandboxUnavailable for a `bwrap` that does not work here, or an
+    `auto` that would run a program not `trusted` (a model's) outside bwrap (not as root)."""
     if game_name not in program_games():
         raise ValueError(
             f"program seats do not play {game_name!r} (they play: {', '.join(program_games())})"
         )
-    await anyio.to_thread.run_sync(choose_sandbox, sandbox)  # the probe, off the loop, once
+    choose = partial(choose_sandbox, sandbox, trusted=trusted)
+    await anyio.to_thread.run_sync(choose)  # the probe, off the loop, once
     report = CheckReport(str(path), game_name, "", seed, node_budget, ())
     try:
         info = register(path)
@@ -206,7 +210,12 @@ async def check_program(
     runs: list[CheckGame] = []
     for _ in range(2):
         async with ProgramRunner(
-            info, seed=seed, node_budget=node_budget, limits=limits, sandbox=sandbox
+            info,
+            seed=seed,
+            node_budget=node_budget,
+            limits=limits,
+            sandbox=sandbox,
+            trusted=trusted,
         ) as program:
             runs.append(await _play(game, program, game_seed, timeout_s or timeout_for(game_name)))
     problems = [f"run {n} forfeited: {run.forfeit}" for n, run in enumerate(runs, 1) if run.forfeit]

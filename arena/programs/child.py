@@ -468,8 +468,7 @@ def main() -> None:
     channel = Channel()
     sys.stdout = _Discard()
     hello = channel.receive()
-    limits = hello["limits"]
-    os.chdir("/")
+    limits = hello["limits"]  # the working folder is the parent's choice: "/" or its own
     facts: dict[str, Any] = {"network": "shared: not requested"}
     if hello.get("sandbox") == "bwrap":
         facts["network"] = "isolated (bwrap)"  # bwrap made the namespace, and more

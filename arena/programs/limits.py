@@ -95,7 +95,9 @@ class SandboxLimits:
     """The child's resource limits; the defaults are the arena's.
 
     `uid` is the unprivileged user the child becomes when the arena runs as
-    root (None keeps root, and with it the process limit does not bind);
+    root: a runner replaces it with a uid of the child's own, leased from
+    `[run] program_uids` (`uids.lease`); None keeps root, and with it the process
+    limit does not bind;
     `network` asks for a private network namespace where the kernel allows one.
     """
 

@@ -12,11 +12,13 @@ runs out of nodes is replaced by the first legal move and marked
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from types import TracebackType
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 import games
 from arena.programs.bwrap import SandboxMode, choose_sandbox
@@ -30,6 +32,7 @@ from arena.programs.limits import (
 from arena.programs.pipes import BUDGET_REFUSAL, refusal_line, result_line
 from arena.programs.sandbox import ChildGone, ChildProcess
 from arena.programs.static import ProgramInfo
+from arena.programs.uids import DEFAULT_PROGRAM_UIDS, UidLease, lease
 
 __all__ = [
     "FORFEIT_CAUSES",
@@ -75,7 +78,8 @@ class ProgramRunner:
 
     `seed` seeds the program's `ctx.rng` (and Stratego's sampled worlds); `sandbox` is
     `[run] sandbox`, resolved here once (`mode`; SandboxUnavailable for a `bwrap` that
-    does not work).
+    does not work, or for an `auto` that would run a program not `trusted` outside it).
+    As root, the child gets a uid of its own from `program_uids` (`uids.lease`).
     """
 
     def __init__(
@@ -86,6 +90,8 @@ class ProgramRunner:
         node_budget: int = DEFAULT_NODE_BUDGET,
         limits: SandboxLimits | None = None,
         sandbox: SandboxMode = "auto",
+        program_uids: tuple[int, int] = DEFAULT_PROGRAM_UIDS,
+        trusted: bool = True,
     ) -> None:
         if node_budget < 1:
             raise ValueError(f"node_budget {node_budget} must be at least 1")
@@ -94,7 +100,8 @@ class ProgramRunner:
         self.node_budget = node_budget
         self.limits = limits or SandboxLimits()
         self.requested = sandbox
-        self.mode = choose_sandbox(sandbox)
+        self.program_uids = program_uids
+        self.mode = choose_sandbox(sandbox, trusted=trusted)
         """How the child is confined: `bwrap` or `process`."""
         self.over_budget_moves = 0
         self.sandbox: dict[str, Any] | None = None
@@ -162,8 +169,19 @@ class ProgramRunner:
 
     async def _start(self, game: games.Game[Any], seat: int) -> ChildProcess:
         drops = os.geteuid() == 0 and self.limits.uid is not None
-        child = await ChildProcess.spawn(self.mode, drops_privileges=drops)
+        held: UidLease | None = None
+        if drops:
+            alone = self.mode == "process"  # under bwrap nothing it makes outlives it
+            take = partial(lease, self.program_uids, workdir=alone, sweep=alone)
+            held = await anyio.to_thread.run_sync(take)
+        try:
+            child = await ChildProcess.spawn(self.mode, drops_privileges=drops, lease=held)
+        except BaseException:
+            if held is not None:
+                held.reclaim()
+            raise
         self._child = child
+        limits = replace(self.limits, uid=held.uid) if held is not None else self.limits
         message = await child.exchange(
             {
                 "op": "hello",
@@ -176,7 +194,7 @@ class ProgramRunner:
                 "helpers": list(helper_names(game)),
                 "allowed_modules": sorted(ALLOWED_MODULES),
                 "preload": list(PRELOADED_MODULES),
-                "limits": self.limits.to_json(),
+                "limits": limits.to_json(),
                 "sandbox": self.mode,
                 # Under bwrap the child's parent is the PID namespace's init, dead with us.
                 "parent_pid": os.getpid() if self.mode == "process" else None,
@@ -186,7 +204,7 @@ class ProgramRunner:
             raise self._failure(message, "starting (create)")
         if message.get("op") != "ready" or not isinstance(message.get("sandbox"), dict):
             raise ChildGone(f"it answered hello with {str(message)[:200]}")
-        self.sandbox = {"mode": self.mode, **message["sandbox"], "limits": self.limits.to_json()}
+        self.sandbox = {"mode": self.mode, **message["sandbox"], "limits": limits.to_json()}
         return child
 
     async def _choose(self, game: games.Game[Any], state: Any, seat: int) -> ProgramMove:

@@ -11,7 +11,8 @@ path: the child sees the standard library only.
 Messages travel over the child's `ChildPipes` (`pipes`), one worker thread per move;
 every wait here is bounded by the caller's cancel scope or by a short grace;
 `kill` always reaps the process and sees the move's thread end, so neither a
-zombie nor a thread is left.
+zombie nor a thread is left; a child with a uid of its own (`uids`) then has that
+uid reclaimed: what still runs as it killed, what it made removed.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from arena.programs.bwrap import (
     kill_sandbox,
 )
 from arena.programs.pipes import ChildPipes, PipesClosed, Unreadable, decode_line, encode_line
+from arena.programs.uids import UidLease
 
 __all__ = ["CHILD_PATH", "Answer", "ChildGone", "ChildProcess", "child_command"]
 
@@ -43,6 +45,8 @@ CHILD_PATH = Path(__file__).with_name("child.py")
 Answer = Callable[[object, object], bytes]
 """How a move answers one helper call: (fn, args) -> the line to send back."""
 _GRACE_S = 2.0
+_RECLAIM_S = 30.0
+"""The longest the arena waits for a uid's leftovers to be removed (it goes on after)."""
 _STDERR_BYTES = 4000
 
 
@@ -100,8 +104,10 @@ class ChildProcess:
         pipes: ChildPipes,
         mode: ChildMode = "process",
         info_fd: int | None = None,
+        lease: UidLease | None = None,
     ) -> None:
         self._process = process
+        self._lease = lease
         self._pipes = pipes
         self.mode = mode
         self._info_fd = info_fd
@@ -113,10 +119,15 @@ class ChildProcess:
 
     @classmethod
     async def spawn(
-        cls, mode: ChildMode = "process", *, drops_privileges: bool = True
+        cls,
+        mode: ChildMode = "process",
+        *,
+        drops_privileges: bool = True,
+        lease: UidLease | None = None,
     ) -> ChildProcess:
         """Start a child runtime in `mode`; it waits for its `hello`. `drops_privileges`:
-        the child will become an unprivileged uid by itself."""
+        the child will become an unprivileged uid by itself (`lease`'s, which the child's
+        end reclaims, and in whose working folder a `process`-mode child starts)."""
         info_r, info_w = os.pipe() if mode == "bwrap" else (-1, -1)
         command = child_command(
             mode, drops_privileges=drops_privileges, info_fd=info_w if info_w >= 0 else None
@@ -137,7 +148,7 @@ class ChildProcess:
                 stdout=stdout_w,
                 stderr=subprocess.PIPE,
                 env=_child_env(),
-                cwd="/",
+                cwd=lease.workdir if lease is not None and lease.workdir is not None else "/",
                 start_new_session=True,
                 pass_fds=(info_w,) if info_w >= 0 else (),
             )
@@ -151,9 +162,9 @@ class ChildProcess:
                 if fd >= 0:
                     os.close(fd)
         if info_r < 0:
-            return cls(process, pipes, mode)
+            return cls(process, pipes, mode, lease=lease)
         os.set_blocking(info_r, False)
-        return cls(process, pipes, mode, info_r)
+        return cls(process, pipes, mode, info_r, lease)
 
     @property
     def pid(self) -> int:
@@ -243,6 +254,10 @@ class ChildProcess:
             self._pipes.close()  # at once, or by the thread as it lets go
             with anyio.move_on_after(_GRACE_S):
                 await self._process.aclose()
+            lease, self._lease = self._lease, None
+            if lease is not None:  # its processes and files, in a thread: /tmp may be large
+                with anyio.move_on_after(_RECLAIM_S):
+                    await anyio.to_thread.run_sync(lease.reclaim, abandon_on_cancel=True)
 
     def _kill_group(self) -> None:
         try:

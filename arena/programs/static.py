@@ -4,9 +4,11 @@ The check parses the source with `ast` and refuses, naming the line and the
 offending name: imports outside `policy.ALLOWED_MODULES`, the names of
 `policy.FORBIDDEN_NAMES` (clocks, randomness, os, open, eval, ...), the
 attributes of `policy.FORBIDDEN_ATTRIBUTES` (the usual ways out of a Python
-namespace), and a missing top-level `create` function. It is a first gate,
-not the sandbox: a determined program can hide a name from `ast`, and the
-child runtime refuses the same things at run time.
+namespace), the same names built by joining strings (`"__glo" + "bals__"`), a
+computed attribute name with a dunder's underscores at either end given to
+`getattr` and its kin, and a missing top-level `create` function. It is a first
+gate, not the sandbox: a determined program can hide a name from `ast`, and the
+child runtime refuses the same things at run time (and the operating system, past it).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ class ProgramInfo:
     source: str
     plays_setup: bool
     """Whether it defines `choose_setup` (Stratego programs must)."""
+    trusted: bool = True
+    """Whether `[run] sandbox = "auto"` may run it outside bwrap (`admission.is_trusted`)."""
 
     @property
     def name(self) -> str:
@@ -108,20 +112,88 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "join":
+            self._check_joined(node)
         func = node.func
         if isinstance(func, ast.Name) and func.id in _ATTRIBUTE_CALLS and len(node.args) >= 2:
             name = node.args[1]
             if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                reason = FORBIDDEN_ATTRIBUTES.get(name.value) or FORBIDDEN_NAMES.get(name.value)
-                if reason is not None:
+                if reason := _forbidden(name.value):
                     self._refuse(node, f"{func.id}(..., {name.value!r}) is refused: {reason}")
+            else:
+                self._check_computed(node, func.id, name)
         self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if not self._check_joined(node):
+            self.generic_visit(node)
+
+    def _check_joined(self, node: ast.expr) -> bool:
+        """Refuse a forbidden name built by joining literals; whether `node` is such a join."""
+        joined = _joined(node)
+        if joined is None:
+            return False
+        if reason := _forbidden(joined):
+            self._refuse(node, f"string {joined!r}, built by joining, is refused: {reason}")
+        return True
+
+    def _check_computed(self, node: ast.Call, call: str, name: ast.expr) -> None:
+        """A name `getattr` and its kin get from an expression, not a literal: refused where
+        the pieces it is made of show a dunder's underscores at either end."""
+        joined = _joined(name)
+        if joined is not None and _forbidden(joined):
+            return  # refused as the join it is
+        pieces = _string_pieces(name)
+        if pieces and (pieces[0].startswith("__") or pieces[-1].endswith("__")):
+            self._refuse(
+                node,
+                f"{call}(..., <a computed name from {' ... '.join(map(repr, pieces))}>) is "
+                "refused: a program names attributes plainly, never a dunder built at run time",
+            )
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and node.value.startswith("__"):
             reason = FORBIDDEN_ATTRIBUTES.get(node.value) or FORBIDDEN_NAMES.get(node.value)
             if reason is not None:
                 self._refuse(node, f"string {node.value!r} is refused: {reason}")
+
+
+def _forbidden(name: str) -> str | None:
+    """Why `name` is refused as an attribute or a name, or None."""
+    return FORBIDDEN_ATTRIBUTES.get(name) or FORBIDDEN_NAMES.get(name)
+
+
+def _joined(node: ast.expr) -> str | None:
+    """The string an expression of string literals joined by `+` (or `"".join` of a list
+    or tuple of them) makes, or None for anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _joined(node.left), _joined(node.right)
+        return left + right if left is not None and right is not None else None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.List | ast.Tuple)
+    ):
+        glue, parts = _joined(node.func.value), [_joined(e) for e in node.args[0].elts]
+        if glue is not None and all(p is not None for p in parts):
+            return glue.join(p for p in parts if p is not None)
+    return None
+
+
+def _string_pieces(node: ast.expr) -> list[str]:
+    """The string literals at the ends of an expression joined by `+` or an f-string, in
+    order (its first and last show how the name it makes begins and ends); [] if neither
+    end is a literal."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return [*_string_pieces(node.left), *_string_pieces(node.right)]
+    if isinstance(node, ast.JoinedStr):
+        return [p for v in node.values for p in _string_pieces(v)]
+    joined = _joined(node)
+    return [joined] if joined else []
 
 
 def check_source(text: str) -> list[str]:

@@ -23,6 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "INFRASTRUCTURE",
     "REASONING_CUT",
+    "REPLY_END",
+    "REPLY_KEPT",
     "SCHEMA_VERSION",
     "SEAT",
     "TIMINGS",
@@ -38,6 +40,7 @@ __all__ = [
     "ReplyReport",
     "Side",
     "Spectator",
+    "kept_reply",
     "load_replay",
     "move_json",
     "prompt_sha256",

@@ -113,11 +113,14 @@ def _program(maker: SeatMaker, spec: ProgramPolicy, place: _Place) -> Seat:
     from arena.seats.program import ProgramPlayer
 
     where = f"{place.seed}:{place.index}:{place.seat}:program"
+    info, run = maker.programs[place.policy], maker.config.run
     program = ProgramRunner(
-        maker.programs[place.policy],
+        info,
         seed=int(hashlib.sha256(where.encode()).hexdigest()[:8], 16),
-        node_budget=maker.config.run.node_budget,
-        sandbox=maker.config.run.sandbox,
+        node_budget=run.node_budget,
+        sandbox=run.sandbox,
+        program_uids=run.program_uids,
+        trusted=info.trusted,
     )
     timeout = spec.timeout_s or place.game.match_format.program_timeout_s
     if timeout is None:

@@ -26,8 +26,8 @@ log = structlog.get_logger("arena.seats.program")
 
 PROCESS_MODE_GAPS = (
     "a program that gets past the child's run-time refusals can read what the child's "
-    "user can read, use the network where the kernel refused a namespace, and see the "
-    "machine's other processes"
+    "user can read, use the network where the kernel refused a namespace, connect to "
+    "socket files, read the clock, and see the machine's other processes"
 )
 """What the `process` mode does not contain (docs/program-seats.md)."""
 _announced: list[str] = []
@@ -41,7 +41,8 @@ def _announce(program: ProgramRunner) -> None:
     if program.mode == "bwrap":
         log.info("program_sandbox", mode="bwrap", requested=program.requested)
         return
-    why = "asked for" if program.requested == "process" else bwrap_problem()
+    fallback = f"{bwrap_problem()}: auto falls back to process mode"
+    why = "asked for" if program.requested == "process" else fallback
     log.warning("program_sandbox", mode="process", requested=program.requested, why=why,
                 not_contained=PROCESS_MODE_GAPS)  # fmt: skip
 

@@ -4,7 +4,11 @@ Every path starts with `/play/<token>/`, a random token made when the page
 starts and printed with its URL only (never logged): a request without it
 is refused, so another user of the machine cannot play in your place, and
 a Host header other than the page's own address is refused too (a page of
-another site cannot reach it through a DNS name pointed at 127.0.0.1).
+another site cannot reach it through a DNS name pointed at 127.0.0.1), and so is
+a move sent from another site (its `Origin` or `Sec-Fetch-Site` says so) or not
+as `Content-Type: application/json` (which a plain form cannot send). A move's
+JSON is read within bounds (`asgi.read_json`): too deep, or a number too long
+or out of range, is the same 400 as any body that is not a move.
 
     GET  /play/<token>/                the page (arena/viewer/static/play.html)
     GET  /play/<token>/static/<file>   its script, style sheet and board drawing
@@ -13,7 +17,8 @@ another site cannot reach it through a DNS name pointed at 127.0.0.1).
                                        tables the page shows, whose held first decisions
                                        start their clocks (without it: every table's)
     POST /play/<token>/api/move        {"table", "turn", "move"}: 200 accepted, 422 refused
-                                       with the engine's message, 409 closed, 404 unknown
+                                       with the engine's message, 409 closed, 404 unknown;
+                                       400 not a move, 403 another site's, 415 not JSON
 
 The page draws each table's board as the viewer does, from the seat's own
 view only (`Drawer.seat_frame`: Stratego's hidden ranks never leave the
@@ -23,7 +28,6 @@ task), so a try reaches the engine with no thread between them.
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from collections.abc import AsyncIterator, Collection
@@ -39,8 +43,11 @@ from arena.asgi import (
     Receive,
     Scope,
     Send,
+    header,
     listen,
+    own_hosts,
     read_body,
+    read_json,
     send_bytes,
     send_json,
     send_text,
@@ -81,7 +88,7 @@ class PlayPage:
     def __init__(self, desk: Desk, token: str | None = None) -> None:
         self.desk = desk
         self.token = token or secrets.token_urlsafe(18)
-        self.hosts: set[bytes] = set()
+        self.hosts: frozenset[bytes] = frozenset()
         """The Host headers accepted: the page's own address, once it is bound."""
         self._drawn: dict[str, tuple[Any, dict[str, Any], dict[str, Any]]] = {}
         """Table id -> the position last drawn, its static and its frame."""
@@ -109,7 +116,7 @@ class PlayPage:
 
     def bound(self, port: int) -> None:
         """The page listens on 127.0.0.1:`port`."""
-        self.hosts = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
+        self.hosts = own_hosts(port)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one request."""
@@ -123,8 +130,7 @@ class PlayPage:
         ):
             await _text(send, 403, "forbidden: open the page at the URL `arena run` printed")
             return
-        host = dict(scope["headers"]).get(b"host", b"")
-        if self.hosts and host not in self.hosts:
+        if self.hosts and header(scope, b"host") not in self.hosts:
             await _text(send, 403, "forbidden: the play page answers at 127.0.0.1 only")
             return
         rest = parts[3] if len(parts) == 4 else None
@@ -138,9 +144,27 @@ class PlayPage:
         elif rest == "api/tables" and method == "GET":
             await self._tables(scope, send)
         elif rest == "api/move" and method == "POST":
+            if refusal := self._foreign(scope):
+                await _json(send, refusal[0], {"ok": False, "error": refusal[1]})
+                return
             await self._move(receive, send)
         else:
             await _text(send, 404, f"no such page: {method} {scope['path']}")
+
+    def _foreign(self, scope: Scope) -> tuple[int, str] | None:
+        """Why a move is refused before its body is read (403: sent from another site; 415:
+        not JSON, as a form or a no-CORS request of another page would send it), or None."""
+        origin = header(scope, b"origin")
+        site = header(scope, b"sec-fetch-site")
+        allowed = {b"http://" + host for host in self.hosts}
+        if (origin is not None and self.hosts and origin not in allowed) or (
+            site is not None and site not in (b"same-origin", b"none")
+        ):
+            return 403, "forbidden: a move is sent from the play page itself, not another site"
+        kind = (header(scope, b"content-type") or b"").split(b";")[0].strip().lower()
+        if kind != b"application/json":
+            return 415, "send the move as Content-Type: application/json"
+        return None
 
     async def _page(self, send: Send) -> None:
         html = Template(_static("play.html").decode()).safe_substitute(
@@ -175,9 +199,9 @@ class PlayPage:
             await _json(send, 413, {"ok": False, "error": f"a move is at most {MAX_BODY} bytes"})
             return
         try:
-            sent = json.loads(body)
+            sent = read_json(body)
             table, turn, move = sent["table"], int(sent["turn"]), sent["move"]
-        except (ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError, OverflowError):
             error = 'send one JSON object: {"table": ..., "turn": ..., "move": ...}'
             await _json(send, 400, {"ok": False, "error": error})
             return

@@ -1,6 +1,9 @@
 """`arena view RUN --serve`: the site over HTTP on 127.0.0.1, redrawn as replays appear.
 
-`SiteFiles` serves the files of `RUN/view/` (uvicorn, in a thread of its own);
+`SiteFiles` serves the files of `RUN/view/` (uvicorn, in a thread of its own), to
+a request whose Host is its own address only, as the play page does (a page of
+another site cannot read the league through a DNS name pointed at 127.0.0.1); a
+path that names no file (a NUL in it, bytes that are no UTF-8) is a 404;
 the calling thread polls the replays folder every `poll_s` seconds and draws
 the pages of new or changed replays and the league page (`Site.update`). A
 league page served this way reloads itself when the site changes. Ctrl-C (or
@@ -21,7 +24,17 @@ import anyio
 import anyio.to_thread
 import structlog
 
-from arena.asgi import Headers, Receive, Scope, Send, ServerThread, listen, send_bytes
+from arena.asgi import (
+    Headers,
+    Receive,
+    Scope,
+    Send,
+    ServerThread,
+    header,
+    listen,
+    own_hosts,
+    send_bytes,
+)
 from arena.viewer.site import Site
 
 __all__ = ["POLL_S", "Server", "SiteFiles", "serve"]
@@ -36,16 +49,22 @@ class SiteFiles:
     """The ASGI app serving the files below `root`, GET and HEAD, as a plain file server
     does: a folder's `index.html` (a folder named without its slash is redirected to it),
     the content type guessed from the file name. No cache validators: a live site's pages
-    are redrawn under the same names, and a reload fetches them anew."""
+    are redrawn under the same names, and a reload fetches them anew. With `hosts`, a
+    request whose Host header is not one of them is refused (403)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, hosts: frozenset[bytes] = frozenset()) -> None:
         self.root = root.resolve()
+        self.hosts = hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one request (its files are looked up and read in a worker thread)."""
         if scope["type"] != "http":  # run with lifespan="off": nothing to start or stop
             return
         method = scope["method"]
+        if self.hosts and header(scope, b"host") not in self.hosts:
+            status, body, headers = _text(403, "forbidden: the viewer answers at 127.0.0.1 only")
+            await send_bytes(send, status, body, headers, head=method == "HEAD")
+            return
         answer = partial(self.answer, method, scope["path"])
         status, body, headers = await anyio.to_thread.run_sync(answer)
         await send_bytes(send, status, body, headers, head=method == "HEAD")
@@ -55,7 +74,7 @@ class SiteFiles:
         if method not in ("GET", "HEAD"):
             return _text(501, f"unsupported method {method}: the site is read-only")
         target = self._target(path)
-        if target is not None and target.is_dir():
+        if target is not None and _is_dir(target):
             if not path.endswith("/"):
                 return 301, b"", [(b"location", quote(f"{path}/").encode())]
             target = target / "index.html"
@@ -65,17 +84,31 @@ class SiteFiles:
         return 200, body, [(b"content-type", kind.encode())]
 
     def _target(self, path: str) -> Path | None:
-        """The file or folder `path` names below the root, or None for one outside it."""
+        """The file or folder `path` names below the root, or None for one outside it, or
+        for a path no file has (a NUL, a byte that was no UTF-8: the server decoded it as
+        U+FFFD or a surrogate)."""
+        if any(c == "\0" or c == "\ufffd" or "\ud800" <= c <= "\udfff" for c in path):
+            return None
         parts = [p for p in posixpath.normpath(path).split("/") if p not in ("", ".", "..")]
-        target = self.root.joinpath(*parts).resolve()
+        try:
+            target = self.root.joinpath(*parts).resolve()
+        except (OSError, ValueError):
+            return None
         return target if target.is_relative_to(self.root) else None
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _read(path: Path) -> bytes | None:
     """The file's bytes, or None if there is none such (or it is gone since it was seen)."""
     try:
         return path.read_bytes()
-    except OSError:
+    except (OSError, ValueError):
         return None
 
 
@@ -90,7 +123,8 @@ class Server:
         self.site = Site(run, live=True)
         self.site.update()
         sock = listen("127.0.0.1", port, what="the viewer", flag="--port")
-        self._server = ServerThread(SiteFiles(self.site.out), sock)
+        hosts = own_hosts(sock.getsockname()[1])
+        self._server = ServerThread(SiteFiles(self.site.out, hosts), sock)
         self._stop = threading.Event()
 
     @property

@@ -3,14 +3,17 @@ fingerprint, the replay's record and the resume check are what it says."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from typing import Any
 
 import pytest
 from pydantic import BaseModel, TypeAdapter
 
+import arena.config
 import arena.config.models as models
-from arena.config import PolicyConfig
+from arena.config import AuthorTable, PolicyConfig
 from arena.config.settings import ACCEPTED, ASKED_AS, CONNECTION_SETTINGS, SETTINGS, pool_takes
 from arena.league.lineup import RESUME_ACCEPTS
 from arena.league.pool import POOL_ACCEPTS
@@ -21,7 +24,7 @@ WHERE: dict[type[BaseModel], str] = {
     models.Config: "",
     models.RunTable: "run.",
     models.SprtTable: "run.sprt.",
-    models.AuthorTable: "author.",
+    AuthorTable: "author.",
     models.Deadlines: "deadlines.",
     models.GameTable: "game.*.",
     models.ScriptedPolicy: "policies.*.",
@@ -35,12 +38,17 @@ WHERE: dict[type[BaseModel], str] = {
 
 
 def _config_models() -> list[type[BaseModel]]:
-    """Every pydantic model of `arena.config.models` (its own, not imported) and the
-    endpoint settings an `llm` policy is made of."""
+    """Every pydantic model of the modules of `arena.config` (each its own, not imported)
+    and the endpoint settings an `llm` policy is made of."""
+    modules = [
+        importlib.import_module(f"arena.config.{info.name}")
+        for info in pkgutil.iter_modules(arena.config.__path__)
+    ]
     found = [
         cls
-        for _, cls in inspect.getmembers(models, inspect.isclass)
-        if issubclass(cls, BaseModel) and cls.__module__ == models.__name__
+        for module in modules
+        for _, cls in inspect.getmembers(module, inspect.isclass)
+        if issubclass(cls, BaseModel) and cls.__module__ == module.__name__
     ]
     return [*found, EndpointSettings]
 

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 import arena.programs
 import games
 from arena.programs import (
+    DEFAULT_PROGRAM_UIDS,
     ProgramForfeit,
     ProgramInfo,
     ProgramMove,
@@ -65,21 +66,25 @@ class Player:
 
 # Reaches the interpreter's real builtins without a name the static check knows.
 ESCAPE = """
+def dunder(name):
+    return chr(95) * 2 + name + chr(95) * 2
+
+
 def real_builtins():
-    for cls in getattr(object, "__subcl" + "asses__")():
-        found = getattr(getattr(cls, "__init__", None), "__glo" + "bals__", None)
-        if isinstance(found, dict) and ("__buil" + "tins__") in found:
-            table = found["__buil" + "tins__"]
+    for cls in getattr(object, dunder("subclasses"))():
+        found = getattr(getattr(cls, "__init__", None), dunder("globals"), None)
+        if isinstance(found, dict) and dunder("builtins") in found:
+            table = found[dunder("builtins")]
             return table if isinstance(table, dict) else getattr(table, "__dict__")
     raise LookupError("no way out")
 
 
 def real_import(name):
-    return real_builtins()["__imp" + "ort__"](name)
+    return real_builtins()[dunder("import")](name)
 
 
 def own_import(name):
-    return getattr(create, "__glo" + "bals__")["__buil" + "tins__"]["__imp" + "ort__"](name)
+    return getattr(create, dunder("globals"))[dunder("builtins")][dunder("import")](name)
 """
 
 
@@ -204,6 +209,14 @@ REFUSED_LINES = [
     ("x = getattr(__builtins__, 'open')", "__builtins__"),
     ("x = ().__class__.__base__.__subclasses__()", "__subclasses__"),
     ("x = getattr(len, '__self__')", "__self__"),
+    # names built from pieces: the static check is a second line of defence behind the guard
+    ("x = getattr(f, '__glo' + 'bals__')", "'__globals__', built by joining"),
+    ("x = f.__dict__['__buil' + 'tins__']", "'__builtins__', built by joining"),
+    ("x = getattr(f, ''.join(['__co', 'de__']))", "'__code__', built by joining"),
+    ("x = getattr(f, '__in' + 'it__')", "computed name from '__in' ... 'it__'"),
+    ("x = getattr(f, '__glo' + name)", "never a dunder built at run time"),
+    ("setattr(f, name + '__', 1)", "setattr(..., <a computed name"),
+    ("x = getattr(f, f'__{name}__')", "never a dunder built at run time"),
     ("x = eval('1')", "eval"),
     ("exec('x = 1')", "exec"),
     ("x = compile('1', 'f', 'eval')", "compile"),
@@ -218,6 +231,18 @@ REFUSED_LINES = [
 def test_static_check_refuses_naming_line_and_name(line: str, name: str) -> None:
     problems = check_source(f"\n{line}\n\ndef create(ctx):\n    return None\n")
     assert any(p.startswith("line 2:") and name in p for p in problems), problems
+
+
+def test_static_check_lets_plain_computed_names_through() -> None:
+    """Joining strings is ordinary: only a dunder's pieces or a refused name are refused."""
+    for line in (
+        "x = getattr(f, 'choose' + '_move')",
+        "x = '-'.join(['a', 'b'])",
+        "x = getattr(f, name)",
+        "x = 'ti' + 'mer'",
+        "x = getattr(f, prefix + '_x')",
+    ):
+        assert check_source(f"{line}\n\ndef create(ctx):\n    return None\n") == [], line
 
 
 def test_static_check_needs_create_and_valid_syntax() -> None:
@@ -275,7 +300,7 @@ def test_public_names() -> None:
 RUNTIME_ESCAPES = [
     ("socket", "real_import('socket')", "import of 'socket'"),
     ("socket-c", "real_import('_socket')", "import of '_socket'"),
-    ("clock", "getattr(real_import('ti' + 'me'), 'ti' + 'me')()", "time.time"),
+    ("clock", "getattr(real_import(chr(116) + 'ime'), chr(116) + 'ime')()", "time.time"),
     ("own-import-os", "own_import('os')", "import of 'os'"),
     (
         "own-import-importlib",
@@ -308,7 +333,7 @@ async def test_writing_a_file_is_refused_and_nothing_is_written(tmp_path: Path) 
     target = tmp_path / "written.txt"
     tmp_path.chmod(0o777)  # noqa: ASYNC240 - even a permitted directory stays untouched
     info = registered(
-        tmp_path, program(f"real_builtins()['op' + 'en']({str(target)!r}, 'w')", escape=True)
+        tmp_path, program(f"real_builtins()[chr(111) + 'pen']({str(target)!r}, 'w')", escape=True)
     )
     await forfeits(info, "exception", "opening")
     assert not target.exists()
@@ -774,7 +799,8 @@ async def test_a_program_plays_a_full_game_against_the_baseline() -> None:
     assert box is not None
     assert box["network"].startswith(("isolated", "shared"))
     if os.geteuid() == 0:
-        assert box["uid"] == 65534
+        first, last = DEFAULT_PROGRAM_UIDS
+        assert first <= box["uid"] <= last  # a uid of its own, from [run] program_uids
         assert box["processes"] == "one (RLIMIT_NPROC)"
 
 

@@ -36,6 +36,7 @@ from arena.cli import program as program_cli
 from arena.config import ConfigError, RunTable, parse_config
 from arena.league.plan import plan_run
 from arena.programs import (
+    DEFAULT_PROGRAM_UIDS,
     SANDBOX_MODES,
     ProgramForfeit,
     ProgramInfo,
@@ -96,24 +97,28 @@ def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 # Reaches the real builtins, then switches the child's guard off: from here on only the
 # operating system stands in the way.
 UNGUARDED = """
+def dunder(name):
+    return chr(95) * 2 + name + chr(95) * 2
+
+
 def real_builtins():
-    for cls in getattr(object, "__subcl" + "asses__")():
-        found = getattr(getattr(cls, "__init__", None), "__glo" + "bals__", None)
-        if isinstance(found, dict) and ("__buil" + "tins__") in found:
-            table = found["__buil" + "tins__"]
+    for cls in getattr(object, dunder("subclasses"))():
+        found = getattr(getattr(cls, "__init__", None), dunder("globals"), None)
+        if isinstance(found, dict) and dunder("builtins") in found:
+            table = found[dunder("builtins")]
             return table if isinstance(table, dict) else getattr(table, "__dict__")
     raise LookupError("no way out")
 
 
 def unguarded(name):
-    imp = real_builtins()["__imp" + "ort__"]
-    runtime = imp("s" + "ys").modules["__main__"]
+    imp = real_builtins()[dunder("import")]
+    runtime = imp(chr(115) + "ys").modules["__main__"]
     setattr(getattr(runtime, "_GU" + "ARD"), "loc" + "ked", False)
     return imp(name)
 
 
 def read(path):
-    with real_builtins()["op" + "en"](path) as handle:
+    with real_builtins()[chr(111) + "pen"](path) as handle:
         return handle.read()
 
 
@@ -265,7 +270,8 @@ async def test_a_program_plays_and_reports_its_sandbox(mode: SandboxMode) -> Non
     if mode == "bwrap":
         assert report["network"] == "isolated (bwrap)"
     if os.geteuid() == 0:
-        assert report["uid"] == 65534
+        first, last = DEFAULT_PROGRAM_UIDS
+        assert first <= report["uid"] <= last  # a uid of its own, from [run] program_uids
 
 
 # --- contained in both modes -----------------------------------------------------------
@@ -281,7 +287,7 @@ async def test_the_static_check_refuses_in_both_modes(mode: SandboxMode, tmp_pat
 
 
 async def test_the_guard_refuses_in_both_modes(mode: SandboxMode, tmp_path: Path) -> None:
-    info = hostile(tmp_path, "real_builtins()['op' + 'en']('/etc/passwd')", guard_off=False)
+    info = hostile(tmp_path, "real_builtins()[chr(111) + 'pen']('/etc/passwd')", guard_off=False)
     forfeit = await forfeit_of(info, mode)
     assert forfeit.cause == "exception"
     assert "sandbox: opening '/etc/passwd' is refused" in forfeit.detail
@@ -289,7 +295,7 @@ async def test_the_guard_refuses_in_both_modes(mode: SandboxMode, tmp_path: Path
 
 
 async def test_a_fork_bomb_forks_nothing_in_both_modes(mode: SandboxMode, tmp_path: Path) -> None:
-    """RLIMIT_NPROC = 1 for the child's uid (65534 when the arena is root), both modes."""
+    """RLIMIT_NPROC = 1 for the child's uid (one of its own, from [run] program_uids, when the arena is root), both modes."""
     info = hostile(tmp_path, "posix = unguarded('posix')\nfor _ in range(6):\n    posix.fork()")
     forfeit = await forfeit_of(info, mode)
     assert forfeit.cause == "exception"
@@ -325,7 +331,7 @@ def _escapes(tmp_path: Path, port: int) -> dict[str, tuple[str, str]]:
             "LookupError: pids 1 2",
         ),
         "write-outside": (
-            f"with real_builtins()['op' + 'en']({str(outside)!r}, 'w') as f:\n    f.write('x')",
+            f"with real_builtins()[chr(111) + 'pen']({str(outside)!r}, 'w') as f:\n    f.write('x')",
             "FileNotFoundError",
         ),
         # 127.0.0.1 inside is the sandbox's own loopback, where nothing listens.
