@@ -21,7 +21,7 @@ def handle(args: argparse.Namespace) -> int:
     """`arena rebuild` with the parsed `args`; its exit status."""
     from arena.config import ConfigError  # loaded when this subcommand runs
     from arena.league.lock import RunFolderBusy
-    from arena.league.summary import rebuild_run
+    from arena.league.rebuild import rebuild_run
 
     try:
         stored = rebuild_run(argtypes.run_folder(args.run))

@@ -9,7 +9,6 @@ take a game at a time (pandas, jq). Both are written atomically.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from collections.abc import Callable, Iterable
@@ -17,8 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.config import ConfigError
-from arena.league.lock import hold_run_folder
 from arena.league.store import DB_NAME, LeagueStore
 from arena.record.ledger import SOURCES, new_generation
 from arena.record.replay import write_atomic, write_atomic_lines
@@ -26,7 +23,6 @@ from arena.record.replay import write_atomic, write_atomic_lines
 if TYPE_CHECKING:
     from arena.config import Config
     from arena.league.plan import RunPlan
-    from arena.record.replay import Replay
     from arena.results.standings import GameSummary
 
 __all__ = [
@@ -39,8 +35,6 @@ __all__ = [
     "open_session",
     "pool_tables",
     "read_summary_head",
-    "rebuild_run",
-    "rebuild_store",
     "start_over",
     "write_summary",
 ]
@@ -137,6 +131,7 @@ def close_session(
     store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])
     result.wall_s = wall_s
     write_summary(plan, result, store.game_summaries())
+    store.end_session(plan.session)
 
 
 def pool_tables(
@@ -155,28 +150,6 @@ def pool_tables(
         "entrants": entrants,
         "history": rating_history(store.game_summaries(), seed=master_seed),
     }
-
-
-def rebuild_run(out: Path) -> int:
-    """`arena rebuild`: the store re-created from the replays (`league.store.rebuild_store`),
-    and `summary.json` and `games.jsonl` written anew from it; the episodes stored."""
-    from arena.league.lineup import read_resolved  # a rebuild only
-    from arena.league.plan import RunPlan
-    from arena.results.tables import league_tables
-
-    stored = rebuild_store(out)
-    config, master, _ = read_resolved(out)
-    plan = RunPlan(config, master, out, templates={})
-    store = LeagueStore.open_readonly(out)
-    try:
-        result = RunResult()
-        result.tables = league_tables(store.game_summaries(), config, master)
-        if config.run.pool:
-            result.tables |= pool_tables(config, master, store, result.tables)
-        write_summary(plan, result, store.game_summaries())
-    finally:
-        store.close()
-    return stored
 
 
 def write_summary(plan: RunPlan, result: RunResult, games: Iterable[GameSummary]) -> None:
@@ -209,73 +182,3 @@ def read_summary_head(path: Path) -> dict[str, Any] | None:
         return None
     data.pop("games", None)
     return data
-
-
-def _first_sessions(replays: Iterable[Replay]) -> dict[str, int]:
-    """Policy -> the first session a replay shows it playing in."""
-    first: dict[str, int] = {}
-    for replay in replays:
-        for seats in replay.spectator.policies.values():
-            for name in seats:
-                first[name] = min(first.get(name, replay.session or 1), replay.session or 1)
-    return first
-
-
-def _restore_retirements(out: Path, store: LeagueStore) -> None:
-    """A rebuilt pool's retirements, from the ledger's `entrant_retired` lines."""
-    from arena.record.ledger import read_current  # a pool's rebuild only
-
-    for event in read_current(out):
-        if event.get("event") == "entrant_retired":
-            store.retire(str(event["policy"]), str(event["why"]), int(event["session"]))
-
-
-def rebuild_store(out: Path) -> int:
-    """Re-create `out/league.db` from `out/replays/`, storing every replay again in schedule
-    order and working the ratings out anew; the episodes stored. The digests the new store
-    keeps are those of the replays as they are now: after a rebuild, only a run digest
-    published earlier still tells whether a replay was edited."""
-    from arena.league.lineup import read_resolved  # a rebuild only
-    from arena.record.replay import load_replay
-    from arena.results.tables import league_tables
-
-    config, master, resolved = read_resolved(out)
-    paths = sorted((out / "replays").glob("*.json"))
-    if not paths:
-        raise ConfigError(f"{out} has no replays to rebuild its store from")
-    replays = []
-    for path in paths:
-        try:
-            replays.append((load_replay(path), path))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"{path} cannot be read as a replay ({exc}): move it out of replays/ to rebuild "
-                "without it"
-            ) from exc
-    replays.sort(key=lambda item: (item[0].match.index, item[0].episode))
-    with hold_run_folder(out):
-        for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
-            (out / name).unlink(missing_ok=True)
-        store = LeagueStore.open_for_run(out)
-        try:
-            fingerprints = {
-                name: value for r, _ in replays for name, value in r.spectator.fingerprints.items()
-            }
-            added = _first_sessions(r for r, _ in replays)
-            policies: list[dict[str, Any]] = [
-                {"name": n, "kind": p.kind, "author": p.author, "templates": {},
-                 "fingerprint": fingerprints.get(n), "added": added.get(n)}
-                for n, p in config.policies.items()
-            ]  # fmt: skip
-            store.begin_run(config.run.name, master, resolved, policies)
-            store.restore_sessions({r.session or 1 for r, _ in replays})
-            for replay, path in replays:
-                store.record(replay, path, hashlib.sha256(path.read_bytes()).hexdigest())
-            if config.run.pool:
-                store.adopt_league()
-                _restore_retirements(out, store)
-            tables = league_tables(store.game_summaries(), config, master)
-            store.store_ratings([(i, r) for i, r in tables["ratings"]["elo_history"]])
-        finally:
-            store.close()
-    return len(replays)

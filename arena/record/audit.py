@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from arena.record.cards import audit_ledger
 from arena.record.ledger import LEDGER, audit_programs, numbered
-from arena.record.replay import Replay, load_replay, results_digest
+from arena.record.replay import Replay, ReplayUnreadable, load_replay, results_digest
 from arena.record.verify import VerifyError, verify_replay
 
 __all__ = ["RunAudit", "StoredEpisodes", "audit_run", "run_digest"]
@@ -83,16 +83,20 @@ def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
     ledger = dict(numbered(out))
     for episode, path in files.items():
         audit.replays += 1
-        raw = path.read_bytes()
+        row = stored.pop(episode, None) if stored is not None else None
+        read = _read(path)
+        if isinstance(read, str):  # not a replay at all: one line, and on with the rest
+            audit.problems.append(read)
+            continue
+        replay: Replay | None = read[0]
+        raw = read[1]
         digest = hashlib.sha256(raw).hexdigest()
         problems = []
         try:
-            replay = load_replay(path)
-            verify_replay(replay, where=str(path), run_folder=out)
-        except (VerifyError, ValueError) as exc:
-            problems.append(str(exc) if isinstance(exc, VerifyError) else f"{path}: {exc}")
+            verify_replay(read[0], where=str(path), run_folder=out)
+        except VerifyError as exc:
+            problems.append(str(exc))
             replay = None
-        row = stored.pop(episode, None) if stored is not None else None
         if stored is not None and row is None:
             problems.append(f"{path}: no episode of the league store holds this replay")
         if row is not None and row["digest"] not in (None, digest):
@@ -118,6 +122,16 @@ def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
     audit.digest = run_digest(digests)
     audit.results = run_digest(results)
     return audit
+
+
+def _read(path: Path) -> tuple[Replay, bytes] | str:
+    """The replay in `path` and the file's bytes, or why it is not a replay (one line)."""
+    try:
+        return load_replay(path), path.read_bytes()
+    except ReplayUnreadable as exc:
+        return f"{path}: cannot be read as a replay: {exc.reason}; move it out of replays/"
+    except OSError as exc:
+        return f"{path}: cannot be read ({exc.strerror or exc})"
 
 
 def _stored(
