@@ -8,7 +8,9 @@ and scores included; no two stored games of different matches at one
 position (match index, game index), which the standings would read as one
 match; the backgammon ledger (`cards.audit_ledger`); each program seat's
 commit (the ledger line its game names commits to its SHA-256, before the
-game was stored) and each reveal against its commit. The run
+game was stored), each reveal against its commit, and every retired program
+entrant's reveal (none withheld: `ledger.audit_programs`). A file in replays/
+that is not a replay is one problem, and the audit goes on with the rest. The run
 digest, one SHA-256 over every replay's digest in schedule order, is what a
 user publishes: checking a folder against it (`--expect`) still tells an
 edited replay after someone rewrote both the replays and the store.
@@ -20,6 +22,7 @@ the caller opens it read-only and hands it in as `StoredEpisodes`.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -70,12 +73,16 @@ def run_digest(digests: list[tuple[int, str, str]]) -> str:
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
-def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
+def audit_run(
+    out: Path, db: Path, store: StoredEpisodes | None, *, retired: Collection[str] = ()
+) -> RunAudit:
     """Check run folder `out` whole (see the module docstring) against its league store, the
-    file `db`: `store` is it opened read-only, None where `db` is missing."""
+    file `db`: `store` is it opened read-only, None where `db` is missing (a problem, unless
+    there are no replays either); `retired`, the entrants the store says are retired (each
+    program among them owes a reveal)."""
     audit = RunAudit()
     files = {p.stem: p for p in sorted((out / "replays").glob("*.json"))}
-    stored = _stored(out, db, store, audit)
+    stored = _stored(out, db, store, audit) if store is not None or files else None
     audit.problems.extend(_shared_positions(db, stored or {}))
     digests: list[tuple[int, str, str]] = []
     results: list[tuple[int, str, str]] = []
@@ -114,7 +121,7 @@ def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
         audit.problems.append(f"{db}: episode {episode} is stored, its replay is missing")
     if (out / LEDGER).exists():
         audit.problems.extend(f"ledger: {p}" for p in audit_ledger(out, finished_cards))
-        audit.problems.extend(f"ledger: {p}" for p in audit_programs(out))
+        audit.problems.extend(f"ledger: {p}" for p in audit_programs(out, retired))
     elif finished_cards:
         audit.problems.append(
             f"{out / LEDGER} is missing: the cards' commitments cannot be checked against it"

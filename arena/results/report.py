@@ -82,6 +82,8 @@ class League:
         """The SPRT as summary.json shows it, re-derived from the stored games when a report
         asks for it (by the league's stop rules, which know the test)."""
         self.tables = league_tables(source.game_summaries(), config, seed)
+        self.partial: str | None = None
+        """How short the run was cut (`league.status.RunStatus.sentence`), if it was."""
 
     def games(self) -> Iterator[GameSummary]:
         """Every stored game's summary, in schedule order."""
@@ -310,9 +312,10 @@ def _fallbacks_table(rows: list[dict[str, Any]], width: int) -> Table:
     return fitted(f"fallbacks ({len(rows)})", columns, width, more=_MORE)
 
 
-def ab_sentence(ab: dict[str, Any]) -> str:
+def ab_sentence(ab: dict[str, Any], *, partial: str | None = None) -> str:
     """An A/B pair of the tables (`league_tables`' `ab`) as a sentence: what differs, the
-    Bradley-Terry difference with its interval, and the head to head in words."""
+    Bradley-Terry difference with its interval, and the head to head in words; on a run cut
+    short, `partial` (`league.status.RunStatus.sentence`) says how short."""
     a, b, what = ab["a"], ab["b"], ab.get("differs") or "prompt"
     diff = ab.get("bt_difference")
     rated = (
@@ -328,7 +331,8 @@ def ab_sentence(ab: dict[str, Any]) -> str:
         met += f" ({nc} no-contest)" if nc else ""
     else:
         met = "; they have not met"
-    return f"{what} A/B, {a} vs {b} (they differ in {what} only): {rated}{met}."
+    cut = f" A partial run: {partial}." if partial else ""
+    return f"{what} A/B, {a} vs {b} (they differ in {what} only): {rated}{met}.{cut}"
 
 
 def sprt_lines(sprt: dict[str, Any]) -> list[str]:
@@ -436,7 +440,7 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
         for table in standings_tables(league.tables, console.width):
             console.print(table)
         for ab in league.tables["ab"]:
-            console.print(ab_sentence(ab), highlight=False, markup=False)
+            console.print(ab_sentence(ab, partial=league.partial), highlight=False, markup=False)
     elif what == "h2h":
         console.print(_h2h_table(league.tables, list(league.config.policies)))
     elif what == "entrants":

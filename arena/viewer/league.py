@@ -15,7 +15,9 @@ summary.json only, so a run in progress shows none yet.
 The header counts the episodes played (`episodes_played`: those the store
 holds, or the replays so far) against the most the run plans
 (`episodes_planned`: summary.json's `episodes`, the plan's count), which an
-SPRT or a budget may stop it well short of.
+SPRT or a budget may stop it well short of; a run cut short (its last session
+killed or stopped, `league.status`) says so under `partial`, and so do its A/B
+sentences.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 import structlog
 
 from arena.config import Config, ConfigError
+from arena.league.status import run_status
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.summary import read_summary_head
 from arena.record.replay import Replay, load_replay
@@ -80,6 +83,7 @@ def league_data(
         rows = (_read_json(run / "summary.json") or {}).get("games", [])
         played = len({g["episode"] for g in rows})
         games = partial(iter, rows)
+    cut = run_status(run).sentence()
     episode_pages = {r.episode: stem for stem, r in replays.items() if stem in pages}
     tables = {name: [_row(r) for r in rows] for name, rows in summary.get("standings", {}).items()}
     overall = tables.get("overall", [])
@@ -98,8 +102,9 @@ def league_data(
         "fallbacks": _fallback_table(overall),
         "stopped_by": summary.get("stopped_by"),
         "sprt": sprt_lines(summary["sprt"]) if summary.get("sprt") else None,
+        "partial": cut,
         "ab": [
-            {"pair": f"{ab['a']}|{ab['b']}", "sentence": ab_sentence(ab)}
+            {"pair": f"{ab['a']}|{ab['b']}", "sentence": ab_sentence(ab, partial=cut)}
             for ab in summary.get("ab") or []
         ],
         "pool": pool_data(summary, revealed_sources(run)) if pool else None,
@@ -224,8 +229,8 @@ def _summary_from_replays(run: Path, config: dict[str, Any], *, pool: bool) -> d
     for path in sorted((run / "replays").glob("*.json")):
         try:
             finished.extend(summarise(load_replay(path)))
-        except (OSError, ValueError):
-            continue  # the site lists it among the problems
+        except Exception:  # whatever the file holds: the site lists it among the problems
+            continue
     finished.sort(key=lambda g: (g.match_index, g.game_index))
     policies = list(config.get("policies", {})) or sorted({p for g in finished for p in g.policies})
     matches = match_outcomes(finished)
