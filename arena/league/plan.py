@@ -289,8 +289,8 @@ class RunPlan:
             for name, spec in self.config.policies.items():
                 if spec.retired:
                     retire(self.out, store, name, BY_CONFIG, session)
-            for entrant in store.entrants():
-                if entrant["retired"] is not None and entrant["name"] in self.programs:
+            for entrant in store.entrants():  # a reveal a stopped session owes (none twice)
+                if entrant["retired"] is not None:
                     reveal(self.out, entrant["name"])
         finished = store.finished_episodes()
         for name in sorted(_games_played(self.config, self.master_seed)):
