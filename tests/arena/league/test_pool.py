@@ -192,7 +192,8 @@ async def test_a_rebuilt_pool_has_the_grown_pools_tables(tmp_path: Path) -> None
     out = tmp_path / "pool"
     await _session(POOL, out)
     grown = await _session(
-        _with(mock={"kind": "mock", "retired": True}, late={"kind": "mock"}), out
+        _with(mock={"kind": "mock", "retired": True}, late={"kind": "mock", "author": "acme"}),
+        out,
     )
     copy_of = tmp_path / "copy"
     copy_of.mkdir()
@@ -212,6 +213,17 @@ async def test_a_rebuilt_pool_has_the_grown_pools_tables(tmp_path: Path) -> None
     with closing(sqlite3.connect(f"file:{copy_of / DB_NAME}?mode=ro", uri=True)) as db:
         assert db.execute("SELECT * FROM policies ORDER BY name").fetchall() == entrants
         assert db.execute("SELECT number FROM sessions").fetchall() == sessions == [(1,), (2,)]
+    assert ("late", "acme") in [(e[0], e[2]) for e in entrants]
+    # The rebuilt pool refuses a changed entrant as the original does, and plays session 3.
+    changed = _with(
+        mock={"kind": "mock", "retired": True},
+        late={"kind": "mock", "author": "acme", "latency_ms": 3},
+    )
+    for folder in (out, copy_of):
+        with pytest.raises(PoolRefused, match="'late' is not the entrant"):
+            plan_run(parse_config(changed), folder)
+    same = _with(mock={"kind": "mock", "retired": True}, late={"kind": "mock", "author": "acme"})
+    assert plan_run(parse_config(same), copy_of).session == 3
 
 
 def _roster_pool(tmp_path: Path) -> dict[str, Any]:
