@@ -26,6 +26,7 @@ scheduled match of which no game finished.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
@@ -41,6 +42,7 @@ from arena.config import Config, ConfigError, HumanPolicy
 from arena.league.lock import hold_run_folder
 from arena.league.store import DB_NAME, LeagueStore
 from arena.play.fingerprint import fingerprint, played_as
+from arena.play.match import Match
 from arena.record.ledger import read_current
 from arena.record.replay import Replay, ReplayUnreadable, load_replay
 
@@ -61,11 +63,12 @@ def rebuild_run(out: Path) -> int:
     stored = rebuild_store(out)
     config, master, _ = read_resolved(out)
     plan = RunPlan(config, master, out, templates={})
-    with closing(LeagueStore.open_readonly(out)) as store:
+    with hold_run_folder(out), closing(LeagueStore.open_for_run(out)) as store:
         result = RunResult()
         result.tables = league_tables(store.game_summaries(), config, master)
         if config.run.pool:
             result.tables |= pool_tables(config, master, store, result.tables)
+        store.store_ratings([(i, r) for i, r in result.tables["ratings"]["elo_history"]])
         write_summary(plan, result, store.game_summaries())
     return stored
 
@@ -91,7 +94,7 @@ def rebuild_store(out: Path) -> int:
         shutil.rmtree(building, ignore_errors=True)
         try:
             _build(building, out, config, master, resolved, lineup, order)
-            _mark(building / DB_NAME, config, master, lineup, unfinished)
+            _mark(out, building / DB_NAME, config, master, lineup, unfinished)
             _keep_old(out)
             os.replace(building / DB_NAME, out / DB_NAME)
         finally:
@@ -147,16 +150,16 @@ def _build(
                 store.record(replay, path, hashlib.sha256(path.read_bytes()).hexdigest())
             except Exception as exc:  # content the standings cannot sum up
                 raise _refused(path, f"{type(exc).__name__}: {exc}") from exc
-        for event in read_current(out):
-            if event.get("event") == "entrant_retired":
-                store.retire(str(event["policy"]), str(event["why"]), int(event["session"]))
     finally:
         store.close()
 
 
-def _mark(db: Path, config: Config, master: int, lineup: _Lineup, unfinished: bool) -> None:
+def _mark(
+    out: Path, db: Path, config: Config, master: int, lineup: _Lineup, unfinished: bool
+) -> None:
     """The new store's sessions (every number to the last; the last unfinished if it was),
-    and a pool's schedule as its games show it."""
+    its retirements (each `entrant_retired` line of the ledger, as it says it) and a pool's
+    schedule as its games show it."""
     now = time.time()
     with closing(sqlite3.connect(db)) as connection, connection:
         connection.execute("DELETE FROM sessions")
@@ -165,6 +168,13 @@ def _mark(db: Path, config: Config, master: int, lineup: _Lineup, unfinished: bo
             [(n, now, None if unfinished and n == lineup.last else now)
              for n in range(1, lineup.last + 1)],
         )  # fmt: skip
+        for event in read_current(out):  # the retirements, as the ledger wrote them
+            if event.get("event") == "entrant_retired":
+                retired = {k: v for k, v in event.items() if k not in ("event", "policy", "time")}
+                connection.execute(
+                    "UPDATE policies SET retired = ? WHERE name = ? AND retired IS NULL",
+                    (json.dumps(retired), str(event.get("policy"))),
+                )
         if config.run.pool:
             _schedule(connection, config, master, lineup.last)
 
@@ -172,7 +182,7 @@ def _mark(db: Path, config: Config, master: int, lineup: _Lineup, unfinished: bo
 def _schedule(connection: sqlite3.Connection, config: Config, master: int, last: int) -> None:
     """A pool's matches: each played one at its place, and each missing below a played one
     of its pair (scheduled, never finished) again at the end."""
-    from arena.league.rounds import kth_match
+    from arena.league.schedule import match_seed
 
     placement = min(config.run.placement_matches, config.run.matches)
     connection.execute(
@@ -188,8 +198,8 @@ def _schedule(connection: sqlite3.Connection, config: Config, master: int, last:
     seq = int(connection.execute("SELECT COALESCE(MAX(seq), -1) FROM matches").fetchone()[0])
     for (entry, first, second), ks in played.items():
         for k in sorted(set(range(1, max(ks))) - ks):
-            seq += 1
-            m = kth_match(seq, master, entry, k, first, second)
+            seq, seed = seq + 1, match_seed(master, entry, k)
+            m = Match(seq, entry, games.resolve_entry(entry, seed), k, seed, first, second)
             phase = "placement" if k <= placement else "round"
             connection.execute(
                 "INSERT INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
