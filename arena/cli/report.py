@@ -82,7 +82,7 @@ def _cut_short(run: Path) -> str | None:
     import sys
 
     from arena.config import ConfigError
-    from arena.league.status import foreign_store, run_status
+    from arena.league.summary import foreign_store, run_status
 
     foreign = foreign_store(run)
     if foreign is not None:

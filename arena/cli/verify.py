@@ -80,7 +80,7 @@ def _run_folder(target: Path) -> bool:
 
 def _verify_folder(target: Path, args: argparse.Namespace) -> bool:
     """Run folder `target` verified and told on the console; whether something failed."""
-    from arena.league.status import run_status
+    from arena.league.summary import run_status
 
     audit = audit_folder(target)
     problems = list(audit.problems)

@@ -83,7 +83,7 @@ class League:
         asks for it (by the league's stop rules, which know the test)."""
         self.tables = league_tables(source.game_summaries(), config, seed)
         self.partial: str | None = None
-        """How short the run was cut (`league.status.RunStatus.sentence`), if it was."""
+        """How short the run was cut (`league.summary.RunStatus.sentence`), if it was."""
 
     def games(self) -> Iterator[GameSummary]:
         """Every stored game's summary, in schedule order."""
@@ -315,7 +315,7 @@ def _fallbacks_table(rows: list[dict[str, Any]], width: int) -> Table:
 def ab_sentence(ab: dict[str, Any], *, partial: str | None = None) -> str:
     """An A/B pair of the tables (`league_tables`' `ab`) as a sentence: what differs, the
     Bradley-Terry difference with its interval, and the head to head in words; on a run cut
-    short, `partial` (`league.status.RunStatus.sentence`) says how short."""
+    short, `partial` (`league.summary.RunStatus.sentence`) says how short."""
     a, b, what = ab["a"], ab["b"], ab.get("differs") or "prompt"
     diff = ab.get("bt_difference")
     rated = (

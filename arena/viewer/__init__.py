@@ -18,7 +18,7 @@ from arena.viewer.frames import replay_data
 from arena.viewer.server import serve
 from arena.viewer.site import build_site, draw_site
 
-__all__ = ["build_site", "main_view", "replay_data", "serve"]
+__all__ = ["build_site", "draw_site", "main_view", "replay_data", "serve"]
 
 
 def main_view(run: Path, serve: bool, port: int) -> int:

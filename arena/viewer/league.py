@@ -16,7 +16,7 @@ The header counts the episodes played (`episodes_played`: those the store
 holds, or the replays so far) against the most the run plans
 (`episodes_planned`: summary.json's `episodes`, the plan's count), which an
 SPRT or a budget may stop it well short of; a run cut short (its last session
-killed or stopped, `league.status`) says so under `partial`, and so do its A/B
+killed or stopped, `league.summary.run_status`) says so under `partial`, and so do its A/B
 sentences.
 """
 
@@ -33,9 +33,8 @@ from typing import Any
 import structlog
 
 from arena.config import Config, ConfigError
-from arena.league.status import run_status
 from arena.league.store import DB_NAME, LeagueStore
-from arena.league.summary import read_summary_head
+from arena.league.summary import read_summary_head, run_status
 from arena.record.replay import Replay, load_replay
 from arena.results.ratings import bradley_terry, pair_tallies
 from arena.results.report import ab_sentence, sprt_lines

@@ -16,7 +16,7 @@ from arena.cli.verify import audit_folder
 from arena.config import ConfigError, load_config
 from arena.league.plan import plan_run
 from arena.league.rebuild import KEPT_PREFIX
-from arena.league.status import run_status
+from arena.league.summary import run_status
 from arena.play.prompts import load_template
 from tests.arena.league.runs import PLANNED, copy_run, cut_short, play
 

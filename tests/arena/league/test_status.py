@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from arena.league.status import foreign_store, run_status
+from arena.league.summary import foreign_store, run_status
 from arena.viewer.league import league_data
 from tests.arena.league.runs import PLANNED, copy_run, cut_short, play
 
