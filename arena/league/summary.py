@@ -24,7 +24,7 @@ import hashlib
 import json
 import shutil
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,9 +173,11 @@ def pool_tables(
 
 
 def write_summary(plan: RunPlan, result: RunResult, games: Iterable[GameSummary]) -> None:
-    """`summary.json` and `games.jsonl` for the session that produced `result`."""
-    rows = [g.to_json(latencies=False) for g in games]
-    write_atomic_lines(plan.out / GAMES_NAME, (json.dumps(row) + "\n" for row in rows))
+    """`summary.json` and `games.jsonl` for the session that produced `result`, a game at a
+    time: `games.jsonl` as `games` are read, then summary.json's `games` from it (a league of
+    thousands of games is never one list in memory)."""
+    lines = (json.dumps(g.to_json(latencies=False)) + "\n" for g in games)
+    write_atomic_lines(plan.out / GAMES_NAME, lines)
     document = {
         "run": plan.config.run.name,
         "seed": plan.master_seed,
@@ -187,9 +189,22 @@ def write_summary(plan: RunPlan, result: RunResult, games: Iterable[GameSummary]
         **result.stopping,
         "wall_s": round(result.wall_s, 3),
         **result.tables,
-        "games": rows,
+        "games": [],
     }
-    write_atomic(plan.out / SUMMARY_NAME, json.dumps(document, indent=2) + "\n")
+    head = json.dumps(document, indent=2)[: -len("[]\n}")]  # reopened at its last key
+    with (plan.out / GAMES_NAME).open(encoding="utf-8") as rows:
+        write_atomic_lines(plan.out / SUMMARY_NAME, _with_rows(head, rows))
+
+
+def _with_rows(head: str, rows: Iterable[str]) -> Iterator[str]:
+    """summary.json as `json.dumps(document, indent=2)` writes it, its games list (the last
+    key, `head` ends before it) filled from the JSON lines `rows`, one at a time."""
+    yield head + "["
+    n = 0
+    for n, row in enumerate(rows, start=1):
+        shown = json.dumps(json.loads(row), indent=2).replace("\n", "\n    ")
+        yield ("," if n > 1 else "") + "\n    " + shown
+    yield "\n  ]\n}\n" if n else "]\n}\n"
 
 
 def read_summary_head(path: Path) -> dict[str, Any] | None:
