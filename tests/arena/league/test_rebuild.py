@@ -70,11 +70,14 @@ def test_a_rebuilt_run_refuses_an_edited_template_as_the_original_does(
     assert "other prompt templates" in capsys.readouterr().err
 
 
-def test_the_store_replaced_is_kept_beside_the_new_one(run: Path) -> None:
+def test_the_store_replaced_is_kept_beside_the_new_one(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     garbage = b"\x00not a store" * 300
     (run / "league.db").write_bytes(garbage)
     assert main(["rebuild", str(run)]) == 0
     (kept,) = run.glob(f"{KEPT_PREFIX}*")
+    assert f"the store it replaced is kept as {kept}" in capsys.readouterr().out
     assert kept.read_bytes() == garbage
     assert audit_folder(run).problems == []
     assert not list(run.glob(".rebuild-*"))  # the building folder is gone
