@@ -82,7 +82,9 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `arena` command; returns the exit status. A user's error (a config
-    refused, a busy port, a damaged store) is one line on stderr and exit status 2."""
+    refused, a busy port, a damaged store) is one line on stderr and exit status 2 (3 for a
+    stop that the same command resumes once its cause is fixed, as a changed private copy of
+    a program due to be revealed)."""
     parser = _parser(argv)
     args = parser.parse_args(argv)
     handler: _Handler | None = getattr(args, "handler", None)

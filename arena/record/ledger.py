@@ -7,7 +7,11 @@ ends (`cards`), and each program's SHA-256 when it is registered
 number) and its whole source when its entrant retires (`program_reveal`), so
 anyone can check the hash and replay its games. The bytes committed are kept
 meanwhile in `program-sources/<sha256>.py`, readable by the run's user only,
-so that editing or deleting the program file cannot change what is revealed.
+so that editing or deleting the program file cannot change what is revealed;
+the copy is hashed before its reveal is written, and one that is not the
+program committed to stops the session (`RevealRefused`) with nothing
+revealed. A retired program entrant's reveal is owed: `audit_programs`
+reports one that is missing.
 A kill can tear the last line; a whole line is never lost, and a torn one is
 skipped.
 
