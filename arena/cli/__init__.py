@@ -82,7 +82,9 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `arena` command; returns the exit status. A user's error (a config
-    refused, a busy port, a damaged store) is one line on stderr and exit status 2."""
+    refused, a busy port, a damaged store) is one line on stderr and exit status 2 (3 for a
+    stop that the same command resumes once its cause is fixed, as a changed private copy of
+    a program due to be revealed)."""
     parser = _parser(argv)
     args = parser.parse_args(argv)
     handler: _Handler | None = getattr(args, "handler", None)
@@ -99,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if said is None:
             raise
         print(f"arena: {said}", file=sys.stderr)
-        return 2
+        return _exit_status(exc)
 
 
 def _quiet_stdout() -> None:
@@ -107,6 +109,15 @@ def _quiet_stdout() -> None:
     (it would print a second BrokenPipeError, with no traceback but a line of noise)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+
+
+def _exit_status(exc: BaseException) -> int:
+    """A user's error's exit status: 2, or the `exit_status` its class names (3: a stop that
+    the same command resumes once its cause is fixed)."""
+    if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        return _exit_status(exc.exceptions[0])
+    status = getattr(exc, "exit_status", 2)
+    return status if isinstance(status, int) else 2
 
 
 def _user_error(exc: BaseException) -> str | None:

@@ -21,8 +21,9 @@ def handle(args: argparse.Namespace) -> int:
     """`arena rebuild` with the parsed `args`; its exit status."""
     from arena.config import ConfigError  # loaded when this subcommand runs
     from arena.league.lock import RunFolderBusy
-    from arena.league.summary import rebuild_run
+    from arena.league.rebuild import KEPT_PREFIX, rebuild_run
 
+    before = set(args.run.glob(f"{KEPT_PREFIX}*"))
     try:
         stored = rebuild_run(argtypes.run_folder(args.run))
     except RunFolderBusy as exc:  # its fix is a run's (another --out): a rebuild's is to wait
@@ -30,9 +31,12 @@ def handle(args: argparse.Namespace) -> int:
             f"run folder {args.run} is in use by process {exc.holder}: rebuild it once that "
             "run has ended (or stop it)"
         ) from exc
+    kept = sorted(set(args.run.glob(f"{KEPT_PREFIX}*")) - before)[:1]  # its -wal sorts after
     print(
-        f"arena rebuild: {args.run / 'league.db'} re-created from {stored} replay(s), and "
-        f"summary.json written from it. The digests "
+        f"arena rebuild: {args.run / 'league.db'} re-created from {stored} replay(s) and the "
+        "ledger, and summary.json written from it"
+        + (f"; the store it replaced is kept as {kept[0]}" if kept else "")
+        + ". The digests "
         "it keeps are recomputed from the replays as they now are: only a run digest published "
         "before (`arena verify --expect`) still tells an edited replay."
     )

@@ -69,9 +69,28 @@ def handle(args: argparse.Namespace) -> int:
 
     config, seed, _ = read_resolved(argtypes.run_folder(args.run))
     with _stored(args.run) as store:
+        cut = _cut_short(args.run)
         league = League(args.run, config, seed, store, partial(_sprt, config, store))
+        league.partial = cut
         render(league, args.what, args.format, stdout())
     return 0
+
+
+def _cut_short(run: Path) -> str | None:
+    """Before any table: a store that is not the one of these replays is refused, and a run
+    cut short is said (on stderr, so that JSON and CSV stay whole); how short, or None."""
+    import sys
+
+    from arena.config import ConfigError
+    from arena.league.summary import foreign_store, run_status
+
+    foreign = foreign_store(run)
+    if foreign is not None:
+        raise ConfigError(f"{foreign}; its standings would not be these games'")
+    said = run_status(run).sentence()
+    if said is not None:
+        print(f"arena report: {run}: a partial run: {said}", file=sys.stderr)
+    return said
 
 
 @contextmanager

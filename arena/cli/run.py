@@ -187,6 +187,15 @@ def _print_pool(out: Console, result: RunResult) -> None:
             out.print(f"retired {e['name']}: {e['retired']}", highlight=False, markup=False)
 
 
+def _cut_short(plan: RunPlan, result: RunResult) -> str | None:
+    """How short a stopped session left the run (`league.summary.RunStatus`), or None."""
+    if not result.interrupted:
+        return None
+    from arena.league.summary import run_status  # a stopped run only
+
+    return run_status(plan.out).sentence()
+
+
 def _print_outcome(plan: RunPlan, result: RunResult) -> int:
     """The standings and what became of the run, on the console; the run's exit status."""
     from arena.results.ab import ab_sentence  # the tables' numpy: after the run
@@ -196,8 +205,9 @@ def _print_outcome(plan: RunPlan, result: RunResult) -> int:
     for table in standings_tables(result.tables, out.width):
         out.print(table)
     sprt = result.stopping.get("sprt")
+    cut = _cut_short(plan, result)
     for ab in result.tables.get("ab", []):
-        out.print(ab_sentence(ab, sprt), highlight=False, markup=False)
+        out.print(ab_sentence(ab, sprt, partial=cut), highlight=False, markup=False)
     if "entrants" in result.tables:
         _print_pool(out, result)
     if sprt:

@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the store and the audit are imported when a run folder is checked
+    from collections.abc import Iterator
+
     from arena.record.audit import RunAudit
+    from arena.record.replay import Replay
 
 __all__ = ["add_arguments", "audit_folder", "handle"]
 
@@ -43,38 +46,15 @@ def handle(args: argparse.Namespace) -> int:
 
     failed = misnamed = False
     for target in args.paths:
-        if (target / "replays").is_dir() and (holder := holder_of(target)) is not None:
+        if _run_folder(target) and (holder := holder_of(target)) is not None:
             print(
                 f"arena verify: {target} is being played now (process {holder}): no digest is "
                 "given for a run in progress; verify it once that run has ended",
                 file=sys.stderr,
             )
             misnamed = True
-        elif (target / "replays").is_dir():
-            audit = audit_folder(target)
-            problems = list(audit.problems)
-            if args.expect and args.expect != audit.digest:
-                problems.append(f"the run digest {audit.digest} is not the expected {args.expect}")
-            if args.programs:
-                problems += _revealed_games(target)
-            for problem in problems:
-                print(f"  {problem}", file=sys.stderr)
-            print(
-                f"arena verify: {target}: {audit.replays} replay(s), {audit.good} good, "
-                f"{audit.bad} bad; {len(problems)} problem(s)"
-            )
-            planned = _played_of_planned(target)
-            if planned:
-                print(planned)
-            print(
-                f"run digest: {audit.digest}"
-                + (" (as expected)" if args.expect and not problems else "")
-            )
-            print(
-                f"results digest: {audit.results} (timings masked: a run of the same config "
-                "with the same replies has the same, locally or on a cluster)"
-            )
-            failed = failed or bool(problems)
+        elif _run_folder(target):
+            failed = _verify_folder(target, args) or failed
         elif not target.exists() or target.is_dir():
             print(f"arena verify: {_not_verifiable(target)}", file=sys.stderr)
             misnamed = True
@@ -86,6 +66,52 @@ def handle(args: argparse.Namespace) -> int:
                 print(f"arena verify: FAILED: {exc}", file=sys.stderr)
                 failed = True
     return 2 if misnamed else 1 if failed else 0
+
+
+_RUN_FILES = ("replays", "league.db", "config.resolved.json", "events.jsonl")
+"""What `arena run` writes in a run folder: one is there once a run has begun (a run stopped
+before its first game has no replays/ yet)."""
+
+
+def _run_folder(target: Path) -> bool:
+    """Whether `target` is a run folder (`_RUN_FILES`)."""
+    return target.is_dir() and any((target / name).exists() for name in _RUN_FILES)
+
+
+def _verify_folder(target: Path, args: argparse.Namespace) -> bool:
+    """Run folder `target` verified and told on the console; whether something failed."""
+    from arena.league.summary import run_status
+
+    audit = audit_folder(target)
+    problems = list(audit.problems)
+    if args.expect and args.expect != audit.digest:
+        problems.append(f"the run digest {audit.digest} is not the expected {args.expect}")
+    if args.programs:
+        problems += _revealed_games(target)
+    for problem in problems:
+        print(f"  {problem}", file=sys.stderr)
+    if not (target / "replays").is_dir():
+        print(
+            f"arena verify: {target}: 0 replays; the run stopped before its first game (see "
+            f"{target / 'events.jsonl'}); {len(problems)} problem(s)"
+        )
+        return bool(problems)
+    print(
+        f"arena verify: {target}: {audit.replays} replay(s), {audit.good} good, "
+        f"{audit.bad} bad; {len(problems)} problem(s)"
+    )
+    status = run_status(target)
+    said = status.sentence() or _played_of_planned(target)
+    if said:
+        print(said)
+    print(
+        f"run digest: {audit.digest}" + (" (as expected)" if args.expect and not problems else "")
+    )
+    print(
+        f"results digest: {audit.results} (timings masked: a run of the same config "
+        "with the same replies has the same, locally or on a cluster)"
+    )
+    return bool(problems)
 
 
 def _not_verifiable(target: Path) -> str:
@@ -124,20 +150,29 @@ def _revealed_games(run: Path) -> list[str]:
 
     from arena.programs.reveal import replay_revealed
     from arena.record.ledger import read_current
-    from arena.record.replay import load_replay
 
     sources = {
         (str(e["policy"]), str(e["sha256"])): str(e["source"])
         for e in read_current(run)
         if e.get("event") == "program_reveal"
     }
-    replays = [(path, load_replay(path)) for path in sorted((run / "replays").glob("*.json"))]
-    found = anyio.run(replay_revealed, replays, sources)
+    found = anyio.run(replay_revealed, _readable(run), sources)
     print(
         f"arena verify --programs: {len(sources)} revealed program(s): {found.games} game(s) "
         f"played again from their sources, {found.moves} move(s) compared"
     )
     return found.problems
+
+
+def _readable(run: Path) -> Iterator[tuple[Path, Replay]]:
+    """Each replay of `run` that can be read, one at a time (the audit lists the others)."""
+    from arena.record.replay import ReplayUnreadable, load_replay
+
+    for path in sorted((run / "replays").glob("*.json")):
+        try:
+            yield path, load_replay(path)
+        except (ReplayUnreadable, OSError):
+            continue
 
 
 def audit_folder(run: Path) -> RunAudit:
@@ -153,4 +188,5 @@ def audit_folder(run: Path) -> RunAudit:
     if not db.exists():
         return audit_run(run, db, None)
     with closing(LeagueStore.open_readonly(run)) as store:
-        return audit_run(run, db, store)
+        retired = {str(e["name"]) for e in store.entrants() if e["retired"] is not None}
+        return audit_run(run, db, store, retired=retired)

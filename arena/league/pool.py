@@ -285,8 +285,8 @@ def settle_retirements(plan: PlannedRun, store: LeagueStore) -> None:
     for name, spec in plan.config.policies.items():
         if spec.retired:
             retire(plan.out, store, name, Retirement.by_config(plan.session))
-    for entrant in store.entrants():
-        if entrant["retired"] is not None and entrant["name"] in plan.programs:
+    for entrant in store.entrants():  # a retired program is no longer registered: every one
+        if entrant["retired"] is not None:
             reveal(plan.out, entrant["name"])
 
 

@@ -7,7 +7,7 @@ most the episodes in flight, and a resumed run never plays a finished one
 again. Readers (`arena report`, the viewer) open it read-only.
 
 The replays hold everything the store holds: `arena rebuild RUN` re-creates a
-damaged or deleted store from them (`league.summary.rebuild_store`).
+damaged or deleted store from them (`league.rebuild`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,7 +157,8 @@ class LeagueStore(RatingTables):
             connection.executescript(f"BEGIN;\n{_SCHEMA}{RATING_SESSIONS}COMMIT;")
             for where, kind in _ADDED_LATER:  # a store from before digests, sides, pools
                 table, column = where.split(".")
-                _add_column(connection, table, column, kind)
+                if _add_column(connection, table, column, kind) and column == "ended":
+                    connection.execute("UPDATE sessions SET ended = started")  # those were over
             _probe(connection)
         except sqlite3.DatabaseError as exc:
             connection.close()
@@ -237,7 +238,7 @@ class LeagueStore(RatingTables):
                 "ON CONFLICT (id) DO UPDATE SET config = excluded.config",
                 (name, master_seed, json.dumps(config, sort_keys=True), time.time()),
             )
-            db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?)", (session, time.time()))
+            db.execute("INSERT OR REPLACE INTO sessions (number, started) VALUES (?, ?)", (session, time.time()))  # fmt: skip
             for p in policies:
                 played = p.get("played_as")
                 db.execute(
@@ -310,13 +311,10 @@ class LeagueStore(RatingTables):
                 ],
             )
 
-    def restore_sessions(self, numbers: Collection[int]) -> None:
-        """A rebuilt store's sessions: exactly `numbers` (those its replays name)."""
+    def end_session(self, number: int) -> None:
+        """Session `number` ended (its summary written): one never ended died."""
         with self._transaction() as db:
-            db.execute("DELETE FROM sessions")
-            db.executemany(
-                "INSERT INTO sessions VALUES (?, ?)", [(n, time.time()) for n in numbers]
-            )
+            db.execute("UPDATE sessions SET ended = ? WHERE number = ?", (time.time(), number))
 
     def adopt_league(self) -> int:
         """A league become a pool: its stored matches enter the pool's schedule at the places
@@ -478,15 +476,17 @@ _ENTRANT_COLUMNS = ("name", "kind", "author", "fingerprint", "played_as", "added
 _ADDED_LATER = (
     ("episodes.digest", "TEXT"), ("fallbacks.side", "TEXT"), ("episodes.session", "INTEGER"), ("episodes.rules_version", "INTEGER"),
     ("policies.fingerprint", "TEXT"), ("policies.played_as", "TEXT"),
-    ("policies.added", "INTEGER"), ("policies.retired", "TEXT"),
+    ("policies.added", "INTEGER"), ("policies.retired", "TEXT"), ("sessions.ended", "REAL"),
 )  # fmt: skip
 """Nullable columns added since the first stores: (table.column, type)."""
 
 
-def _add_column(connection: sqlite3.Connection, table: str, column: str, kind: str) -> None:
-    """Add a nullable column a store written by an older version lacks."""
-    if column not in {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}:
-        connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+def _add_column(connection: sqlite3.Connection, table: str, column: str, kind: str) -> bool:
+    """Add a nullable column a store written by an older version lacks; whether it did."""
+    if column in {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}:
+        return False
+    connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    return True
 
 
 def _probe(connection: sqlite3.Connection) -> None:

@@ -6,6 +6,17 @@ is `league.run`'s).
 stopping rules, the tables, and every stored game's result (its last key).
 `games.jsonl` holds the same games, one JSON object per line, for readers that
 take a game at a time (pandas, jq). Both are written atomically.
+
+A session that ends by itself, or by Ctrl-C, writes its summary and marks
+itself ended in the store; one killed (`kill -9`, a power cut, a crash) never
+does, and its session row stays open. Either way what was played is kept and
+the same command resumes it. `verify`, `report` and the league page say so
+with `RunStatus.sentence` (`run_status`): "played 8 of at most 80; the last
+session did not finish: run the same command to resume". A run that a
+budget, the SPRT or a pool's target stopped is whole: it played what its
+rules let it. `foreign_store` tells a league store that is not the one of the
+folder's replays (copied from another run folder, say), whose standings would
+not be these games'.
 """
 
 from __future__ import annotations
@@ -13,21 +24,23 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Callable, Iterable
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.config import ConfigError
-from arena.league.lock import hold_run_folder
-from arena.league.store import DB_NAME, LeagueStore
+from arena.league.lock import holder_of
+from arena.league.store import DB_NAME, RESOLVED, LeagueStore
+from arena.play.match import REPLAY_MARK
 from arena.record.ledger import SOURCES, new_generation
-from arena.record.replay import write_atomic, write_atomic_lines
+from arena.record.replay import write_atomic_lines
 
 if TYPE_CHECKING:
     from arena.config import Config
     from arena.league.plan import RunPlan
-    from arena.record.replay import Replay
     from arena.results.standings import GameSummary
 
 __all__ = [
@@ -36,13 +49,14 @@ __all__ = [
     "EpisodeFailure",
     "Progress",
     "RunResult",
+    "RunStatus",
     "close_session",
+    "foreign_store",
     "history_tables",
     "keep_ratings",
     "pool_tables",
     "read_summary_head",
-    "rebuild_run",
-    "rebuild_store",
+    "run_status",
     "start_over",
     "write_summary",
 ]
@@ -129,6 +143,7 @@ def close_session(
     result.tables |= history_tables(plan.config, plan.master_seed, store, result.tables)
     result.wall_s = wall_s
     write_summary(plan, result, store.game_summaries())
+    store.end_session(plan.session)
 
 
 def keep_ratings(
@@ -182,33 +197,12 @@ def pool_tables(
     return {"entrants": entrants}
 
 
-def rebuild_run(out: Path) -> int:
-    """`arena rebuild`: the store re-created from the replays (`league.store.rebuild_store`),
-    and `summary.json` and `games.jsonl` written anew from it; the episodes stored."""
-    from arena.league.lineup import read_resolved  # a rebuild only
-    from arena.league.plan import RunPlan
-    from arena.results.tables import league_tables
-
-    stored = rebuild_store(out)
-    config, master, _ = read_resolved(out)
-    plan = RunPlan(config, master, out, templates={})
-    store = LeagueStore.open_readonly(out)
-    try:
-        result = RunResult()
-        latest = store.latest_snapshot()  # stored by the rebuild: read, not fitted again
-        kept = latest[1] if latest is not None else None
-        result.tables = league_tables(store.game_summaries(), config, master, stored=kept)
-        result.tables |= history_tables(config, master, store, result.tables)
-        write_summary(plan, result, store.game_summaries())
-    finally:
-        store.close()
-    return stored
-
-
 def write_summary(plan: RunPlan, result: RunResult, games: Iterable[GameSummary]) -> None:
-    """`summary.json` and `games.jsonl` for the session that produced `result`."""
-    rows = [g.to_json(latencies=False) for g in games]
-    write_atomic_lines(plan.out / GAMES_NAME, (json.dumps(row) + "\n" for row in rows))
+    """`summary.json` and `games.jsonl` for the session that produced `result`, a game at a
+    time: `games.jsonl` as `games` are read, then summary.json's `games` from it (a league of
+    thousands of games is never one list in memory)."""
+    lines = (json.dumps(g.to_json(latencies=False)) + "\n" for g in games)
+    write_atomic_lines(plan.out / GAMES_NAME, lines)
     document = {
         "run": plan.config.run.name,
         "seed": plan.master_seed,
@@ -220,9 +214,22 @@ def write_summary(plan: RunPlan, result: RunResult, games: Iterable[GameSummary]
         **result.stopping,
         "wall_s": round(result.wall_s, 3),
         **result.tables,
-        "games": rows,
+        "games": [],
     }
-    write_atomic(plan.out / SUMMARY_NAME, json.dumps(document, indent=2) + "\n")
+    head = json.dumps(document, indent=2)[: -len("[]\n}")]  # reopened at its last key
+    with (plan.out / GAMES_NAME).open(encoding="utf-8") as rows:
+        write_atomic_lines(plan.out / SUMMARY_NAME, _with_rows(head, rows))
+
+
+def _with_rows(head: str, rows: Iterable[str]) -> Iterator[str]:
+    """summary.json as `json.dumps(document, indent=2)` writes it, its games list (the last
+    key, `head` ends before it) filled from the JSON lines `rows`, one at a time."""
+    yield head + "["
+    n = 0
+    for n, row in enumerate(rows, start=1):
+        shown = json.dumps(json.loads(row), indent=2).replace("\n", "\n    ")
+        yield ("," if n > 1 else "") + "\n    " + shown
+    yield "\n  ]\n}\n" if n else "]\n}\n"
 
 
 def read_summary_head(path: Path) -> dict[str, Any] | None:
@@ -237,72 +244,129 @@ def read_summary_head(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def _first_sessions(replays: Iterable[Replay]) -> dict[str, int]:
-    """Policy -> the first session a replay shows it playing in."""
-    first: dict[str, int] = {}
-    for replay in replays:
-        for seats in replay.spectator.policies.values():
-            for name in seats:
-                first[name] = min(first.get(name, replay.session or 1), replay.session or 1)
-    return first
+@dataclass(frozen=True)
+class RunStatus:
+    """How far a run folder's run went."""
+
+    played: int
+    """Episodes played (first plays: an episode played again after a no-contest is one)."""
+    planned: int | None
+    """The most episodes the run plans; None where its config cannot be read."""
+    died: bool
+    """Its last session began and never ended (killed, or crashed)."""
+    stopped: bool
+    """Its last session was stopped before the schedule's end (Ctrl-C, an endpoint)."""
+
+    @property
+    def partial(self) -> bool:
+        """Cut short: the same command would play on."""
+        return self.died or (self.stopped and not self.whole)
+
+    @property
+    def whole(self) -> bool:
+        """Every planned episode played."""
+        return self.planned is not None and self.played >= self.planned
+
+    def sentence(self) -> str | None:
+        """What to tell a reader of a run cut short; None for a run that is not."""
+        if not self.partial:
+            return None
+        at_most = f" of at most {self.planned}" if self.planned is not None else ""
+        why = "did not finish" if self.died else "was stopped before the schedule's end"
+        return (
+            f"played {self.played}{at_most}; the last session {why}: run the same command to resume"
+        )
 
 
-def _restore_retirements(out: Path, store: LeagueStore) -> None:
-    """A rebuilt pool's retirements, from the ledger's `entrant_retired` lines."""
-    from arena.league.pool import Retirement  # a pool's rebuild only
-    from arena.record.ledger import read_current
-
-    for event in read_current(out):
-        if event.get("event") == "entrant_retired":
-            store.retire(str(event["policy"]), Retirement.from_json(event).to_json())
-
-
-def rebuild_store(out: Path) -> int:
-    """Re-create `out/league.db` from `out/replays/`, storing every replay again in schedule
-    order and working the ratings out anew; the episodes stored. The digests the new store
-    keeps are those of the replays as they are now: after a rebuild, only a run digest
-    published earlier still tells whether a replay was edited."""
-    from arena.league.lineup import read_resolved  # a rebuild only
-    from arena.record.replay import load_replay
-    from arena.results.tables import league_tables
-
-    config, master, resolved = read_resolved(out)
-    paths = sorted((out / "replays").glob("*.json"))
-    if not paths:
-        raise ConfigError(f"{out} has no replays to rebuild its store from")
-    replays = []
-    for path in paths:
+def run_status(out: Path) -> RunStatus:
+    """How far the run in folder `out` went: its store's episodes (else its replays), its
+    plan's count, and how its last session ended."""
+    db = out / DB_NAME
+    died, stored = False, None
+    if db.exists():
         try:
-            replays.append((load_replay(path), path))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"{path} cannot be read as a replay ({exc}): move it out of replays/ to rebuild "
-                "without it"
-            ) from exc
-    replays.sort(key=lambda item: (item[0].match.index, item[0].episode))
-    with hold_run_folder(out):
-        for name in (DB_NAME, f"{DB_NAME}-wal", f"{DB_NAME}-shm"):
-            (out / name).unlink(missing_ok=True)
-        store = LeagueStore.open_for_run(out)
-        try:
-            fingerprints = {
-                name: value for r, _ in replays for name, value in r.spectator.fingerprints.items()
-            }
-            added = _first_sessions(r for r, _ in replays)
-            policies: list[dict[str, Any]] = [
-                {"name": n, "kind": p.kind, "author": p.author, "templates": {},
-                 "fingerprint": fingerprints.get(n), "added": added.get(n)}
-                for n, p in config.policies.items()
-            ]  # fmt: skip
-            store.begin_run(config.run.name, master, resolved, policies)
-            store.restore_sessions({r.session or 1 for r, _ in replays})
-            for replay, path in replays:
-                store.record(replay, path, hashlib.sha256(path.read_bytes()).hexdigest())
-            if config.run.pool:
-                store.adopt_league()
-                _restore_retirements(out, store)
-            tables = league_tables(store.game_summaries(), config, master)
-            keep_ratings(store, config, master, tables, max(store.played_sessions(), default=1))
-        finally:
-            store.close()
-    return len(replays)
+            with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+                stored = [row[0] for row in connection.execute("SELECT id FROM episodes")]
+                died = _open_session(connection) and holder_of(out) is None  # else: playing
+        except sqlite3.Error:
+            stored = None
+    if stored is None:
+        stored = [p.stem for p in (out / "replays").glob("*.json")]
+    played = len({episode.partition(REPLAY_MARK)[0] for episode in stored})
+    summary = read_summary_head(out / SUMMARY_NAME) or {}
+    return RunStatus(played, _planned(out), died, bool(summary.get("interrupted")))
+
+
+def _open_session(connection: sqlite3.Connection) -> bool:
+    """Whether the store's last session never ended (a store from before sessions were
+    marked ended cannot say: False)."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(sessions)")}
+    if "ended" not in columns:
+        return False
+    row = connection.execute("SELECT ended FROM sessions ORDER BY number DESC LIMIT 1").fetchone()
+    return row is not None and row[0] is None
+
+
+def _planned(out: Path) -> int | None:
+    """The most episodes the run in `out` plans (as summary.json says it), or None."""
+    from arena.league.lineup import read_resolved
+    from arena.league.plan import RunPlan
+
+    if not (out / RESOLVED).exists():
+        return None
+    try:
+        config, master, _ = read_resolved(out)
+        return RunPlan(config, master, out, templates={}).episode_count()
+    except (ConfigError, ValueError, KeyError):
+        return None
+
+
+def foreign_store(out: Path, *, sample: int = 16) -> str | None:
+    """Why the league store of `out` is not the store of its replays, or None: it names
+    another run or seed than the folder's config, none of its episodes has its replay file
+    there, or none of the files is the one it stored (checked on about `sample` episodes
+    spread over the run; one edited replay is `arena verify`'s to find, not a foreign
+    store)."""
+    db = out / DB_NAME
+    try:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+            run = connection.execute("SELECT name, master_seed FROM run").fetchone()
+            rows = connection.execute("SELECT id, digest FROM episodes ORDER BY rowid").fetchall()
+    except sqlite3.Error:
+        return None  # a damaged store says so itself when it is opened
+    fix = f"`arena rebuild {out}` re-creates it from the replays (the old one is kept beside it)"
+    config = _resolved_run(out)
+    if run is not None and config is not None and (run[0], run[1]) != config:
+        return (
+            f"{db} belongs to another run: run {run[0]!r}, seed {run[1]}, while "
+            f"{out / RESOLVED} is run {config[0]!r}, seed {config[1]}; {fix}"
+        )
+    missing = [e for e, _ in rows if not (out / "replays" / f"{e}.json").exists()]
+    if rows and len(missing) == len(rows):
+        return (
+            f"{db} does not belong to the replays in {out / 'replays'}: none of its "
+            f"{len(rows)} episode(s) has a replay there (e.g. {missing[0]}); {fix}"
+        )
+    sampled = [(e, d) for e, d in rows[:: max(1, len(rows) // sample)] if d and e not in missing]
+    differing = [e for e, digest in sampled if _digest(out / "replays" / f"{e}.json") != digest]
+    if sampled and len(differing) == len(sampled):
+        return (
+            f"{db} does not belong to the replays in {out / 'replays'}: the replay files of "
+            f"its episodes are not the ones it stored (e.g. {differing[0]}); {fix}"
+        )
+    return None
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _resolved_run(out: Path) -> tuple[str, int] | None:
+    """(run name, master seed) of the folder's resolved config, or None."""
+    from arena.league.lineup import read_resolved
+
+    try:
+        config, master, _ = read_resolved(out)
+    except ConfigError:
+        return None
+    return config.run.name, master

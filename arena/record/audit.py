@@ -8,7 +8,9 @@ and scores included; no two stored games of different matches at one
 position (match index, game index), which the standings would read as one
 match; the backgammon ledger (`cards.audit_ledger`); each program seat's
 commit (the ledger line its game names commits to its SHA-256, before the
-game was stored) and each reveal against its commit. The run
+game was stored), each reveal against its commit, and every retired program
+entrant's reveal (none withheld: `ledger.audit_programs`). A file in replays/
+that is not a replay is one problem, and the audit goes on with the rest. The run
 digest, one SHA-256 over every replay's digest in schedule order, is what a
 user publishes: checking a folder against it (`--expect`) still tells an
 edited replay after someone rewrote both the replays and the store.
@@ -20,13 +22,14 @@ the caller opens it read-only and hands it in as `StoredEpisodes`.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from arena.record.cards import audit_ledger
 from arena.record.ledger import LEDGER, audit_programs, numbered
-from arena.record.replay import Replay, load_replay, results_digest
+from arena.record.replay import Replay, ReplayUnreadable, load_replay, results_digest
 from arena.record.verify import VerifyError, verify_replay
 
 __all__ = ["RunAudit", "StoredEpisodes", "audit_run", "run_digest"]
@@ -70,12 +73,16 @@ def run_digest(digests: list[tuple[int, str, str]]) -> str:
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
-def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
+def audit_run(
+    out: Path, db: Path, store: StoredEpisodes | None, *, retired: Collection[str] = ()
+) -> RunAudit:
     """Check run folder `out` whole (see the module docstring) against its league store, the
-    file `db`: `store` is it opened read-only, None where `db` is missing."""
+    file `db`: `store` is it opened read-only, None where `db` is missing (a problem, unless
+    there are no replays either); `retired`, the entrants the store says are retired (each
+    program among them owes a reveal)."""
     audit = RunAudit()
     files = {p.stem: p for p in sorted((out / "replays").glob("*.json"))}
-    stored = _stored(out, db, store, audit)
+    stored = _stored(out, db, store, audit) if store is not None or files else None
     audit.problems.extend(_shared_positions(db, stored or {}))
     digests: list[tuple[int, str, str]] = []
     results: list[tuple[int, str, str]] = []
@@ -83,16 +90,20 @@ def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
     ledger = dict(numbered(out))
     for episode, path in files.items():
         audit.replays += 1
-        raw = path.read_bytes()
+        row = stored.pop(episode, None) if stored is not None else None
+        read = _read(path)
+        if isinstance(read, str):  # not a replay at all: one line, and on with the rest
+            audit.problems.append(read)
+            continue
+        replay: Replay | None = read[0]
+        raw = read[1]
         digest = hashlib.sha256(raw).hexdigest()
         problems = []
         try:
-            replay = load_replay(path)
-            verify_replay(replay, where=str(path), run_folder=out)
-        except (VerifyError, ValueError) as exc:
-            problems.append(str(exc) if isinstance(exc, VerifyError) else f"{path}: {exc}")
+            verify_replay(read[0], where=str(path), run_folder=out)
+        except VerifyError as exc:
+            problems.append(str(exc))
             replay = None
-        row = stored.pop(episode, None) if stored is not None else None
         if stored is not None and row is None:
             problems.append(f"{path}: no episode of the league store holds this replay")
         if row is not None and row["digest"] not in (None, digest):
@@ -110,7 +121,7 @@ def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
         audit.problems.append(f"{db}: episode {episode} is stored, its replay is missing")
     if (out / LEDGER).exists():
         audit.problems.extend(f"ledger: {p}" for p in audit_ledger(out, finished_cards))
-        audit.problems.extend(f"ledger: {p}" for p in audit_programs(out))
+        audit.problems.extend(f"ledger: {p}" for p in audit_programs(out, retired))
     elif finished_cards:
         audit.problems.append(
             f"{out / LEDGER} is missing: the cards' commitments cannot be checked against it"
@@ -118,6 +129,16 @@ def audit_run(out: Path, db: Path, store: StoredEpisodes | None) -> RunAudit:
     audit.digest = run_digest(digests)
     audit.results = run_digest(results)
     return audit
+
+
+def _read(path: Path) -> tuple[Replay, bytes] | str:
+    """The replay in `path` and the file's bytes, or why it is not a replay (one line)."""
+    try:
+        return load_replay(path), path.read_bytes()
+    except ReplayUnreadable as exc:
+        return f"{path}: cannot be read as a replay: {exc.reason}; move it out of replays/"
+    except OSError as exc:
+        return f"{path}: cannot be read ({exc.strerror or exc})"
 
 
 def _stored(

@@ -7,7 +7,11 @@ ends (`cards`), and each program's SHA-256 when it is registered
 number) and its whole source when its entrant retires (`program_reveal`), so
 anyone can check the hash and replay its games. The bytes committed are kept
 meanwhile in `program-sources/<sha256>.py`, readable by the run's user only,
-so that editing or deleting the program file cannot change what is revealed.
+so that editing or deleting the program file cannot change what is revealed;
+the copy is hashed before its reveal is written, and one that is not the
+program committed to stops the session (`RevealRefused`) with nothing
+revealed. A retired program entrant's reveal is owed: `audit_programs`
+reports one that is missing.
 A kill can tear the last line; a whole line is never lost, and a torn one is
 skipped.
 
@@ -22,14 +26,17 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Protocol
+
+from arena.config import ConfigError
 
 __all__ = [
     "LEDGER",
     "SOURCES",
     "Registration",
+    "RevealRefused",
     "append_line",
     "audit_programs",
     "commit_programs",
@@ -186,16 +193,29 @@ def keep_source(out: Path, info: Registration) -> None:
         os.close(fd)
 
 
+class RevealRefused(ConfigError):
+    """A retired program's private copy is not the program it committed to (edited, or
+    gone): nothing is revealed, and the session stops (`arena run` exits 3) until the copy
+    is restored."""
+
+    exit_status = 3
+
+
 def reveal_program(out: Path, policy: str) -> bool:
     """Reveal a retired program's source: a `program_reveal` line with the bytes it
-    committed to last (from the private copy); False if it has no commit or is revealed."""
-    events = [e for _, e in numbered(out)]
+    committed to last (from the private copy); False if it has no commit or is revealed.
+    The copy is hashed first: one that is not the program committed to raises
+    `RevealRefused` and reveals nothing."""
+    numbered_events = numbered(out)
+    events = [e for _, e in numbered_events]
     commits = [
-        e for e in events if e.get("event") == "program_registered" and e.get("policy") == policy
+        (n, e)
+        for n, e in numbered_events
+        if e.get("event") == "program_registered" and e.get("policy") == policy
     ]
     if not commits:
         return False
-    sha256 = str(commits[-1]["sha256"])
+    line, sha256 = commits[-1][0], str(commits[-1][1]["sha256"])
     if any(
         e.get("event") == "program_reveal"
         and e.get("policy") == policy
@@ -203,30 +223,69 @@ def reveal_program(out: Path, policy: str) -> bool:
         for e in events
     ):
         return False
-    source = source_copy(out, sha256).read_bytes().decode("utf-8")
+    copy = source_copy(out, sha256)
+    try:
+        data = copy.read_bytes()
+    except OSError as exc:
+        raise RevealRefused(
+            f"{policy!r} is retired and its source must be revealed, but its private copy "
+            f"{copy} cannot be read ({exc.strerror or exc}): put back the program it committed "
+            f"to ({sha256[:12]}, {LEDGER} line {line}), then run the same command to resume. "
+            "Nothing was revealed"
+        ) from exc
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != sha256:
+        raise RevealRefused(
+            f"{policy!r} is retired and its source must be revealed, but its private copy "
+            f"{copy} has SHA-256 {digest[:12]}, not the {sha256[:12]} it committed to "
+            f"({LEDGER} line {line}): the copy was changed. Restore the committed bytes (the "
+            "program file it was registered from, if unchanged), then run the same command "
+            "to resume. Nothing was revealed"
+        )
     append_line(out / LEDGER, {
-        "event": "program_reveal", "policy": policy, "sha256": sha256, "source": source,
-        "time": time.time(),
+        "event": "program_reveal", "policy": policy, "sha256": sha256,
+        "source": data.decode("utf-8", errors="replace"), "time": time.time(),
     })  # fmt: skip
     return True
 
 
-def audit_programs(out: Path) -> list[str]:
-    """Every reveal checked against its commit: the source's SHA-256 is the one committed,
-    by an earlier line of the same policy."""
+def audit_programs(out: Path, retired: Collection[str] = ()) -> list[str]:
+    """Every reveal checked against its commit (the source's SHA-256 is the one committed,
+    by an earlier line of the same policy), and nothing withheld: every retired program
+    entrant (an `entrant_retired` line, or a name in `retired`, those the store says are
+    retired) has a `program_reveal` after its retirement of the program it committed to
+    last before it."""
     problems = []
     commits: dict[tuple[str, str], int] = {}
+    last: dict[str, tuple[int, str]] = {}
+    owed: dict[str, tuple[int, str, int | None]] = {}
+    """Policy -> (its commit's line, its SHA-256, the line that retired it) while unrevealed."""
     for n, e in numbered(out):
+        policy, sha256 = str(e.get("policy")), str(e.get("sha256"))
         if e.get("event") == "program_registered":
-            commits.setdefault((str(e.get("policy")), str(e.get("sha256"))), n)
+            commits.setdefault((policy, sha256), n)
+            last[policy] = (n, sha256)
+        elif e.get("event") == "entrant_retired" and policy in last and policy not in owed:
+            owed[policy] = (*last[policy], n)
         elif e.get("event") == "program_reveal":
-            key = (str(e.get("policy")), str(e.get("sha256")))
             digest = hashlib.sha256(str(e.get("source", "")).encode()).hexdigest()
-            if digest != key[1]:
+            if digest != sha256:
                 problems.append(
-                    f"line {n}: the source revealed for {key[0]!r} has SHA-256 {digest[:12]}, "
-                    f"not the {key[1][:12]} it claims"
+                    f"line {n}: the source revealed for {policy!r} has SHA-256 {digest[:12]}, "
+                    f"not the {sha256[:12]} it claims"
                 )
-            if key not in commits:
-                problems.append(f"line {n}: {key[0]!r} reveals a program no earlier line committed")
+            if (policy, sha256) not in commits:
+                problems.append(f"line {n}: {policy!r} reveals a program no earlier line committed")
+            elif digest == sha256 and owed.get(policy, (0, sha256))[1] == sha256:
+                owed.pop(policy, None)
+                last.pop(policy, None)  # revealed: a later retirement line owes nothing
+    for policy in sorted(set(retired) - set(owed)):
+        if policy in last:
+            owed[policy] = (*last[policy], None)
+    for policy, (line, sha256, at) in sorted(owed.items()):
+        retired_at = f"retired at line {at}" if at is not None else "retired in the store"
+        problems.append(
+            f"{policy!r} is {retired_at}, but no program_reveal of the program it committed "
+            f"to (line {line}, {sha256[:12]}) follows: its source is withheld"
+        )
     return problems

@@ -18,10 +18,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "INFRASTRUCTURE",
+    "MAX_REPLAY_BYTES",
+    "MAX_REPLAY_DEPTH",
     "REASONING_CUT",
     "REPLY_END",
     "REPLY_KEPT",
@@ -37,6 +39,7 @@ __all__ = [
     "MatchRecord",
     "PlyRecord",
     "Replay",
+    "ReplayUnreadable",
     "ReplyReport",
     "Side",
     "Spectator",
@@ -44,6 +47,7 @@ __all__ = [
     "load_replay",
     "move_json",
     "prompt_sha256",
+    "read_replay_json",
     "results_digest",
     "write_atomic",
     "write_atomic_lines",
@@ -380,12 +384,85 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def load_replay(path: Path) -> Replay:
-    """Read a replay file; a newer schema than this arena knows is an error."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+MAX_REPLAY_BYTES = 256 * 1024 * 1024
+"""The largest replay file the arena reads (a 4,000-ply game with every prompt recorded is a
+few megabytes): a larger file is refused, not read into memory."""
+MAX_REPLAY_DEPTH = 64
+"""How deeply a replay's JSON may nest (the schema needs about a dozen levels; a structured
+move a few more): deeper is refused before anything walks it."""
+
+
+class ReplayUnreadable(ValueError):
+    """A file that cannot be read as a replay: `path`, and why (`reason`); the message is
+    both."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def read_replay_json(path: Path) -> dict[str, Any]:
+    """A replay file's JSON object, refused with `ReplayUnreadable` (naming the file) when it
+    is too large, not UTF-8, not JSON, nested deeper than `MAX_REPLAY_DEPTH`, not an
+    object, or of another schema version than this arena reads."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_REPLAY_BYTES:
+            raise ReplayUnreadable(
+                path, f"{size:,} bytes, more than a replay may have ({MAX_REPLAY_BYTES:,})"
+            )
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReplayUnreadable(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    try:
+        data = json.loads(text)
+    except RecursionError as exc:
+        raise ReplayUnreadable(
+            path, f"its JSON nests deeper than a replay may ({MAX_REPLAY_DEPTH} levels)"
+        ) from exc
+    except ValueError as exc:
+        raise ReplayUnreadable(path, f"not JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ReplayUnreadable(
+            path, f"a JSON {type(data).__name__}, not the JSON object a replay is"
+        )
+    if _depth(data) > MAX_REPLAY_DEPTH:
+        raise ReplayUnreadable(
+            path, f"its JSON nests deeper than a replay may ({MAX_REPLAY_DEPTH} levels)"
+        )
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
-        raise ValueError(
-            f"{path}: replay schema_version {version!r}; this arena reads {SCHEMA_VERSION}"
+        raise ReplayUnreadable(
+            path, f"replay schema_version {version!r}; this arena reads {SCHEMA_VERSION}"
         )
-    return Replay.model_validate(data)
+    return data
+
+
+def _depth(data: dict[str, Any]) -> int:
+    """How deeply `data` nests (an object of scalars is 1), walked without recursion; it
+    stops counting past `MAX_REPLAY_DEPTH`."""
+    deepest = 0
+    stack: list[tuple[dict[str, Any] | list[Any], int]] = [(data, 1)]
+    while stack and deepest <= MAX_REPLAY_DEPTH:
+        value, level = stack.pop()
+        deepest = max(deepest, level)
+        items = value.values() if isinstance(value, dict) else value
+        stack.extend((v, level + 1) for v in items if isinstance(v, dict | list))
+    return deepest
+
+
+def load_replay(path: Path) -> Replay:
+    """Read a replay file (`read_replay_json`, then the schema); whatever the file holds, a
+    file that is not a replay raises `ReplayUnreadable` naming it, or `OSError`."""
+    data = read_replay_json(path)
+    try:
+        return Replay.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the document"
+        raise ReplayUnreadable(
+            path,
+            f"not a replay of this arena ({exc.error_count()} field(s) wrong; "
+            f"{where}: {first['msg']})",
+        ) from exc

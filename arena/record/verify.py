@@ -14,7 +14,14 @@ from typing import Any
 
 import games
 from arena.record.hooks import episode_hooks
-from arena.record.replay import GameRecord, Replay, load_replay, move_json, prompt_sha256
+from arena.record.replay import (
+    GameRecord,
+    Replay,
+    ReplayUnreadable,
+    load_replay,
+    move_json,
+    prompt_sha256,
+)
 from arena.record.validity import infrastructure_no_contest, side_error
 
 __all__ = ["VerifyError", "replay_paths", "verify_file", "verify_replay"]
@@ -41,15 +48,30 @@ def verify_file(path: Path) -> Replay:
     """Load and verify one replay file; raise VerifyError naming the first difference."""
     try:
         replay = load_replay(path)
-    except (ValueError, OSError) as exc:
-        raise VerifyError(f"{path}: cannot be read as a replay: {exc}") from exc
+    except ReplayUnreadable as exc:
+        raise VerifyError(f"{path}: cannot be read as a replay: {exc.reason}") from exc
+    except OSError as exc:
+        raise VerifyError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
     run_folder = path.parent.parent if path.parent.name == "replays" else None
     verify_replay(replay, where=str(path), run_folder=run_folder)
     return replay
 
 
 def verify_replay(replay: Replay, *, where: str = "replay", run_folder: Path | None = None) -> None:
-    """Re-derive every game of the replay; `run_folder` holds its run's ledger, if any."""
+    """Re-derive every game of the replay; `run_folder` holds its run's ledger, if any. What
+    the engines cannot take (a game, parameters or moves no play could have recorded) is a
+    VerifyError too, never another exception: a replay file can hold anything."""
+    try:
+        _rederive(replay, where, run_folder)
+    except VerifyError:
+        raise
+    except Exception as exc:  # the file's content reached an engine that refuses it
+        raise VerifyError(
+            f"{where}: cannot be re-derived ({type(exc).__name__}: {str(exc)[:300]})"
+        ) from exc
+
+
+def _rederive(replay: Replay, where: str, run_folder: Path | None) -> None:
     seed = replay.match.seed
     expected_game = games.resolve_entry(replay.match.entry, seed)
     if expected_game != replay.game:

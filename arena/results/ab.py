@@ -12,12 +12,15 @@ OWN_PLAY_FLOOR = 0.9
 """Below this share of its own decisions, a policy's results are partly its fallback's."""
 
 
-def ab_sentence(ab: dict[str, Any], sprt: dict[str, Any] | None = None) -> str:
+def ab_sentence(
+    ab: dict[str, Any], sprt: dict[str, Any] | None = None, *, partial: str | None = None
+) -> str:
     """An A/B pair of the tables (`league_tables`' `ab`) as a sentence: what differs, the
     Bradley-Terry difference with its interval, and the head to head in words; then, where
     a side played under `OWN_PLAY_FLOOR` of its own decisions, whose play the rest was, and
     where the run's SPRT (`sprt`, as the stopping rules report it) tests this pair, that its
-    verdict is the one that decides."""
+    verdict is the one that decides; on a run cut short, `partial`
+    (`league.summary.RunStatus.sentence`) says how short."""
     a, b, what = ab["a"], ab["b"], ab.get("differs") or "prompt"
     diff = ab.get("bt_difference")
     rated = (
@@ -48,4 +51,6 @@ def ab_sentence(ab: dict[str, Any], sprt: dict[str, Any] | None = None) -> str:
             f" The SPRT below decides this pair ({sprt['matches']} matches counted in schedule "
             "order); this interval is over every finished game, for reading only."
         )
+    if partial:
+        said += f" A partial run: {partial}."
     return said

@@ -95,6 +95,8 @@ class League:
         self.sprt = sprt
         """The SPRT as summary.json shows it, re-derived from the stored games when a report
         asks for it (by the league's stop rules, which know the test)."""
+        self.partial: str | None = None
+        """How short the run was cut (`league.summary.RunStatus.sentence`), if it was."""
 
     @cached_property
     def _kept(self) -> tuple[str, dict[str, Any]] | None:
@@ -465,7 +467,9 @@ def render(league: League, what: str, fmt: str, console: Console) -> None:
             console.print(table)
         sprt = league.sprt() if league.config.run.sprt is not None else None
         for ab in league.tables["ab"]:
-            console.print(ab_sentence(ab, sprt), highlight=False, markup=False)
+            console.print(
+                ab_sentence(ab, sprt, partial=league.partial), highlight=False, markup=False
+            )
     elif what == "h2h":
         console.print(_h2h_table(league.counts, list(league.config.policies)))
     elif what == "entrants":

@@ -16,9 +16,9 @@ from pathlib import Path
 from arena.viewer import server
 from arena.viewer.frames import replay_data
 from arena.viewer.server import serve
-from arena.viewer.site import build_site
+from arena.viewer.site import build_site, draw_site
 
-__all__ = ["build_site", "main_view", "replay_data", "serve"]
+__all__ = ["build_site", "draw_site", "main_view", "replay_data", "serve"]
 
 
 def main_view(run: Path, serve: bool, port: int) -> int:
@@ -36,6 +36,13 @@ def main_view(run: Path, serve: bool, port: int) -> int:
             print(f"arena view: {exc}", file=sys.stderr)
             return 2
         return 0
-    out = build_site(run)
-    print(f"arena view: open {(out / 'index.html').resolve().as_uri()}")
+    site = draw_site(run)
+    for stem, why in sorted(site.problems.items()):
+        if why.startswith("cannot be read"):
+            print(
+                f"arena view: warning: {run / 'replays' / stem}.json {why}; it has no page "
+                "(move it out of replays/)",
+                file=sys.stderr,
+            )
+    print(f"arena view: open {(site.out / 'index.html').resolve().as_uri()}")
     return 0

@@ -15,7 +15,9 @@ summary.json only, so a run in progress shows none yet.
 The header counts the episodes played (`episodes_played`: those the store
 holds, or the replays so far) against the most the run plans
 (`episodes_planned`: summary.json's `episodes`, the plan's count), which an
-SPRT or a budget may stop it well short of.
+SPRT or a budget may stop it well short of; a run cut short (its last session
+killed or stopped, `league.summary.run_status`) says so under `partial`, and so do its A/B
+sentences.
 The games are read a row at a time (from the store, else `games.jsonl`, else
 summary.json) and the site writes them a page at a time (`site.write_game_pages`).
 """
@@ -34,7 +36,7 @@ import structlog
 
 from arena.config import Config, ConfigError
 from arena.league.store import DB_NAME, LeagueStore
-from arena.league.summary import GAMES_NAME, read_summary_head
+from arena.league.summary import GAMES_NAME, read_summary_head, run_status
 from arena.record.replay import Replay, load_replay
 from arena.results.ab import ab_sentence
 from arena.results.ratings import bradley_terry, pair_tallies
@@ -86,6 +88,7 @@ def league_data(
         rows = (_read_json(run / "summary.json") or {}).get("games", [])
         played = len({g["episode"] for g in rows})
         games = partial(iter, rows)
+    cut = run_status(run).sentence()
     episode_pages = {r.episode: stem for stem, r in replays.items() if stem in pages}
     tables = {name: [_row(r) for r in rows] for name, rows in summary.get("standings", {}).items()}
     overall = tables.get("overall", [])
@@ -104,8 +107,12 @@ def league_data(
         "fallbacks": _fallback_table(overall),
         "stopped_by": summary.get("stopped_by"),
         "sprt": sprt_lines(summary["sprt"]) if summary.get("sprt") else None,
+        "partial": cut,
         "ab": [
-            {"pair": f"{ab['a']}|{ab['b']}", "sentence": ab_sentence(ab, summary.get("sprt"))}
+            {
+                "pair": f"{ab['a']}|{ab['b']}",
+                "sentence": ab_sentence(ab, summary.get("sprt"), partial=cut),
+            }
             for ab in summary.get("ab") or []
         ],
         "pool": pool_data(summary, revealed_sources(run)) if pool else None,
@@ -247,8 +254,8 @@ def _summary_from_replays(run: Path, config: dict[str, Any], *, pool: bool) -> d
     for path in sorted((run / "replays").glob("*.json")):
         try:
             finished.extend(summarise(load_replay(path)))
-        except (OSError, ValueError):
-            continue  # the site lists it among the problems
+        except Exception:  # whatever the file holds: the site lists it among the problems
+            continue
     finished.sort(key=lambda g: (g.match_index, g.game_index))
     policies = list(config.get("policies", {})) or sorted({p for g in finished for p in g.policies})
     matches = match_outcomes(finished)

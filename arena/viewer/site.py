@@ -26,12 +26,20 @@ from typing import Any
 
 import structlog
 
-from arena.record.replay import load_replay, write_atomic, write_atomic_lines
+from arena.record.replay import ReplayUnreadable, load_replay, write_atomic, write_atomic_lines
 from arena.viewer.boards import DRAWERS
 from arena.viewer.frames import replay_data
 from arena.viewer.league import Drawn, league_data
 
-__all__ = ["ASSETS", "GAMES_PAGE", "Site", "build_site", "embed_json", "write_game_pages"]
+__all__ = [
+    "ASSETS",
+    "GAMES_PAGE",
+    "Site",
+    "build_site",
+    "draw_site",
+    "embed_json",
+    "write_game_pages",
+]
 
 ASSETS = ("viewer.css", "boards.js", "pool.js", "league.js", "replay.js")
 """Files copied from the package's `static/` folder into `view/static/`."""
@@ -102,8 +110,10 @@ class Site:
     def _draw_replay(self, path: Path) -> None:
         try:
             replay = load_replay(path)
-        except (OSError, ValueError) as exc:
-            self.problems[path.stem] = f"cannot be read as a replay: {exc}"
+        except (OSError, ReplayUnreadable) as exc:
+            why = exc.reason if isinstance(exc, ReplayUnreadable) else str(exc)
+            self.problems[path.stem] = f"cannot be read as a replay: {why}"
+            self.replays.pop(path.stem, None)
             return
         self.replays[path.stem] = Drawn.of(replay)
         if replay.game not in DRAWERS:
@@ -111,7 +121,7 @@ class Site:
             return
         try:
             data = replay_data(replay)
-        except (ValueError, KeyError) as exc:  # a move the engine refuses: verify tells more
+        except Exception as exc:  # a move the engine refuses, or worse: verify tells more
             self.problems[path.stem] = f"cannot be re-derived ({exc}); run `arena verify` on it"
             log.warning("replay_not_drawn", replay=str(path), error=str(exc))
             return
@@ -202,8 +212,13 @@ def _write_page(
 
 def build_site(run: Path) -> Path:
     """Write the static site of run folder `run` into `run/view/`; return that folder."""
+    return draw_site(run).out
+
+
+def draw_site(run: Path) -> Site:
+    """`build_site`, returning the site drawn (its `problems`: the replays without a page)."""
     site = Site(run)
     if (site.out / "games").is_dir():
         shutil.rmtree(site.out / "games")  # pages of replays that are gone must go too
     site.update()
-    return site.out
+    return site

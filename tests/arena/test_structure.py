@@ -107,8 +107,8 @@ def test_no_module_over_500_lines(package: str) -> None:
 
 
 def test_the_league_room_holds_what_runs_a_league_only() -> None:
-    # schedule, plan, run, store, lock, preflight, health, backlog, summary, the stopping
-    # rules (stopping, sprt, adaptive), a standing pool's rules (pool) and
-    # __init__: results, the cluster and the command line have rooms of their own
+    # schedule, plan, run, store (and its rebuild), lock, preflight, health, backlog,
+    # summary, the stopping rules (stopping, sprt, adaptive), a standing pool's rules
+    # (pool) and __init__: results, the cluster and the command line have rooms of their own
     modules = sorted(p.stem for p in (ROOT / "arena" / "league").glob("*.py"))
-    assert len(modules) <= 15, f"arena/league/ holds {len(modules)} modules: {modules}"
+    assert len(modules) <= 16, f"arena/league/ holds {len(modules)} modules: {modules}"

@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
         ),
         ("bench.overshoot", ["--runs", "1", "--in-flight", "3", "--burners", "0"], "decision_s"),
         ("bench.memory", ["--small", "4", "--large", "8"], "ratio"),
+        ("bench.rebuild_memory", ["--games", "8", "--times", "2"], "peak RSS"),
         ("bench.efficiency", ["--tests", "50", "--check", "1"], "targets"),
         ("bench.bodies", ["--in-flight", "2", "--rounds", "1"], "peak RSS"),
         ("bench.programs", ["--calls", "100", "--runs", "1"], "standing alone"),

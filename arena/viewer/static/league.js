@@ -276,6 +276,7 @@
       h("div", { class: "meta" }, h("span", {}, `seed ${DATA.seed ?? "?"}`), pool ? poolMeta(pool) : null,
         h("span", { id: "episodes" }, episodesText(DATA.episodes_played, DATA.episodes_planned)),
         h("span", {}, `${GAMES.paging.total} game${GAMES.paging.total === 1 ? "" : "s"}`), DATA.in_progress ? h("span", {}, h("span", { class: "pill live", id: "in-progress" }, "in progress: standings from the replays so far")) : null));
+    if (DATA.partial) app.append(h("p", { class: "meta partial", id: "partial" }, `A partial run: ${DATA.partial}.`));
     if (pool) {
       if (DATA.stopped_by) app.append(h("p", { class: "meta", id: "stopped-by" }, `No new match started: ${DATA.stopped_by}.`));
       app.append(...CogPool.sections(DATA));

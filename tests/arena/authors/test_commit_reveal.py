@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from arena.authors import write_programs
@@ -165,3 +167,77 @@ async def test_the_authors_report_puts_a_model_beside_its_program(
     games = [g for g in summary["games"] if set(g["policies"]) == {"writer", "prog"}]
     assert games
     assert all(g["same_author"] for g in games)
+
+
+async def test_a_withheld_reveal_is_a_problem_for_verify_and_verify_programs(
+    pool: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena.cli import main
+
+    program = tmp_path / "authored" / "writer-connect-four.py"
+    await execute(plan_run(parse_config(_config(program, retired=True)), pool))
+    assert audit_folder(pool).problems == []
+    lines = (pool / LEDGER).read_text().splitlines(keepends=True)
+    (pool / LEDGER).write_text("".join(x for x in lines if '"program_reveal"' not in x))
+    retired_at = next(
+        n for n, e in numbered(pool) if e["event"] == "entrant_retired" and e["policy"] == "prog"
+    )
+    withheld = [p for p in audit_folder(pool).problems if "withheld" in p]
+    assert len(withheld) == 1
+    assert withheld[0].startswith(f"ledger: 'prog' is retired at line {retired_at}, but no ")
+    for flags in ([], ["--programs"]):
+        assert await anyio.to_thread.run_sync(main, ["verify", str(pool), *flags]) == 1
+        assert "its source is withheld" in capsys.readouterr().err
+    # The store's word is enough: without the ledger's retirement line the reveal is owed too.
+    kept = (pool / LEDGER).read_text().splitlines(keepends=True)
+    (pool / LEDGER).write_text("".join(x for x in kept if '"entrant_retired"' not in x))
+    assert any("'prog' is retired in the store" in p for p in audit_folder(pool).problems)
+
+
+def _toml(config: dict[str, Any]) -> str:
+    """The few shapes `_config` uses, as TOML."""
+    out = []
+    for table, body in (
+        ("run", config["run"]),
+        *((f"policies.{n}", p) for n, p in config["policies"].items()),
+    ):
+        out.append(f"[{table}]")
+        out += [f"{key} = {json.dumps(value)}" for key, value in body.items()]
+    return "\n".join(out) + "\n"
+
+
+async def test_a_changed_private_copy_stops_the_session_before_its_reveal(
+    pool: Path, tmp_path: Path
+) -> None:
+    async def run() -> tuple[int, str]:  # `arena run` as a user runs it (it owns its signals)
+        done = await anyio.run_process(
+            [sys.executable, "-m", "arena.cli", "run", str(config), "--out", str(pool),
+             "--no-progress"], check=False,
+        )  # fmt: skip
+        return done.returncode, done.stderr.decode()
+
+    program = tmp_path / "authored" / "writer-connect-four.py"
+    config = tmp_path / "retire.toml"
+    config.write_text(_toml(_config(program, retired=True)))
+    sha = next(e["sha256"] for e in read_current(pool) if e["event"] == "program_registered")
+    copy = source_copy(pool, sha)
+    committed = copy.read_bytes()
+    copy.write_bytes(committed.replace(b"WEIGHT = ", b"WEIGHT = 100 * "))
+    ledger = (pool / LEDGER).read_bytes()
+    code, err = await run()
+    assert code == 3
+    assert f"its private copy {copy} has SHA-256" in err
+    assert f"not the {sha[:12]} it committed to" in err
+    assert "run the same command to resume" in err
+    assert "Traceback" not in err
+    assert not [e for e in read_current(pool) if e["event"] == "program_reveal"]
+    assert (pool / LEDGER).read_bytes().startswith(ledger)  # nothing published
+    copy.unlink()  # a copy gone is refused the same way
+    code, err = await run()
+    assert (code, "cannot be read" in err) == (3, True)
+    copy.write_bytes(committed)  # restored: the same command resumes and reveals
+    copy.chmod(0o600)
+    assert (await run())[0] == 0
+    reveals = [e for e in read_current(pool) if e["event"] == "program_reveal"]
+    assert [(e["policy"], e["source"]) for e in reveals] == [("prog", committed.decode())]
+    assert audit_folder(pool).problems == []

@@ -16,9 +16,9 @@ import games
 from arena.config import ConfigError, parse_config
 from arena.league.plan import plan_run
 from arena.league.pool import PoolRefused
+from arena.league.rebuild import rebuild_run
 from arena.league.run import execute
 from arena.league.store import DB_NAME
-from arena.league.summary import rebuild_run
 
 pytestmark = pytest.mark.anyio
 
@@ -192,7 +192,8 @@ async def test_a_rebuilt_pool_has_the_grown_pools_tables(tmp_path: Path) -> None
     out = tmp_path / "pool"
     await _session(POOL, out)
     grown = await _session(
-        _with(mock={"kind": "mock", "retired": True}, late={"kind": "mock"}), out
+        _with(mock={"kind": "mock", "retired": True}, late={"kind": "mock", "author": "acme"}),
+        out,
     )
     copy_of = tmp_path / "copy"
     copy_of.mkdir()
@@ -205,7 +206,24 @@ async def test_a_rebuilt_pool_has_the_grown_pools_tables(tmp_path: Path) -> None
     rebuilt = json.loads((copy_of / "summary.json").read_text())
     for key in ("standings", "ratings", "h2h", "entrants", "history"):
         assert rebuilt[key] == grown[key], key
-    assert _matches(copy_of) == [(s, i, n, "league") for s, i, n, _ in _matches(out)]
+    assert _matches(copy_of) == _matches(out)  # places, sessions and placement, as played
+    with closing(sqlite3.connect(f"file:{out / DB_NAME}?mode=ro", uri=True)) as db:
+        entrants = db.execute("SELECT * FROM policies ORDER BY name").fetchall()
+        sessions = db.execute("SELECT number FROM sessions").fetchall()
+    with closing(sqlite3.connect(f"file:{copy_of / DB_NAME}?mode=ro", uri=True)) as db:
+        assert db.execute("SELECT * FROM policies ORDER BY name").fetchall() == entrants
+        assert db.execute("SELECT number FROM sessions").fetchall() == sessions == [(1,), (2,)]
+    assert ("late", "acme") in [(e[0], e[2]) for e in entrants]
+    # The rebuilt pool refuses a changed entrant as the original does, and plays session 3.
+    changed = _with(
+        mock={"kind": "mock", "retired": True},
+        late={"kind": "mock", "author": "acme", "latency_ms": 3},
+    )
+    for folder in (out, copy_of):
+        with pytest.raises(PoolRefused, match="'late' is not the entrant"):
+            plan_run(parse_config(changed), folder)
+    same = _with(mock={"kind": "mock", "retired": True}, late={"kind": "mock", "author": "acme"})
+    assert plan_run(parse_config(same), copy_of).session == 3
 
 
 def _roster_pool(tmp_path: Path) -> dict[str, Any]:
