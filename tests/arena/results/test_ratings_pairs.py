@@ -164,7 +164,9 @@ def test_shipped_configs_rate_as_before(path: Path) -> None:
     names = list(config.policies)
     authors = {n: getattr(p, "author", None) for n, p in config.policies.items()}
     same = frozenset(
-        (a, b) for a, b in itertools.combinations(names, 2) if authors[a] and authors[a] == authors[b]
+        (a, b)
+        for a, b in itertools.combinations(names, 2)
+        if authors[a] and authors[a] == authors[b]
     )
     rng = np.random.default_rng(len(names) * 1000 + config.run.matches)
     checked = 0
@@ -243,7 +245,9 @@ def _log_likelihood(theta: Floats, matches: list[MatchOutcome], position: dict[s
         for s in m.first_scores():
             total += s * -math.log1p(math.exp(-d)) + (1 - s) * -math.log1p(math.exp(d))
     # The prior: one drawn game against the anchor at 0.
-    return total + sum(-0.5 * math.log1p(math.exp(-t)) - 0.5 * math.log1p(math.exp(t)) for t in theta)
+    return total + sum(
+        -0.5 * math.log1p(math.exp(-t)) - 0.5 * math.log1p(math.exp(t)) for t in theta
+    )
 
 
 def test_sandwich_interval_is_the_by_match_covariance() -> None:
@@ -284,7 +288,9 @@ def test_sandwich_interval_is_the_by_match_covariance() -> None:
     diff, low, high = bt_difference(matches, "a", "d", seed=1, interval="sandwich")
     a, d = position["a"], position["d"]
     contrast = ELO_PER_LOG * (inverse[a] - inverse[d])
-    assert (high - low) / 2 == pytest.approx(1.959964 * math.sqrt(contrast @ meat @ contrast), rel=1e-4)
+    assert (high - low) / 2 == pytest.approx(
+        1.959964 * math.sqrt(contrast @ meat @ contrast), rel=1e-4
+    )
     assert diff == pytest.approx(table["a"].rating - table["d"].rating, abs=1e-9)
 
 
@@ -323,7 +329,9 @@ def test_counts_entry_point_gives_the_sandwich_table() -> None:
         )
 
 
-def test_auto_takes_the_sandwich_beyond_the_bootstraps_size(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_auto_takes_the_sandwich_beyond_the_bootstraps_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     matches = random_league(np.random.default_rng(10), [f"p{k}" for k in range(5)], 2)
     rated = sum(m.rated for m in matches)
     assert bradley_terry(matches, seed=3) == bradley_terry(matches, seed=3, interval="bootstrap")
