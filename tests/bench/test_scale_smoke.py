@@ -16,5 +16,6 @@ def test_scale_bench_prints_its_table() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "peak MB" in done.stdout
-    assert "bootstrap" in done.stdout and "sandwich" in done.stdout
+    assert "bootstrap" in done.stdout
+    assert "sandwich" in done.stdout
     assert "targets: all met" in done.stdout
