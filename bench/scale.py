@@ -11,6 +11,8 @@ RSS is the process's whole peak, the outcomes included ("before" is the peak onc
 outcomes are built). Targets on a 2-core machine: 200 entrants / 100,000 matches at most
 10 s CPU and 512 MB; 1,000 / 1,000,000 at most 60 s and 2 GB; Elo in seconds. The row
 at the bootstrap's largest size shows what the bootstrap costs where it still applies.
+A second table gives the CPU a pool pays for each adaptive round (`round_view`: the
+fit and 1,000 bootstrap resamples, whatever the size) up to 200 entrants.
 
 `--small` runs small sizes only (the smoke test's).
 """
@@ -29,6 +31,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from arena.league.adaptive import round_view
 from arena.results.ratings import (
     BOOTSTRAP_MATCHES,
     BOOTSTRAP_POLICIES,
@@ -57,7 +60,15 @@ SIZES = [
     Size(200, 100_000, 10.0, 512.0),
     Size(1_000, 1_000_000, 60.0, 2048.0),
 ]
-SMALL = [Size(12, 400, None, None), Size(60, 6_000, None, None)]
+SMALL = [Size(12, 400, None, None), Size(120, 6_000, None, None)]
+ROUNDS = [
+    Size(50, 10_000, None, None),
+    Size(100, 20_000, None, None),
+    Size(200, 40_000, None, None),
+]
+"""Pool sizes whose adaptive round is measured: `round_view`, 1,000 resamples, once per
+round of a session (figures to read: a pool grows as far as a round's cost allows)."""
+SMALL_ROUNDS = [Size(12, 400, None, None)]
 
 
 def _peak_mb() -> float:
@@ -82,10 +93,18 @@ def random_league(entrants: int, matches: int, seed: int = 1) -> list[MatchOutco
     ]
 
 
-def child(entrants: int, matches: int) -> None:
-    """Measure one size in this process; print its figures as one JSON line."""
+def child(entrants: int, matches: int, pool_round: bool) -> None:
+    """Measure one size in this process (`pool_round`: a pool's adaptive round instead of the
+    ratings); print its figures as one JSON line."""
     outcomes = random_league(entrants, matches)
     before = _peak_mb()
+    if pool_round:
+        names = sorted({name for match in outcomes for name in (match.first, match.second)})
+        start = time.process_time()
+        round_view(outcomes, names, seed=1)
+        seconds = time.process_time() - start
+        print(json.dumps({"round_s": seconds, "before_mb": before, "peak_mb": _peak_mb()}))
+        return
     start = time.process_time()
     table = bradley_terry(outcomes, seed=1)
     bt_s = time.process_time() - start
@@ -97,16 +116,11 @@ def child(entrants: int, matches: int) -> None:
     print(json.dumps(figures))
 
 
-def measure(size: Size) -> dict[str, float]:
+def measure(size: Size, pool_round: bool = False) -> dict[str, float]:
     """`child` of `size` in a fresh process."""
-    command = [
-        sys.executable,
-        "-m",
-        "bench.scale",
-        "--child",
-        str(size.entrants),
-        str(size.matches),
-    ]
+    sizes = [str(size.entrants), str(size.matches)]
+    command = [sys.executable, "-m", "bench.scale", "--child", *sizes]
+    command += ["--round"] if pool_round else []
     done = subprocess.run(command, capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         raise RuntimeError(f"{size.entrants} / {size.matches}: {done.stderr[-2000:]}")
@@ -145,6 +159,19 @@ def ratings_section(sizes: list[Size], console: Console) -> bool:
     return all_met
 
 
+def rounds_section(sizes: list[Size], console: Console) -> None:
+    """Measure and print a pool's adaptive round at each size."""
+    table = Table(title="A pool's adaptive round (bootstrap of 1,000 resamples, once a round)")
+    for header in ("entrants", "matches", "round CPU s", "peak MB"):
+        table.add_column(header, justify="right")
+    for size in sizes:
+        f = measure(size, pool_round=True)
+        table.add_row(
+            f"{size.entrants:,}", f"{size.matches:,}", f"{f['round_s']:.2f}", f"{f['peak_mb']:.0f}"
+        )
+    console.print(table)
+
+
 def main() -> None:
     """Print the ratings' CPU and memory at each size, and whether the targets are met."""
     parser = argparse.ArgumentParser(
@@ -152,12 +179,14 @@ def main() -> None:
     )
     parser.add_argument("--small", action="store_true", help="small sizes only (smoke test)")
     parser.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--round", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(*args.child)
+        child(*args.child, pool_round=args.round)
         return
     console = Console(width=max(Console().width, 100))
     met = ratings_section(SMALL if args.small else SIZES, console)
+    rounds_section(SMALL_ROUNDS if args.small else ROUNDS, console)
     console.print(f"targets: {'all met' if met else 'NOT all met'}")
 
 

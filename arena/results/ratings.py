@@ -214,7 +214,7 @@ def elo(
 Interval = Literal["auto", "bootstrap", "sandwich"]
 """How `bradley_terry` takes its 95% interval: `auto` picks by size (`bootstrap_is_cheap`)."""
 
-BOOTSTRAP_POLICIES = 50
+BOOTSTRAP_POLICIES = 100
 """`auto` bootstraps a league of at most this many policies..."""
 BOOTSTRAP_MATCHES = 50_000
 """... and at most this many rated matches; a larger one takes the sandwich interval."""
