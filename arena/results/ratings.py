@@ -53,7 +53,6 @@ __all__ = [
     "BTRating",
     "Interval",
     "MatchOutcome",
-    "PairCounts",
     "bootstrap_is_cheap",
     "bradley_terry",
     "bradley_terry_from_counts",

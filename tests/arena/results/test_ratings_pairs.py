@@ -18,12 +18,11 @@ from arena.results import ratings
 from arena.results.ratings import (
     BTRating,
     MatchOutcome,
-    PairCounts,
     bradley_terry,
     bradley_terry_from_counts,
     bt_difference,
 )
-from arena.results.strengths import MatchRows
+from arena.results.strengths import MatchRows, PairCounts
 
 M = MatchOutcome
 ELO_PER_LOG = 400 / math.log(10)
