@@ -36,6 +36,8 @@ from arena.results.strengths import (
     on_prior,
     resampled_strengths,
 )
+
+# bench.efficiency fits many simulated leagues at once with these, by these names.
 from arena.results.strengths import fit_log_strengths as _fit_log_strengths  # noqa: F401
 from arena.results.strengths import with_anchor_prior as _with_anchor_prior  # noqa: F401
 
@@ -43,7 +45,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     _FloatArray = npt.NDArray[np.float64]
-    _BoolArray = npt.NDArray[np.bool_]
 
 __all__ = [
     "BOOTSTRAP_MATCHES",
