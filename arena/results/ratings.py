@@ -8,9 +8,11 @@ order itself, so concurrency and resume never change a number.
   game, both games of a match from the ratings at match start, applied in
   schedule order; no-contest and same-author matches excluded.
 - `bradley_terry` / `bt_difference`: a maximum-likelihood Bradley-Terry fit
-  on the Elo scale with 95% percentile intervals from a bootstrap of the
-  matches, seeded by the league's master seed; a policy that won every rated
-  game or lost every one is marked as resting on the prior.
+  on the Elo scale, from each pair's sums (`strengths`), with 95% intervals:
+  percentiles of a bootstrap of the matches seeded by the league's master
+  seed where that is cheap, else the cluster-robust sandwich at the fit; a
+  policy that won every rated game or lost every one is marked as resting on
+  the prior.
 - `head_to_head`: W/D/L/NC of every ordered pair, same-author matches included.
 """
 
@@ -18,11 +20,26 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+
+from arena.results.strengths import (
+    MatchRows,
+    PairCounts,
+    SandwichFit,
+    centre,
+    fit_pairs,
+    on_elo_scale,
+    on_prior,
+    resampled_strengths,
+)
+
+# bench.efficiency fits many simulated leagues at once with these, by these names.
+from arena.results.strengths import fit_log_strengths as _fit_log_strengths  # noqa: F401
+from arena.results.strengths import with_anchor_prior as _with_anchor_prior  # noqa: F401
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -30,11 +47,16 @@ if TYPE_CHECKING:
     _FloatArray = npt.NDArray[np.float64]
 
 __all__ = [
+    "BOOTSTRAP_MATCHES",
+    "BOOTSTRAP_POLICIES",
     "ELO_K",
     "ELO_START",
     "BTRating",
+    "Interval",
     "MatchOutcome",
+    "bootstrap_is_cheap",
     "bradley_terry",
+    "bradley_terry_from_counts",
     "bt_difference",
     "elo",
     "elo_history",
@@ -47,14 +69,7 @@ ELO_START = 1500.0
 ELO_K = 24.0
 """The Elo K factor, per game."""
 
-# One natural-log unit of Bradley-Terry strength in Elo points: Elo's expected
-# score 1/(1 + 10**(-d/400)) equals BT's 1/(1 + e**-theta) when d = theta * this.
-_ELO_PER_LOG_STRENGTH = 400.0 / math.log(10.0)
 _SCORES = (1.0, 0.5, 0.0)
-# Newton on the log-strengths stops once no strength moves by more than this
-# (1e-8 Elo points): far below anything a table shows, far above rounding noise.
-_NEWTON_TOLERANCE = 1e-10
-_NEWTON_MAX_STEPS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,14 +197,74 @@ def elo(
     only in no-contest or same-author matches is rated `start`.
     """
     ordered = _in_schedule_order(matches)
-    history = elo_history(ordered, start=start, k=k)
-    if history:
-        return history[-1][1]
-    return dict.fromkeys(_policies(ordered), start)
+    ratings = dict.fromkeys(_policies(ordered), start)
+    # The same arithmetic as `elo_history`, without a copy of every rating per match.
+    for match in ordered:
+        if match.rated:
+            expected = _expected_score(ratings[match.first], ratings[match.second])
+            delta = sum(k * (score - expected) for score in match.first_scores())
+            ratings[match.first] += delta
+            ratings[match.second] -= delta
+    return ratings
 
 
 # ---------------------------------------------------------------------------
 # Bradley-Terry
+
+Interval = Literal["auto", "bootstrap", "sandwich"]
+"""How `bradley_terry` takes its 95% interval: `auto` picks by size (`bootstrap_is_cheap`)."""
+
+BOOTSTRAP_POLICIES = 100
+"""`auto` bootstraps a league of at most this many policies..."""
+BOOTSTRAP_MATCHES = 50_000
+"""... and at most this many rated matches; a larger one takes the sandwich interval."""
+
+
+def bootstrap_is_cheap(policies: int, matches: int) -> bool:
+    """Whether `auto` intervals come from the bootstrap (else from the sandwich): at most
+    `BOOTSTRAP_POLICIES` policies and `BOOTSTRAP_MATCHES` rated matches, where 1,000 resamples
+    take a few seconds at most."""
+    return policies <= BOOTSTRAP_POLICIES and matches <= BOOTSTRAP_MATCHES
+
+
+@dataclass(frozen=True, slots=True)
+class _League:
+    """The rated matches as the fit reads them."""
+
+    shown: list[str]
+    """The policies in order of first appearance in the schedule."""
+    counts: PairCounts
+    """Per pair, the sums the fit needs (policies in name order)."""
+    rows: MatchRows
+    """Per rated match, for the bootstrap."""
+
+    @property
+    def policies(self) -> list[str]:
+        """The policies in the arrays' order (by name)."""
+        return list(self.counts.policies)
+
+
+def _league(matches: Iterable[MatchOutcome]) -> _League:
+    """Schedule order, then the rated matches as pair sums and match rows."""
+    ordered = _in_schedule_order(matches)
+    shown = _policies(ordered)
+    # The fit runs in name order, so that which matches were left out (and
+    # where a policy first appeared) cannot change the arithmetic's bits.
+    policies = tuple(sorted(shown))
+    position = {policy: i for i, policy in enumerate(policies)}
+    rated = [match for match in ordered if match.rated]
+    size = len(rated)
+    one = np.fromiter((position[m.first] for m in rated), np.int64, size)
+    other = np.fromiter((position[m.second] for m in rated), np.int64, size)
+    # A rated match has no no-contest game, so its results are all scores.
+    scored = np.fromiter((math.fsum(m.results) for m in rated), np.float64, size)  # type: ignore[arg-type]
+    games = np.fromiter((len(m.results) for m in rated), np.float64, size)
+    low, high = np.minimum(one, other), np.maximum(one, other)
+    points = np.where(one == low, scored, games - scored)
+    codes, pair = np.unique(low * max(len(policies), 1) + high, return_inverse=True)
+    first, second = np.divmod(codes, max(len(policies), 1))
+    rows = MatchRows(pair.astype(np.int64), points, games)
+    return _League(shown, PairCounts.from_rows(policies, first, second, rows), rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,131 +283,31 @@ class _BTFit:
     """Per policy (the arrays' order): it scored every point of its rated games or none."""
 
 
-def _match_cells(rated: list[MatchOutcome], policies: list[str]) -> _FloatArray:
-    """Each match's wins as a flat (n x n) wins matrix, n = policies + the anchor.
-
-    Cell i*n + j of row m holds what policy i scored against j in match m;
-    draws count half a win for each side.
-    """
-    position = {policy: i for i, policy in enumerate(policies)}
-    n = len(policies) + 1
-    cells = np.zeros((len(rated), n * n))
-    for row, match in enumerate(rated):
-        i, j = position[match.first], position[match.second]
-        scores = match.first_scores()
-        cells[row, i * n + j] = sum(scores)
-        cells[row, j * n + i] = len(scores) - sum(scores)
-    return cells
-
-
-_RESAMPLES_AT_ONCE = 64
-"""Bootstrap resamples drawn together: memory stays a few MB however many matches a league
-has (the draws are the same as drawing every resample at once)."""
-
-
-def _bootstrap_wins(cells: _FloatArray, seed: int, resamples: int) -> Iterator[_FloatArray]:
-    """Each resample's wins (rows of `cells`' shape), `_RESAMPLES_AT_ONCE` rows at a time:
-    how often each match is drawn in the resample, times that match's cells."""
-    matches = cells.shape[0]
-    rng = np.random.default_rng(seed)
-    for start in range(0, resamples, _RESAMPLES_AT_ONCE):
-        rows = min(_RESAMPLES_AT_ONCE, resamples - start)
-        if matches == 0:
-            yield np.zeros((rows, cells.shape[1]))
-            continue
-        draws = rng.integers(0, matches, size=(rows, matches))
-        # Offsetting row r by r * matches lets one bincount count every row at once.
-        flat = (draws + np.arange(rows)[:, None] * matches).ravel()
-        counts = np.bincount(flat, minlength=rows * matches).reshape(rows, matches)
-        yield counts.astype(np.float64) @ cells
-
-
-def _with_anchor_prior(wins: _FloatArray) -> _FloatArray:
-    """Add the prior: each policy draws one virtual game against the anchor (last index)."""
-    wins = wins.copy()
-    wins[:, :-1, -1] += 0.5
-    wins[:, -1, :-1] += 0.5
-    return wins
-
-
-def _newton_step(theta: _FloatArray, wins: _FloatArray, games: _FloatArray) -> _FloatArray:
-    """The Newton step of the log-likelihood in the policies' log-strengths (anchor fixed).
-
-    Shapes: theta (batch, n) with the anchor's 0 last, wins and games (batch, n, n).
-    """
-    policies = theta.shape[1] - 1
-    beats = 1.0 / (1.0 + np.exp(theta[:, None, :] - theta[:, :, None]))
-    gradient = (wins - games * beats).sum(axis=2)[:, :policies]
-    curvature = games * beats * (1.0 - beats)
-    # Fisher information = weighted graph Laplacian restricted to the policies;
-    # the anchor's virtual games put weight on its diagonal, so it is positive
-    # definite and the log-likelihood strictly concave: one optimum, always finite.
-    information = -curvature[:, :policies, :policies]
-    diagonal = np.arange(policies)
-    information[:, diagonal, diagonal] += curvature.sum(axis=2)[:, :policies]
-    step: _FloatArray = np.linalg.solve(information, gradient[:, :, None])[:, :, 0]
-    return step
-
-
-def _fit_log_strengths(wins: _FloatArray) -> _FloatArray:
-    """Maximum-likelihood log-strengths, shape (batch, policies), from wins (batch, n, n).
-
-    Damped Newton: a step whose largest coordinate is m is scaled by
-    1 / (1 + 2m). The pairwise logistic terms' curvature changes by at most a
-    factor e**(2m) along such a step, so every damped step climbs (global
-    convergence from 0) and near the optimum the damping vanishes (quadratic
-    convergence). Deterministic: same wins, same bits.
-    """
-    games = wins + wins.transpose(0, 2, 1)
-    theta = np.zeros(wins.shape[:2])
-    for _ in range(_NEWTON_MAX_STEPS):
-        step = _newton_step(theta, wins, games)
-        largest = np.abs(step).max(axis=1, initial=0.0)
-        theta[:, :-1] += step / (1.0 + 2.0 * largest[:, None])
-        if largest.max(initial=0.0) < _NEWTON_TOLERANCE:
-            return theta[:, :-1]
-    raise RuntimeError(
-        f"Bradley-Terry fit did not converge in {_NEWTON_MAX_STEPS} Newton steps "
-        f"(largest step {largest.max():.3g}); this is a bug, please report the matches"
-    )
-
-
-def _on_elo_scale(theta: _FloatArray) -> _FloatArray:
-    """Log-strengths as Elo-scale ratings: mean 1500 over the real policies."""
-    centred = theta - theta.mean(axis=-1, keepdims=True)
-    scaled: _FloatArray = ELO_START + _ELO_PER_LOG_STRENGTH * centred
-    return scaled
-
-
-def _bt_fit(matches: Iterable[MatchOutcome], seed: int, resamples: int) -> _BTFit:
-    """Fit the data and its bootstrap resamples in one batch."""
+def _checked(seed: int, resamples: int) -> None:
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples}")
     if seed < 0:
         raise ValueError(f"seed must be the league's master seed (>= 0), got {seed}")
-    ordered = _in_schedule_order(matches)
-    shown = _policies(ordered)
-    # The fit runs in name order, so that which matches were left out (and
-    # where a policy first appeared) cannot change the arithmetic's bits.
-    policies = sorted(shown)
-    if not policies:
+
+
+def _bootstrap_fit(league: _League, seed: int, resamples: int) -> _BTFit:
+    """Fit the data, then its bootstrap resamples a bounded batch at a time."""
+    counts = league.counts
+    if not counts.policies:
         return _BTFit([], [], np.zeros(0), np.zeros((resamples, 0)), [])
-    rated = [match for match in ordered if match.rated]
-    cells = _match_cells(rated, policies)
-    observed = np.ones((1, len(rated))) @ cells
-    n = len(policies) + 1
-    rows = np.vstack([observed, *_bootstrap_wins(cells, seed, resamples)])
-    wins = _with_anchor_prior(rows.reshape(-1, n, n))
-    ratings = _on_elo_scale(_fit_log_strengths(wins))
-    return _BTFit(shown, policies, ratings[0], ratings[1:], _unbounded(observed.reshape(n, n)))
+    theta = fit_pairs(counts)
+    resampled = resampled_strengths(counts, league.rows, theta, seed, resamples)
+    centred_on = centre(counts)
+    return _BTFit(
+        league.shown, league.policies, on_elo_scale(theta, centred_on),
+        on_elo_scale(resampled, centred_on), on_prior(counts),
+    )  # fmt: skip
 
 
-def _unbounded(wins: _FloatArray) -> list[bool]:
-    """Per policy of a wins matrix (the anchor last): no point conceded or no point scored,
-    where the likelihood alone would push its rating to plus or minus infinity. A draw is
-    half a point each way, so a record with a draw in it is bounded."""
-    scored, conceded = wins[:-1, :].sum(axis=1), wins[:, :-1].sum(axis=0)
-    return [bool(s == 0 or c == 0) for s, c in zip(scored, conceded, strict=True)]
+def _bt_fit(matches: Iterable[MatchOutcome], seed: int, resamples: int) -> _BTFit:
+    """Fit the data and `resamples` bootstrap resamples of it (whatever the size)."""
+    _checked(seed, resamples)
+    return _bootstrap_fit(_league(matches), seed, resamples)
 
 
 def _interval(samples: _FloatArray) -> tuple[_FloatArray, _FloatArray]:
@@ -341,24 +316,47 @@ def _interval(samples: _FloatArray) -> tuple[_FloatArray, _FloatArray]:
     return low, high
 
 
+def _wants_bootstrap(league: _League, interval: Interval) -> bool:
+    if interval not in ("auto", "bootstrap", "sandwich"):
+        raise ValueError(
+            f"interval {interval!r} is not a method; use 'auto', 'bootstrap' or 'sandwich'"
+        )
+    if interval == "auto":
+        return bootstrap_is_cheap(len(league.counts.policies), league.counts.matches)
+    return interval == "bootstrap"
+
+
 def bradley_terry(
-    matches: Iterable[MatchOutcome], *, seed: int, resamples: int = 1000
+    matches: Iterable[MatchOutcome],
+    *,
+    seed: int,
+    resamples: int = 1000,
+    interval: Interval = "auto",
 ) -> dict[str, BTRating]:
-    """Bradley-Terry ratings on the Elo scale with 95% bootstrap intervals.
+    """Bradley-Terry ratings on the Elo scale with 95% intervals.
 
-    Maximum likelihood over games, a draw counting half a win for each side.
-    Prior: each policy draws one virtual game against a fixed anchor of
-    log-strength 0, so an unbeaten (or winless) policy stays finite. Shown as
-    1500 + (400 / ln 10) * (theta - mean theta), the mean over the real
-    policies only. No-contest matches are left out entirely (their played
-    games too, as Elo leaves them out), and so are same-author matches; a
-    policy seen only in those is fitted on the prior alone.
+    Maximum likelihood over games, a draw counting half a win for each side,
+    fitted from each pair's sums (`PairCounts`). Prior: each policy draws one
+    virtual game against a fixed anchor of log-strength 0, so an unbeaten (or
+    winless) policy stays finite. Shown as 1500 + (400 / ln 10) * (theta -
+    mean theta), the mean over the policies with a rated match (over all when
+    none has one), so a policy fitted on the prior alone moves no one else.
+    No-contest matches are left out entirely (their played games too, as Elo
+    leaves them out), and so are same-author matches; a policy seen only in
+    those is fitted on the prior alone.
 
-    The interval is the 2.5th..97.5th percentile over `resamples` bootstrap
-    resamples of the rated matches (drawn with replacement, a match's games
-    together) from `numpy.random.default_rng(seed)`, `seed` being the league's
-    master seed. Matches are taken in schedule order first, so the input's
-    order never changes a bit of the table.
+    The interval (`interval="auto"`: by `bootstrap_is_cheap`):
+
+    - `bootstrap`: the 2.5th..97.5th percentile over `resamples` bootstrap
+      resamples of the rated matches (drawn with replacement, a match's games
+      together) from `numpy.random.default_rng(seed)`, `seed` being the
+      league's master seed;
+    - `sandwich`: the fit plus or minus 1.96 standard errors from the
+      cluster-robust covariance, the matches the clusters
+      (`arena.results.strengths.sandwich_covariance`); `seed` and `resamples` are not used.
+
+    Matches are taken in schedule order first, so the input's order never
+    changes a bit of the table.
 
     `on_prior` (on every rating) marks a policy that won every rated game or
     lost every one, whose rating would be infinite without the prior, or played
@@ -369,40 +367,75 @@ def bradley_terry(
     actual matches: a record of nearly all wins can still draw resamples of all
     wins, which put the top of its interval on the prior.
     """
-    fit = _bt_fit(matches, seed, resamples)
-    low, high = _interval(fit.resampled)
-    column = {policy: i for i, policy in enumerate(fit.policies)}
+    _checked(seed, resamples)
+    league = _league(matches)
+    if not league.shown:
+        return {}
+    if _wants_bootstrap(league, interval):
+        fit = _bootstrap_fit(league, seed, resamples)
+        point, (low, high) = fit.point, _interval(fit.resampled)
+    else:
+        sandwich = SandwichFit.of(league.counts)
+        point, (low, high) = sandwich.point, sandwich.intervals(centre(league.counts))
+    column = {policy: i for i, policy in enumerate(league.policies)}
+    marked = on_prior(league.counts)
     return {
         policy: BTRating(
-            float(fit.point[column[policy]]),
+            float(point[column[policy]]),
             float(low[column[policy]]),
             float(high[column[policy]]),
-            fit.on_prior[column[policy]],
+            marked[column[policy]],
         )
-        for policy in fit.shown
+        for policy in league.shown
     }
 
 
 def bt_difference(
-    matches: Iterable[MatchOutcome], a: str, b: str, *, seed: int, resamples: int = 1000
+    matches: Iterable[MatchOutcome],
+    a: str,
+    b: str,
+    *,
+    seed: int,
+    resamples: int = 1000,
+    interval: Interval = "auto",
 ) -> tuple[float, float, float]:
-    """The Bradley-Terry rating difference a - b with its 95% bootstrap interval.
+    """The Bradley-Terry rating difference a - b with its 95% interval.
 
-    Same fit and same resamples as `bradley_terry` with the same seed; the
-    interval is taken over the per-resample differences (paired), which is
-    narrower than combining the two policies' own intervals.
+    Same fit and same interval method as `bradley_terry` with the same
+    arguments. From the bootstrap, the interval is taken over the
+    per-resample differences (paired); from the sandwich, over the
+    difference's own variance. Either is narrower than combining the two
+    policies' own intervals.
     """
     if a == b:
         raise ValueError(f"bt_difference compares two policies; got {a!r} twice")
-    fit = _bt_fit(matches, seed, resamples)
+    _checked(seed, resamples)
+    league = _league(matches)
     for policy in (a, b):
-        if policy not in fit.policies:
+        if policy not in league.shown:
             raise ValueError(
-                f"policy {policy!r} plays in none of the matches (known: {', '.join(fit.shown)})"
+                f"policy {policy!r} plays in none of the matches (known: {', '.join(league.shown)})"
             )
-    i, j = fit.policies.index(a), fit.policies.index(b)
-    low, high = _interval(fit.resampled[:, i] - fit.resampled[:, j])
-    return float(fit.point[i] - fit.point[j]), float(low), float(high)
+    i, j = league.policies.index(a), league.policies.index(b)
+    if _wants_bootstrap(league, interval):
+        fit = _bootstrap_fit(league, seed, resamples)
+        low, high = _interval(fit.resampled[:, i] - fit.resampled[:, j])
+        return float(fit.point[i] - fit.point[j]), float(low), float(high)
+    return SandwichFit.of(league.counts).difference(i, j)
+
+
+def bradley_terry_from_counts(counts: PairCounts) -> dict[str, BTRating]:
+    """Bradley-Terry ratings of a league given by its pair sums, with sandwich intervals
+    (pair sums hold no single match to resample); policies in `counts`' (name) order."""
+    if not counts.policies:
+        return {}
+    sandwich = SandwichFit.of(counts)
+    low, high = sandwich.intervals(centre(counts))
+    marked = on_prior(counts)
+    return {
+        policy: BTRating(float(sandwich.point[k]), float(low[k]), float(high[k]), marked[k])
+        for k, policy in enumerate(counts.policies)
+    }
 
 
 # ---------------------------------------------------------------------------
