@@ -31,6 +31,7 @@ from arena.league.plan import RunPlan, plan_run
 from arena.league.run import execute
 from arena.league.store import DB_NAME, LeagueStore
 from arena.league.summary import GAMES_NAME, SUMMARY_NAME, RunResult, close_session
+from arena.logs import configure_logging
 from arena.record.replay import Replay, load_replay
 
 __all__ = ["TARGET", "per_game_sizes"]
@@ -134,8 +135,14 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=2000)
     parser.add_argument("--entrants", type=int, nargs="+", default=[10, 40])
     args = parser.parse_args()
-    sizes = per_game_sizes(args.matches, tuple(args.entrants))
-    table = Table(title=f"bytes per game, {args.matches:,} matches (target <= {TARGET}x)")
+    Console(width=120).print(sizes_table(args.matches, tuple(args.entrants)))
+
+
+def sizes_table(matches: int, entrants: tuple[int, ...]) -> Table:
+    """`per_game_sizes` as a table, each size's ratio to the fewest entrants' beside it."""
+    configure_logging(None, console=False)  # the games it plays are no one's to read
+    sizes = per_game_sizes(matches, entrants)
+    table = Table(title=f"bytes per game, {matches:,} matches (target <= {TARGET}x)")
     for column in ("entrants", "games", "league.db", "summary.json", "games.jsonl"):
         table.add_column(column, justify="right")
     base = sizes[0]
@@ -144,7 +151,7 @@ def main() -> None:
             str(row["entrants"]), f"{row['games']:,}",
             *(f"{row[k]:,.0f} B ({row[k] / base[k]:.2f}x)" for k in ("league.db", "summary.json", "games.jsonl")),
         )  # fmt: skip
-    Console(width=120).print(table)
+    return table
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from arena.results.ratings import (
     bradley_terry,
     elo,
 )
+from bench.history_sizes import sizes_table
 
 ELO_TARGET_S = 10.0
 """'Elo in seconds': at most this many CPU seconds at any size."""
@@ -187,6 +188,8 @@ def main() -> None:
     console = Console(width=max(Console().width, 100))
     met = ratings_section(SMALL if args.small else SIZES, console)
     rounds_section(SMALL_ROUNDS if args.small else ROUNDS, console)
+    # what the store and summary.json keep per game does not grow with the entrants
+    console.print(sizes_table(200 if args.small else 2000, (10, 40)))
     console.print(f"targets: {'all met' if met else 'NOT all met'}")
 
 
