@@ -22,6 +22,7 @@ import httpx
 import structlog
 from tenacity import RetryCallState
 
+from providers.advice import advise
 from providers.completion import Completion, CompletionRequest, TransportAttempt
 from providers.errors import (
     AuthError,
@@ -69,14 +70,11 @@ def _translated(spec: ProviderSpec, exc: BaseException) -> ProviderError:
     if certificate is not None:
         return CertificateError(
             f"{spec.label}: the server's certificate failed verification ({certificate}); "
-            "if it is signed by a private CA, name that CA's PEM file in the policy's "
-            'ca_bundle (ca_bundle = "ca.pem"; it adds to the default trust), or set '
-            '[run] trust = "system" to trust the machine\'s own store'
+            + advise(spec.protocol, "certificate")
         )
     if isinstance(root, aiohttp.ClientSSLError | ssl.SSLError) or _tls_alert(exc):
         return TransportError(
-            f"{spec.label}: the TLS handshake failed ({detail}); check the server's TLS "
-            "settings, and client_cert / client_key if it asks for a client certificate",
+            f"{spec.label}: the TLS handshake failed ({detail}); {advise(spec.protocol, 'tls')}",
             connect_refused=True,
             tls=True,
         )
@@ -142,15 +140,14 @@ def status_error(
     if retry_after is None:
         retry_after = wire.retry_after_from_body(body)
     kind: type[HTTPStatusError] = HTTPStatusError
-    fix = ""
     if status == 429:
-        kind, fix = RateLimited, "; lower max_connections or raise this key's rate limit"
+        kind = RateLimited
     elif status in (401, 403):
-        kind, fix = AuthError, "; check the key in the env var named by api_key_env"
-    elif status == 404:
-        fix = "; check the model name and base_url"
+        kind = AuthError
     wait = "" if retry_after is None else f" (retry after {retry_after:g} s)"
     quoted = excerpt(spec, body)
+    advice = advise(spec.protocol, status, quoted)
+    fix = f"; {advice}" if advice else ""
     return kind(
         f"{spec.label} answered HTTP {status}{wait}: {quoted!r}{fix}",
         status=status,

@@ -81,13 +81,14 @@ def read_probe(
     outcome: ProbeAnswer | providers.ProviderError,
 ) -> ProbeReading:
     """What the probe's answer, or the error it ended with, says of the endpoint `spec`."""
-    url = spec.base_url
+    url, protocol = spec.base_url, spec.protocol
     if isinstance(outcome, providers.TransportError):
         if outcome.tls:  # the server is there: the message says what to set
             return ProbeReading(False, f"{url}: {outcome}")
-        fix = "start the server, or correct base_url"
         how = "no connection could be opened" if outcome.connect_refused else "it hung up"
-        return ProbeReading(False, f"nothing answers at {url} ({how}): {fix}")
+        return ProbeReading(
+            False, f"nothing answers at {url} ({how}): {providers.advise(protocol, 'refused')}"
+        )
     if isinstance(outcome, providers.Timeout):
         return ProbeReading(
             False, f"{url} did not answer within {PROBE_S:g} s: check that the host is reachable"
@@ -99,27 +100,18 @@ def read_probe(
         key = (
             f"the key in {policy.api_key_env}" if policy.api_key_env else "a request without a key"
         )
-        return ProbeReading(
-            up, f"{url} refused {key} (HTTP {status}): check the key and api_key_env"
-        )
-    if status == 404 and outcome.models is None and spec.protocol != "openai":
-        return ProbeReading(
-            up, f"{url} does not know the model {spec.model!r} (HTTP 404): check the model name"
-        )
+        fix = providers.advise(protocol, status, setting=policy.api_key_env or "")
+        return ProbeReading(up, f"{url} refused {key} (HTTP {status}): {fix}")
+    if status == 404 and outcome.models is None and protocol != "openai":
+        fix = providers.advise(protocol, 404, setting=spec.model)
+        return ProbeReading(up, f"{url} answered HTTP 404: {fix}")
     if status == 404:
         return ProbeReading(
             up, "", f"{url} lists no models (HTTP 404): the model name {spec.model!r} is unchecked"
         )
     if status == 400 and "certificate" in outcome.excerpt.lower():
-        fix = (
-            "check client_cert and client_key"
-            if spec.client_cert
-            else "set client_cert (and client_key) on the policy"
-        )
-        return ProbeReading(
-            up,
-            f"{url} asks for a client certificate (HTTP 400: {outcome.excerpt[:120]!r}): {fix}",
-        )
+        fix = providers.advise(protocol, 400, outcome.excerpt, setting=spec.client_cert or "")
+        return ProbeReading(up, f"{url} answered HTTP 400 ({outcome.excerpt[:120]!r}): {fix}")
     if not 200 <= status < 300:
         return ProbeReading(
             up, "", f"{url} answered the probe with HTTP {status}: {outcome.excerpt[:120]!r}"

@@ -55,37 +55,16 @@ class Misconfigured:
     status: int | None
     body: str
     times: int
+    problem: providers.Problem | None = None
+    """What it shows when the status and body alone do not say (a refused schema form, every
+    reply cut off before its end), for `misconfiguration_fix`."""
 
 
 def misconfiguration_fix(spec: providers.ProviderSpec, found: Misconfigured) -> str:
-    """What to change for an endpoint that answers as `found` says."""
-    status, body = found.status, found.body.lower()
-    if status is None:
-        return (
-            f"its answers are not {spec.protocol} completions: check that base_url points at a "
-            f"{spec.protocol}-compatible endpoint (an OpenAI-compatible one usually ends in /v1)"
-        )
-    if status in (401, 403):
-        return (
-            "it refuses the key: check the key in the variable api_key_env names (and "
-            "headers_env, for a gateway's own key)"
-        )
-    if status == 404:
-        return "it does not know the path or the model: check base_url and model"
-    if status == 413:
-        return (
-            "it refuses request bodies this large: raise the gateway's limit (nginx: "
-            "client_max_body_size), or shorten the prompt template"
-        )
-    if "response_format" in body or "json_schema" in body or "schema" in body:
-        return (
-            'it refuses the form of a schema request (decoding = "schema"): set '
-            'schema_style = "json_object" for llama-cpp-python\'s server, "json_schema" for '
-            'the others, or decoding = "json"'
-        )
-    if "certificate" in body:
-        return "it asks for a client certificate: set client_cert (and client_key) on the policy"
-    return f"it refuses every completion with HTTP {status}: check base_url, headers and params"
+    """What to change for an endpoint that answers as `found` says (`providers.advise`)."""
+    if found.problem is not None:
+        return providers.advise(spec.protocol, found.problem, found.body)
+    return providers.advise(spec.protocol, found.status, found.body)
 
 
 @dataclass(eq=False)
@@ -176,7 +155,8 @@ class Circuit:
         """The endpoint refuses the form of a schema request: set up wrong, at once (every
         request of the policy would be refused alike)."""
         self.answered = True
-        self._misconfigured(Misconfigured(error.status, error.body_excerpt[:_EXCERPT_CHARS], 1))
+        found = Misconfigured(error.status, error.body_excerpt[:_EXCERPT_CHARS], 1, "schema_form")
+        self._misconfigured(found)
 
     def _count(self, status: int | None, body: str) -> None:
         last, times = self._same
