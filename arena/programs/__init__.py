@@ -47,7 +47,6 @@ from arena.programs.limits import (
     timeout_for,
 )
 from arena.programs.runner import (
-    FORFEIT_CAUSES,
     OVER_BUDGET_FORFEIT,
     ProgramForfeit,
     ProgramMove,
@@ -55,6 +54,7 @@ from arena.programs.runner import (
     ProgramSeat,
 )
 from arena.programs.static import ProgramInfo, ProgramRefused, check_source, register
+from arena.record.causes import FORFEIT_CAUSES
 from games import program_games as program_games  # the registry's, kept here for callers
 
 __all__ = [

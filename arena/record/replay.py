@@ -18,13 +18,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from arena.record.causes import CAUSES, Cause, Side
 
 __all__ = [
-    "INFRASTRUCTURE",
     "REASONING_CUT",
     "SCHEMA_VERSION",
-    "SEAT",
     "TIMINGS",
     "AttemptRecord",
     "DecisionRecord",
@@ -36,12 +36,12 @@ __all__ = [
     "PlyRecord",
     "Replay",
     "ReplyReport",
-    "Side",
     "Spectator",
     "load_replay",
     "move_json",
     "prompt_sha256",
     "results_digest",
+    "validation_problems",
     "write_atomic",
     "write_atomic_lines",
 ]
@@ -72,14 +72,6 @@ def _empty(value: object) -> bool:
 class _Model(BaseModel):
     # Built when first used (a game's first record), not when a run imports them.
     model_config = ConfigDict(extra="forbid", defer_build=True)
-
-
-Side = Literal["seat", "infrastructure"]
-"""Whose failure a fallback was (docs/rules.md#validity): the seat's own (what it returned,
-or no reply while its endpoint was up), or the infrastructure's (the provider, the network,
-the endpoint down). The battle's clock rule (`llm_off`) is neither: the seat was not asked."""
-SEAT: Side = "seat"
-INFRASTRUCTURE: Side = "infrastructure"
 
 
 REASONING_CUT = 20_000
@@ -126,7 +118,7 @@ class _AttemptFacts(_Model):
     message, the rest as the user message (`prompt_sha256` covers both, with roles)."""
     reply: str | None = None
     latency_s: float
-    cause: str | None = None
+    cause: Cause | None = None
     error: str = ""
 
 
@@ -164,7 +156,7 @@ class FallbackAttempt(_Model):
 
     n: int
     latency_s: float
-    cause: str | None
+    cause: Cause | None
     error: str
     status: int | None
     reply: str | None
@@ -182,7 +174,7 @@ class FallbackRecord(_Model):
     ply: int
     seat: int
     alias: str
-    cause: str
+    cause: Cause
     side: Side | None = None
     """Whose failure the fallback was (that of its last attempt); None for `llm_off`."""
     last_error: str
@@ -362,4 +354,20 @@ def load_replay(path: Path) -> Replay:
         raise ValueError(
             f"{path}: replay schema_version {version!r}; this arena reads {SCHEMA_VERSION}"
         )
-    return Replay.model_validate(data)
+    try:
+        return Replay.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError(f"{path}: {validation_problems(exc)}") from None
+
+
+def validation_problems(error: ValidationError) -> str:
+    """A replay's validation errors in one line: each field's path and what is wrong with it
+    (an unknown cause named as such, with the known ones)."""
+    said: list[str] = []
+    for found in error.errors(include_url=False):
+        where = ".".join(str(part) for part in found["loc"])
+        if found["loc"] and found["loc"][-1] == "cause" and found["type"] == "literal_error":
+            said.append(f"{where}: unknown cause {found['input']!r} (known: {', '.join(CAUSES)})")
+        else:
+            said.append(f"{where}: {found['msg']} (found {found.get('input')!r:.80})")
+    return "; ".join(said)

@@ -9,54 +9,34 @@ run. The rule reads only what a replay records, so `arena verify` checks it.
 
 from __future__ import annotations
 
-from arena.record.replay import (
-    INFRASTRUCTURE,
-    SEAT,
-    FallbackRecord,
-    GameRecord,
-    GameResult,
-    Side,
-)
+from arena.record.causes import FACTS, INFRASTRUCTURE, Cause, Side, side_of
+from arena.record.replay import FallbackRecord, GameRecord, GameResult
 
 __all__ = [
     "BREAKER_NOTES",
     "GATEWAY_TIMEOUTS",
-    "INFRASTRUCTURE_CAUSES",
     "INFRASTRUCTURE_NC",
     "gateway_timeouts",
     "infrastructure_no_contest",
     "infrastructure_share",
     "measured",
     "side_error",
-    "side_of",
 ]
 
 INFRASTRUCTURE_NC = "infrastructure: "
 """How the detail of a game the infrastructure spoiled begins."""
 
-INFRASTRUCTURE_CAUSES = frozenset(
-    {"not_connected", "transport", "http_status", "rate_limited", "provider_error"}
-)
-"""Causes that are the infrastructure's whatever the endpoint's state; a `timeout` is too
-while the endpoint's circuit is open, and the seat's while it is closed."""
 
-
-def side_of(cause: str, endpoint_down: bool) -> Side | None:
-    """Whose failure an attempt or fallback of `cause` was (None for `llm_off`)."""
-    if cause == "llm_off":
-        return None
-    if cause in INFRASTRUCTURE_CAUSES or (cause == "timeout" and endpoint_down):
-        return INFRASTRUCTURE
-    return SEAT
-
-
-def side_error(cause: str, side: Side | None) -> str | None:
+def side_error(cause: Cause, side: Side | None) -> str | None:
     """What is wrong with a recorded fallback's side for its cause, or None: only a timeout
-    can be either side's (it depends on the endpoint's state, which a replay does not hold)."""
+    can be either side's (it depends on the endpoint's state and on what failed before it in
+    the decision)."""
     allowed = {side_of(cause, False), side_of(cause, True)}
     if side in allowed:
         return None
-    return f"a fallback of cause {cause!r} is recorded as the {side}'s failure"
+    return (
+        f"a fallback of cause {cause!r} ({FACTS[cause].says}) is recorded as the {side}'s failure"
+    )
 
 
 def infrastructure_share(record: GameRecord, seat: int) -> tuple[int, int]:

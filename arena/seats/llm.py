@@ -22,8 +22,8 @@ from arena.config import LlmPolicy
 from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
 from arena.play.schema import SCHEMA_ENUM, reply_schema
+from arena.record.causes import INFRASTRUCTURE_CAUSES, Cause
 from arena.record.replay import REASONING_CUT
-from arena.record.validity import INFRASTRUCTURE_CAUSES
 from arena.redact import Redactor
 from arena.seats.breaker import Circuit
 from arena.seats.cache import ResponseCache
@@ -44,7 +44,7 @@ def provider_spec(policy: LlmPolicy) -> providers.ProviderSpec:
     return provider_specs(policy)[0]
 
 
-def _cause(error: providers.ProviderError, connected: bool) -> str:
+def _cause(error: providers.ProviderError, connected: bool) -> Cause:
     if isinstance(error, providers.Timeout):
         return "timeout"
     if isinstance(error, providers.TransportError):

@@ -20,8 +20,8 @@ from arena.cli.verify import audit_folder
 from arena.config import parse_config
 from arena.league.plan import plan_run
 from arena.league.run import RunResult, execute
+from arena.record.causes import INFRASTRUCTURE_CAUSES
 from arena.record.replay import load_replay
-from arena.record.validity import INFRASTRUCTURE_CAUSES
 from tests.chaos.hostile import MODES, hostile_process
 from tests.timing import MARGIN_S
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from arena.record.causes import INFRASTRUCTURE, SEAT, side_of
 from arena.record.replay import (
-    INFRASTRUCTURE,
-    SEAT,
     DecisionRecord,
     FallbackRecord,
     GameRecord,
@@ -18,7 +17,6 @@ from arena.record.validity import (
     infrastructure_share,
     measured,
     side_error,
-    side_of,
 )
 
 
@@ -49,7 +47,7 @@ def test_a_side_the_cause_does_not_allow_is_named() -> None:
     assert side_error("timeout", INFRASTRUCTURE) is None
     assert side_error("transport", INFRASTRUCTURE) is None
     assert side_error("illegal", INFRASTRUCTURE) == (
-        "a fallback of cause 'illegal' is recorded as the infrastructure's failure"
+        "a fallback of cause 'illegal' (an illegal move) is recorded as the infrastructure's failure"
     )
     assert side_error("transport", SEAT) is not None
     assert side_error("transport", None) is not None
