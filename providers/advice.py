@@ -158,11 +158,11 @@ def _proxy_auth(protocol: str, setting: str) -> str:
 
 
 def _gateway_wait(protocol: str, setting: str) -> str:
-    seen = f" (seen: {setting})" if setting else ""
+    seen = f"; {setting}" if setting else ""
     return (
         f"the gateway in front of the model gives up (HTTP 502/504{seen}) before the model "
-        "answers: raise the gateway's timeout (nginx: proxy_read_timeout) above "
-        "first_reply_s and retry_s, or lower them"
+        "answers: raise the gateway's timeout (nginx: proxy_read_timeout) above first_reply_s "
+        "and retry_s, or lower them below it"
     )
 
 

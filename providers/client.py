@@ -22,7 +22,7 @@ import httpx
 import structlog
 from tenacity import RetryCallState
 
-from providers.advice import advise
+from providers.advice import Problem, advise
 from providers.completion import Completion, CompletionRequest, TransportAttempt
 from providers.errors import (
     AuthError,
@@ -77,7 +77,11 @@ def _translated(spec: ProviderSpec, exc: BaseException) -> ProviderError:
             f"{spec.label}: the TLS handshake failed ({detail}); {advise(spec.protocol, 'tls')}",
             connect_refused=True,
             tls=True,
+            problem="tls",
         )
+    proxied = _proxy_failure(spec, root)
+    if proxied is not None:
+        return proxied
     if isinstance(
         root,
         aiohttp.ClientConnectorError
@@ -89,6 +93,7 @@ def _translated(spec: ProviderSpec, exc: BaseException) -> ProviderError:
             f"{spec.label} refused or could not open a connection ({detail}); "
             "check that the server is running and base_url is right",
             connect_refused=True,
+            problem="refused",
         )
     if isinstance(root, TimeoutError | aiohttp.ServerTimeoutError | httpx.TimeoutException):
         return Timeout(f"{spec.label} did not answer before the deadline ({type(root).__name__})")
@@ -96,8 +101,30 @@ def _translated(spec: ProviderSpec, exc: BaseException) -> ProviderError:
         return TransportError(
             f"{spec.label} dropped the exchange ({type(root).__name__}: {detail})",
             connect_refused=False,
+            problem="reset",
         )
     return ProviderError(f"{spec.label}: {type(root).__name__}: {detail}")
+
+
+def _proxy_failure(spec: ProviderSpec, root: BaseException) -> TransportError | None:
+    """The failure of the proxy the environment routes `spec`'s requests through, named with
+    its variable: it refused the connection, or the credentials (407). None when no proxy
+    stands in between, or the failure was not at the proxy."""
+    if not isinstance(root, httpx.ConnectError | httpx.ProxyError):
+        return None
+    from providers.pool import proxy_route, shown_proxy  # the pool imports the clients
+
+    route = proxy_route(spec.base_url)
+    if route is None:
+        return None
+    where = shown_proxy(route)
+    problem: Problem = "proxy_auth" if "407" in str(root) else "proxy_refused"
+    return TransportError(
+        f"{spec.label}: {advise(spec.protocol, problem, setting=where)}",
+        connect_refused=True,
+        problem=problem,
+        proxy=where,
+    )
 
 
 def _certificate_failure(error: BaseException) -> str | None:
@@ -146,7 +173,9 @@ def status_error(
         kind = AuthError
     wait = "" if retry_after is None else f" (retry after {retry_after:g} s)"
     quoted = excerpt(spec, body)
-    advice = advise(spec.protocol, status, quoted)
+    advice = advise(
+        spec.protocol, status, quoted, setting=_proxy_named(spec) if status == 407 else ""
+    )
     fix = f"; {advice}" if advice else ""
     return kind(
         f"{spec.label} answered HTTP {status}{wait}: {quoted!r}{fix}",
@@ -154,6 +183,14 @@ def status_error(
         body_excerpt=quoted,
         retry_after=retry_after,
     )
+
+
+def _proxy_named(spec: ProviderSpec) -> str:
+    """The proxy `spec`'s requests go through and its variable, or ''."""
+    from providers.pool import proxy_route, shown_proxy  # the pool imports the clients
+
+    route = proxy_route(spec.base_url)
+    return "" if route is None else shown_proxy(route)
 
 
 @dataclass

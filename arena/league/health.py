@@ -53,6 +53,17 @@ PROBE_S = 10.0
 PROBE_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 """The waits between the probes of an endpoint that is down (the last one repeats)."""
 
+_SHOWN: dict[str, str] = {
+    "reset": "exchanges dropped before the body ended",
+    "certificate": "with a certificate that failed verification",
+    "tls": "with a TLS handshake that failed",
+    "proxy_auth": "through a proxy that rejected the credentials",
+}
+"""How the stop says what an endpoint answered, where it was no status."""
+
+_WAITS = ("first_reply_s", "retry_s")
+"""The deadlines a gateway's wait is compared with."""
+
 Stop = Callable[[str, bool, bool], None]
 """How health stops the run: (the reason, whether the endpoint is misconfigured, whether the
 games in flight are cut)."""
@@ -238,7 +249,9 @@ class EndpointHealth:
             url=url, status=found.status, body=found.body, times=found.times, fix=fix,
         )  # fmt: skip
         what = (
-            f"HTTP {found.status}" if found.status is not None else "bodies that are no completion"
+            f"HTTP {found.status}"
+            if found.status is not None
+            else _SHOWN.get(found.problem or "not_completion", "bodies that are no completion")
         )
         self.misconfigured = True
         self._stop(
@@ -265,13 +278,9 @@ class EndpointHealth:
                 names.add(replay.spectator.policies[str(game.index)][seat])
         urls = sorted({u for n in names if n in self._models for u in self._models[n].base_urls})
         seen_s = f"about {statistics.median(waits):.1f} s" if waits else "unknown"
-        first = replay.deadlines.get("first_reply_s")
-        limit = f"first_reply_s = {first:g} s" if first is not None else "first_reply_s"
-        fix = (
-            f"the gateway in front of the model gives up (HTTP 502/504, seen: {seen_s}) before "
-            f"the model answers, a shorter wait than {limit}: raise the "
-            "gateway's timeout (nginx: proxy_read_timeout) above first_reply_s, or lower "
-            "first_reply_s"
+        ours = [f"{k} = {replay.deadlines[k]:g} s" for k in _WAITS if k in replay.deadlines]
+        fix = providers.advise(
+            "openai", "gateway_wait", setting=f"its wait: {seen_s}; ours: {', '.join(ours)}"
         )
         log.error(
             "endpoint_misconfigured", policy=min(names), policies=sorted(names),

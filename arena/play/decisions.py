@@ -230,7 +230,9 @@ async def _text_decision(seat: TextSeat, req: DecisionRequest) -> Decision:
             break
         record, move, extracted = await _attempt(seat, req, n, feedback, min(now + limit, end))
         if record.cause is not None:
-            record = replace(record, side=side_of(record.cause, seat.endpoint_down()))
+            # a timeout after the infrastructure failed in this decision is not the seat's
+            before = (a.side for a in attempts)
+            record = replace(record, side=side_of(record.cause, seat.endpoint_down(), before))
         attempts.append(_logged(record, req.seat))
         if record.cause is None and extracted is not None:
             return Decision(

@@ -12,11 +12,14 @@ answers. A reply, whatever its content, resets the count.
 
 An endpoint can also be there and answer, but never usefully: it is
 misconfigured (`Misconfigured`), and waiting will not mend it. That is said
-when its first completion of the session is refused with 401, 403 or 404 (a
-key, a model or a path that is wrong), or when its completions get the same
-other 4xx status, or a body that is no completion, `threshold` times in a row
-with no reply between (a gateway's body-size limit, a client certificate it
-asks for). The session is told through `on_misconfigured` and stops the run.
+when its first completion of the session is refused with 401, 403, 404 or 407
+(a key, a model, a path or a proxy's login that is wrong); at any completion
+whose TLS fails (a certificate not trusted, a handshake refused) or whose proxy
+rejects the credentials; or when its completions get the same other 4xx status,
+a body that is no completion, or an exchange dropped before its body ended,
+`threshold` times in a row with no reply between (a gateway's body-size limit,
+a client certificate it asks for, a gateway that resets every reply). The
+session is told through `on_misconfigured` and stops the run.
 Any single 4xx (a prompt over the context length) is only that request's.
 """
 
@@ -42,7 +45,7 @@ def endpoint_of(spec: providers.ProviderSpec) -> str:
     return f"{spec.protocol} {spec.base_url or '(default URL)'}"
 
 
-_REFUSED_AT_ONCE = (401, 403, 404)
+_REFUSED_AT_ONCE = (401, 403, 404, 407)
 """Statuses that, answering an endpoint's first completion, say it is set up wrong."""
 _EXCERPT_CHARS = 200
 
@@ -57,14 +60,15 @@ class Misconfigured:
     times: int
     problem: providers.Problem | None = None
     """What it shows when the status and body alone do not say (a refused schema form, every
-    reply cut off before its end), for `misconfiguration_fix`."""
+    reply cut off before its end, a certificate or a proxy), for `misconfiguration_fix`."""
+    setting: str = ""
+    """What the fix names of the setting in question (the proxy and its variable), or ''."""
 
 
 def misconfiguration_fix(spec: providers.ProviderSpec, found: Misconfigured) -> str:
     """What to change for an endpoint that answers as `found` says (`providers.advise`)."""
-    if found.problem is not None:
-        return providers.advise(spec.protocol, found.problem, found.body)
-    return providers.advise(spec.protocol, found.status, found.body)
+    problem = found.problem if found.problem is not None else found.status
+    return providers.advise(spec.protocol, problem, found.body, setting=found.setting)
 
 
 @dataclass(eq=False)
@@ -82,9 +86,9 @@ class Circuit:
     """Whether a completion of this session has had an answer (a reply or a status)."""
     misconfigured: Misconfigured | None = None
     """Set once the endpoint has shown it is set up wrong."""
-    _same: tuple[int | None, int] = (None, 0)
-    """The refusal answered last (a 4xx status, or None for an unreadable body) and how many
-    times in a row."""
+    _same: tuple[int | str | None, int] = (None, 0)
+    """The refusal answered last (a 4xx status, None for an unreadable body, `reset` for an
+    exchange dropped before its body ended) and how many times in a row."""
     asked: int = 0
     """Requests sent through it (a policy's replicas share the load by it)."""
     opened_at: float | None = None
@@ -150,6 +154,20 @@ class Circuit:
         elif isinstance(error, providers.InvalidResponse):
             self.answered = True
             self._count(None, str(error))
+        elif isinstance(error, providers.TransportError):
+            self._transport(error)
+
+    def _transport(self, error: providers.TransportError) -> None:
+        """A certificate not trusted, a TLS handshake refused or a proxy that rejects the
+        credentials is set up wrong at once, the preflight passed or not; an exchange dropped
+        before its body ended, `threshold` times in a row, is too (a gateway that resets every
+        reply): waiting would measure nothing."""
+        body = str(error)[:_EXCERPT_CHARS]
+        if error.tls or error.problem == "proxy_auth":
+            problem = error.problem or "tls"
+            self._misconfigured(Misconfigured(None, body, 1, problem, error.proxy))
+        elif error.problem == "reset":
+            self._count("reset", body)
 
     def refused_form(self, error: providers.HTTPStatusError) -> None:
         """The endpoint refuses the form of a schema request: set up wrong, at once (every
@@ -158,11 +176,15 @@ class Circuit:
         found = Misconfigured(error.status, error.body_excerpt[:_EXCERPT_CHARS], 1, "schema_form")
         self._misconfigured(found)
 
-    def _count(self, status: int | None, body: str) -> None:
+    def _count(self, status: int | str | None, body: str) -> None:
         last, times = self._same
         times = times + 1 if self._same[1] and last == status else 1
         self._same = (status, times)
-        if times >= self.threshold:
+        if times < self.threshold:
+            return
+        if isinstance(status, str):
+            self._misconfigured(Misconfigured(None, body[:_EXCERPT_CHARS], times, "reset"))
+        else:
             self._misconfigured(Misconfigured(status, body[:_EXCERPT_CHARS], times))
 
     def _misconfigured(self, found: Misconfigured) -> None:

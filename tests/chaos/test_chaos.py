@@ -68,10 +68,17 @@ ALSO: dict[str, set[str | None]] = {"reset": {"timeout"}}
 """Causes a mode may leave besides its own: a dropped connection is retried, and the
 decision's time may run out in a retry."""
 
-MISCONFIGURED = {"endless", "over_cap", "invalid_json", "deep_json"}
-"""Modes that answer every completion with a body that is no completion: after
-`breaker_failures` of them in a row the run stops (misconfigured), instead of waiting on an
-endpoint that answers every probe."""
+MISCONFIGURED = {
+    "endless": "bodies that are no completion",
+    "over_cap": "bodies that are no completion",
+    "invalid_json": "bodies that are no completion",
+    "deep_json": "bodies that are no completion",
+    "reset": "exchanges dropped before the body ended",
+}
+"""Modes that answer every completion with a body that is no completion, or reset every
+reply before its body ends, and what the stop says: after `breaker_failures` of them in a
+row the run stops (misconfigured), instead of waiting on an endpoint that answers every
+probe."""
 
 BREAKER = {"not_connected", "transport"}
 """Causes an open circuit leaves: a question not sent, a request in flight cut."""
@@ -136,7 +143,7 @@ async def test_every_fault_mode_of_every_protocol(tmp_path: Path) -> None:
         assert not result.failed, f"{where}: {result.failed}"
         if mode in MISCONFIGURED:
             assert result.misconfigured, f"{where}: {result.stopped}"
-            assert "bodies that are no completion" in result.stopped, where
+            assert MISCONFIGURED[mode] in result.stopped, where
             assert "base_url" in result.stopped, where
             assert result.interrupted, f"{where}: resumable, as after a kill"
         else:
