@@ -127,6 +127,12 @@ def _proxy_failure(spec: ProviderSpec, root: BaseException) -> TransportError | 
     )
 
 
+def _named_proxy(spec: ProviderSpec) -> str:
+    from providers.pool import named_proxy  # the pool imports the clients
+
+    return named_proxy(spec.base_url)
+
+
 def _certificate_failure(error: BaseException) -> str | None:
     """The verification failure (OpenSSL's reason) behind `error`, if that is what it is."""
     seen: set[int] = set()
@@ -174,7 +180,7 @@ def status_error(
     wait = "" if retry_after is None else f" (retry after {retry_after:g} s)"
     quoted = excerpt(spec, body)
     advice = advise(
-        spec.protocol, status, quoted, setting=_proxy_named(spec) if status == 407 else ""
+        spec.protocol, status, quoted, setting=_named_proxy(spec) if status == 407 else ""
     )
     fix = f"; {advice}" if advice else ""
     return kind(
@@ -183,14 +189,6 @@ def status_error(
         body_excerpt=quoted,
         retry_after=retry_after,
     )
-
-
-def _proxy_named(spec: ProviderSpec) -> str:
-    """The proxy `spec`'s requests go through and its variable, or ''."""
-    from providers.pool import proxy_route, shown_proxy  # the pool imports the clients
-
-    route = proxy_route(spec.base_url)
-    return "" if route is None else shown_proxy(route)
 
 
 @dataclass

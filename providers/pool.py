@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the HTTP stack is imported when the first client is made
     from providers.client import HTTPProvider
     from providers.retry import RetryPolicy
 
-__all__ = ["WIRE_PROTOCOLS", "Providers", "proxy_for", "proxy_route", "shown_proxy"]
+__all__ = ["WIRE_PROTOCOLS", "Providers", "named_proxy", "proxy_for", "proxy_route", "shown_proxy"]
 
 WIRE_PROTOCOLS: dict[WireProtocolName, WireProtocol] = {
     "openai": openai,
@@ -236,6 +236,13 @@ def proxy_route(base_url: str) -> tuple[str, str] | None:
                     return None
                 return proxy, name
     return None
+
+
+def named_proxy(base_url: str) -> str:
+    """The proxy requests to `base_url` go through, as messages name it (`shown_proxy`), or
+    '' when none does."""
+    route = proxy_route(base_url)
+    return "" if route is None else shown_proxy(route)
 
 
 def shown_proxy(route: tuple[str, str]) -> str:

@@ -15,7 +15,6 @@ session's probes and for the preflight alike.
 from __future__ import annotations
 
 import itertools
-import statistics
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -94,7 +93,7 @@ def read_probe(
     """What the probe's answer, or the error it ended with, says of the endpoint `spec`."""
     url, protocol = spec.base_url, spec.protocol
     if isinstance(outcome, providers.TransportError):
-        if outcome.tls:  # the server is there: the message says what to set
+        if outcome.tls or outcome.proxy:  # the message says what to set, or which proxy
             return ProbeReading(False, f"{url}: {outcome}")
         how = "no connection could be opened" if outcome.connect_refused else "it hung up"
         return ProbeReading(
@@ -113,6 +112,11 @@ def read_probe(
         )
         fix = providers.advise(protocol, status, setting=policy.api_key_env or "")
         return ProbeReading(up, f"{url} refused {key} (HTTP {status}): {fix}")
+    if status == 407:
+        from providers.pool import named_proxy  # the HTTP stack: the probe ran, it is loaded
+
+        fix = providers.advise(protocol, 407, setting=named_proxy(url))
+        return ProbeReading(up, f"{url}: {fix}")
     if status == 404 and outcome.models is None and protocol != "openai":
         fix = providers.advise(protocol, 404, setting=spec.model)
         return ProbeReading(up, f"{url} answered HTTP 404: {fix}")
@@ -219,10 +223,11 @@ class EndpointHealth:
                 self._changed()
                 return
             if circuit.down_for() >= limit and not self._served_elsewhere(circuit):
+                last = f" (last: {circuit.last_failure})" if circuit.last_failure else ""
                 self._stop(
                     f"the endpoint {circuit.endpoint} has been down for {circuit.down_for():.0f} s "
-                    f"(endpoint_down_s = {limit:g}): start it again, then run the same command "
-                    "to resume",
+                    f"(endpoint_down_s = {limit:g}){last}: start it again, then run the same "
+                    "command to resume",
                     False,
                     False,
                 )
@@ -277,7 +282,8 @@ class EndpointHealth:
                 waits += latencies
                 names.add(replay.spectator.policies[str(game.index)][seat])
         urls = sorted({u for n in names if n in self._models for u in self._models[n].base_urls})
-        seen_s = f"about {statistics.median(waits):.1f} s" if waits else "unknown"
+        # the shortest: a gateway answers at its timeout, and a loaded machine only adds to it
+        seen_s = f"about {min(waits):.1f} s" if waits else "unknown"
         ours = [f"{k} = {replay.deadlines[k]:g} s" for k in _WAITS if k in replay.deadlines]
         fix = providers.advise(
             "openai", "gateway_wait", setting=f"its wait: {seen_s}; ours: {', '.join(ours)}"

@@ -68,7 +68,12 @@ class Misconfigured:
 def misconfiguration_fix(spec: providers.ProviderSpec, found: Misconfigured) -> str:
     """What to change for an endpoint that answers as `found` says (`providers.advise`)."""
     problem = found.problem if found.problem is not None else found.status
-    return providers.advise(spec.protocol, problem, found.body, setting=found.setting)
+    setting = found.setting
+    if problem == 407 and not setting:  # the proxy the environment routes the endpoint through
+        from providers.pool import named_proxy
+
+        setting = named_proxy(spec.base_url)
+    return providers.advise(spec.protocol, problem, found.body, setting=setting)
 
 
 @dataclass(eq=False)
@@ -82,6 +87,8 @@ class Circuit:
     on_misconfigured: Callable[[Circuit, Misconfigured], None] | None = None
     failures: int = 0
     """Infrastructure failures in a row."""
+    last_failure: str = ""
+    """What the last of them said (a proxy that refuses names itself), for the stop."""
     answered: bool = False
     """Whether a completion of this session has had an answer (a reply or a status)."""
     misconfigured: Misconfigured | None = None
@@ -114,9 +121,11 @@ class Circuit:
         """Seconds since it opened (0 while closed)."""
         return 0.0 if self.opened_at is None else anyio.current_time() - self.opened_at
 
-    def failure(self) -> None:
-        """One more infrastructure failure in a row; the threshold-th opens the circuit."""
+    def failure(self, detail: str = "") -> None:
+        """One more infrastructure failure in a row (`detail`: what it said); the threshold-th
+        opens the circuit."""
         self.failures += 1
+        self.last_failure = detail[:_EXCERPT_CHARS] or self.last_failure
         if self.opened_at is None and self.failures >= self.threshold:
             self.opened_at = anyio.current_time()
             for scope in list(self._in_flight):
@@ -125,6 +134,7 @@ class Circuit:
                 "endpoint_down",
                 endpoint=self.endpoint,
                 failures=self.failures,
+                last=self.last_failure,
                 detail="requests in flight were cut; its policies' new episodes wait unless "
                 "another replica serves them",
             )

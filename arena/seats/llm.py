@@ -230,7 +230,7 @@ class LlmSeat(TextSeat):
                 if isinstance(error, providers.ProviderError):
                     circuit.refused(error)
                 if failure.cause in INFRASTRUCTURE_CAUSES and circuit.misconfigured is None:
-                    circuit.failure()
+                    circuit.failure(failure.detail)
                 raise
         if scope.cancelled_caught:  # like a connection lost: before any answer, never made
             raise SeatFailure("transport" if self._connected else "not_connected", _CUT)

@@ -182,7 +182,7 @@ def test_no_key_on_the_console_or_in_any_file(tmp_path: Path) -> None:
             policies = {
                 "echo": _model(url, "echo_key", "openai"),
                 "busy": _model(url, "429_zero", "anthropic"),
-                "cut": _model(url, "reset", "gemini"),
+                "burst": _model(url, "5xx_burst", "gemini"),
             }
             config = tmp_path / "chaos.toml"
             config.write_text(_toml(_config("console", policies, ANSWERING)))
@@ -192,7 +192,10 @@ def test_no_key_on_the_console_or_in_any_file(tmp_path: Path) -> None:
             return await anyio.run_process(command, env=env, check=False)  # type: ignore[return-value]
 
     done = anyio.run(run)
-    assert done.returncode == 0, done.stderr[-2000:]
+    # every game of the throttled model is a no-contest: the run says so and exits 1
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert b"every game between burst and busy was a no-contest" in done.stderr
+    assert b"every game between busy and echo was a no-contest" in done.stderr
     assert KEY.encode() not in done.stdout
     assert KEY.encode() not in done.stderr
     assert _files_with_the_key(tmp_path / "out") == []
