@@ -174,7 +174,11 @@ class Providers:
             return None
         from providers.tls import tls_context  # ssl's bundles: https endpoints only
 
-        return tls_context(self._trust, spec.ca_bundle, spec.client_cert, spec.client_key)
+        phrase = spec.client_key_password
+        return tls_context(
+            self._trust, spec.ca_bundle, spec.client_cert, spec.client_key,
+            phrase.get_secret_value() if phrase is not None else None,
+        )  # fmt: skip
 
     def _slot(self, spec: ProviderSpec) -> anyio.CapacityLimiter:
         # The first spec seen for a (protocol, base_url, key, model) sets its size.

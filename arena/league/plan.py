@@ -432,7 +432,9 @@ def _check_tls(spec: providers.ProviderSpec, trust: providers.Trust) -> None:
         return
     from providers.tls import tls_context  # TLS files: endpoints that name them only
 
-    tls_context(trust, spec.ca_bundle, spec.client_cert, spec.client_key)
+    phrase = spec.client_key_password
+    secret = phrase.get_secret_value() if phrase is not None else None
+    tls_context(trust, spec.ca_bundle, spec.client_cert, spec.client_key, secret)
 
 
 def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:
