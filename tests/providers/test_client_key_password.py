@@ -104,3 +104,43 @@ def test_with_the_variable_set_the_plan_is_made_and_the_phrase_is_a_secret(
 def test_a_pass_phrase_without_a_client_certificate_is_refused() -> None:
     with pytest.raises(ValueError, match="set client_cert"):
         providers.EndpointSettings(provider="openai", model="m", client_key_password_env="X")
+
+
+def test_arena_run_never_reads_standard_input(keys: Path, tmp_path: Path) -> None:
+    """An encrypted key without its pass phrase, and a terminal's worth of standard input
+    held open and never written: `arena run` refuses the config at once instead of waiting
+    for a pass phrase there."""
+    import os
+    import sys
+
+    config = tmp_path / "keyed.toml"
+    config.write_text(
+        f"""
+[run]
+name = "keyed"
+seed = 1
+games = ["connect-four"]
+matches = 1
+[policies.tactician]
+kind = "scripted"
+[policies.model]
+kind = "llm"
+provider = "openai"
+model = "m"
+base_url = "https://127.0.0.1:9/v1"
+client_cert = "{keys / "cert.pem"}"
+client_key = "{keys / "enc.key"}"
+"""
+    )
+    command = [sys.executable, "-m", "arena.cli", "run", str(config), "--out", str(tmp_path / "o")]
+    root = Path(__file__).resolve().parents[2]
+    with subprocess.Popen(
+        [*command, "--no-progress"], cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(root)},
+    ) as running:  # fmt: skip
+        running.wait(timeout=60)  # standard input stays open and empty until it exits
+        assert running.stderr is not None
+        err = running.stderr.read()
+    assert running.returncode == 2, err
+    assert "client_key_password_env" in err
+    assert str(keys / "enc.key") in err
