@@ -346,6 +346,12 @@ class EndpointSettings(BaseModel):
             )
         return self
 
+    def secret_variables(self) -> list[str]:
+        """The environment variables whose values are secrets: the key's, the client key's
+        pass phrase's and the secret headers'."""
+        names = [self.api_key_env, self.client_key_password_env, *self.headers_env.values()]
+        return [n for n in names if n]
+
     def located(self, folder: Path) -> Self:
         """The settings with their certificate paths read from `folder` where they are
         relative (a config's paths start at its file's folder)."""
