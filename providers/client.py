@@ -34,6 +34,7 @@ from providers.errors import (
     Timeout,
     TransportError,
 )
+from providers.proxies import named_proxy, proxy_route, shown_proxy
 from providers.retry import RetryPolicy, is_transient, retry_after_from_headers
 from providers.spec import ProviderSpec
 from providers.wire import WireProtocol, decode_object, excerpt
@@ -112,8 +113,6 @@ def _proxy_failure(spec: ProviderSpec, root: BaseException) -> TransportError | 
     stands in between, or the failure was not at the proxy."""
     if not isinstance(root, httpx.ConnectError | httpx.ProxyError):
         return None
-    from providers.pool import proxy_route, shown_proxy  # the pool imports the clients
-
     route = proxy_route(spec.base_url)
     if route is None:
         return None
@@ -125,12 +124,6 @@ def _proxy_failure(spec: ProviderSpec, root: BaseException) -> TransportError | 
         problem=problem,
         proxy=where,
     )
-
-
-def _named_proxy(spec: ProviderSpec) -> str:
-    from providers.pool import named_proxy  # the pool imports the clients
-
-    return named_proxy(spec.base_url)
 
 
 def _certificate_failure(error: BaseException) -> str | None:
@@ -180,7 +173,7 @@ def status_error(
     wait = "" if retry_after is None else f" (retry after {retry_after:g} s)"
     quoted = excerpt(spec, body)
     advice = advise(
-        spec.protocol, status, quoted, setting=_named_proxy(spec) if status == 407 else ""
+        spec.protocol, status, quoted, setting=named_proxy(spec.base_url) if status == 407 else ""
     )
     fix = f"; {advice}" if advice else ""
     return kind(

@@ -34,6 +34,7 @@ import anyio
 import providers.anthropic as anthropic
 import providers.gemini as gemini
 import providers.openai as openai
+from providers.proxies import proxy_route
 from providers.spec import ProviderSpec, Trust, WireProtocolName
 from providers.wire import WireProtocol
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:  # the HTTP stack is imported when the first client is made
     from providers.client import HTTPProvider
     from providers.retry import RetryPolicy
 
-__all__ = ["WIRE_PROTOCOLS", "Providers", "named_proxy", "proxy_for", "proxy_route", "shown_proxy"]
+__all__ = ["WIRE_PROTOCOLS", "Providers", "proxy_for"]
 
 WIRE_PROTOCOLS: dict[WireProtocolName, WireProtocol] = {
     "openai": openai,
@@ -222,38 +223,3 @@ def proxy_for(base_url: str) -> str | None:
     (no proxy for its scheme, or `NO_PROXY` names its host)."""
     route = proxy_route(base_url)
     return None if route is None else route[0]
-
-
-def proxy_route(base_url: str) -> tuple[str, str] | None:
-    """The proxy requests to `base_url` go through and the variable that says so
-    (`HTTPS_PROXY`, `all_proxy`, ... as it is spelt in the environment), or None. The
-    lower-case spelling wins, as urllib reads them."""
-    import os
-    import urllib.request  # with http.client and email: only once a model is asked
-
-    parts = urlsplit(base_url)
-    for scheme in (parts.scheme, "all"):
-        for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY"):
-            proxy = os.environ.get(name)
-            if proxy:
-                if urllib.request.proxy_bypass(parts.hostname or ""):
-                    return None
-                return proxy, name
-    return None
-
-
-def named_proxy(base_url: str) -> str:
-    """The proxy requests to `base_url` go through, as messages name it (`shown_proxy`), or
-    '' when none does."""
-    route = proxy_route(base_url)
-    return "" if route is None else shown_proxy(route)
-
-
-def shown_proxy(route: tuple[str, str]) -> str:
-    """A proxy route as messages name it: the URL, its password hidden, and its variable."""
-    proxy, name = route
-    parts = urlsplit(proxy)
-    if parts.password:
-        netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-        proxy = parts._replace(netloc=netloc).geturl()
-    return f"{proxy} (from {name})"

@@ -31,6 +31,7 @@ from arena.play.match import Match
 from arena.record.replay import GameRecord, Replay
 from arena.record.validity import gateway_timeouts
 from arena.seats.breaker import Breakers, Circuit, Misconfigured, misconfiguration_fix
+from providers.proxies import named_proxy
 
 if TYPE_CHECKING:
     from providers.client import ProbeAnswer
@@ -113,8 +114,6 @@ def read_probe(
         fix = providers.advise(protocol, status, setting=policy.api_key_env or "")
         return ProbeReading(up, f"{url} refused {key} (HTTP {status}): {fix}")
     if status == 407:
-        from providers.pool import named_proxy  # the HTTP stack: the probe ran, it is loaded
-
         fix = providers.advise(protocol, 407, setting=named_proxy(url))
         return ProbeReading(up, f"{url}: {fix}")
     if status == 404 and outcome.models is None and protocol != "openai":

@@ -33,6 +33,7 @@ import anyio
 import structlog
 
 import providers
+from providers.proxies import named_proxy
 
 __all__ = ["Breakers", "Circuit", "Misconfigured", "endpoint_of", "misconfiguration_fix"]
 
@@ -70,8 +71,6 @@ def misconfiguration_fix(spec: providers.ProviderSpec, found: Misconfigured) -> 
     problem = found.problem if found.problem is not None else found.status
     setting = found.setting
     if problem == 407 and not setting:  # the proxy the environment routes the endpoint through
-        from providers.pool import named_proxy
-
         setting = named_proxy(spec.base_url)
     return providers.advise(spec.protocol, problem, found.body, setting=setting)
 
