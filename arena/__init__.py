@@ -15,7 +15,8 @@
                a person (at a table of the run's desk)
     programs/  the sandbox program seats run in, and `arena program check`
     record/    replays, the ledger, backgammon cards, the episode hooks, verify,
-               the audit of a run folder (handed the store it checks against)
+               the audit of a run folder (handed the store it checks against);
+               every fallback cause, its side and its wording (causes)
     viewer/    the static replay viewer and its server; the live play page
     mock_llm/  a local server speaking the three wire protocols, with faults
     logs       structlog, configured once (a cluster's workers too)

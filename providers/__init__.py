@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from providers.advice import Problem, advise
 from providers.completion import (
     STOP_REASONS,
     Attempt,
@@ -94,6 +95,7 @@ __all__ = [
     "InvalidResponse",
     "Price",
     "ProbeAnswer",
+    "Problem",
     "Provider",
     "ProviderError",
     "ProviderSpec",
@@ -109,6 +111,7 @@ __all__ = [
     "Trust",
     "Usage",
     "WireProtocolName",
+    "advise",
     "valid_json",
     "valid_text",
 ]

@@ -22,6 +22,7 @@ import httpx
 import structlog
 from tenacity import RetryCallState
 
+from providers.advice import Problem, advise
 from providers.completion import Completion, CompletionRequest, TransportAttempt
 from providers.errors import (
     AuthError,
@@ -33,6 +34,7 @@ from providers.errors import (
     Timeout,
     TransportError,
 )
+from providers.proxies import named_proxy, proxy_route, shown_proxy
 from providers.retry import RetryPolicy, is_transient, retry_after_from_headers
 from providers.spec import ProviderSpec
 from providers.wire import WireProtocol, decode_object, excerpt
@@ -69,17 +71,18 @@ def _translated(spec: ProviderSpec, exc: BaseException) -> ProviderError:
     if certificate is not None:
         return CertificateError(
             f"{spec.label}: the server's certificate failed verification ({certificate}); "
-            "if it is signed by a private CA, name that CA's PEM file in the policy's "
-            'ca_bundle (ca_bundle = "ca.pem"; it adds to the default trust), or set '
-            '[run] trust = "system" to trust the machine\'s own store'
+            + advise(spec.protocol, "certificate")
         )
     if isinstance(root, aiohttp.ClientSSLError | ssl.SSLError) or _tls_alert(exc):
         return TransportError(
-            f"{spec.label}: the TLS handshake failed ({detail}); check the server's TLS "
-            "settings, and client_cert / client_key if it asks for a client certificate",
+            f"{spec.label}: the TLS handshake failed ({detail}); {advise(spec.protocol, 'tls')}",
             connect_refused=True,
             tls=True,
+            problem="tls",
         )
+    proxied = _proxy_failure(spec, root)
+    if proxied is not None:
+        return proxied
     if isinstance(
         root,
         aiohttp.ClientConnectorError
@@ -91,6 +94,7 @@ def _translated(spec: ProviderSpec, exc: BaseException) -> ProviderError:
             f"{spec.label} refused or could not open a connection ({detail}); "
             "check that the server is running and base_url is right",
             connect_refused=True,
+            problem="refused",
         )
     if isinstance(root, TimeoutError | aiohttp.ServerTimeoutError | httpx.TimeoutException):
         return Timeout(f"{spec.label} did not answer before the deadline ({type(root).__name__})")
@@ -98,8 +102,28 @@ def _translated(spec: ProviderSpec, exc: BaseException) -> ProviderError:
         return TransportError(
             f"{spec.label} dropped the exchange ({type(root).__name__}: {detail})",
             connect_refused=False,
+            problem="reset",
         )
     return ProviderError(f"{spec.label}: {type(root).__name__}: {detail}")
+
+
+def _proxy_failure(spec: ProviderSpec, root: BaseException) -> TransportError | None:
+    """The failure of the proxy the environment routes `spec`'s requests through, named with
+    its variable: it refused the connection, or the credentials (407). None when no proxy
+    stands in between, or the failure was not at the proxy."""
+    if not isinstance(root, httpx.ConnectError | httpx.ProxyError):
+        return None
+    route = proxy_route(spec.base_url)
+    if route is None:
+        return None
+    where = shown_proxy(route)
+    problem: Problem = "proxy_auth" if "407" in str(root) else "proxy_refused"
+    return TransportError(
+        f"{spec.label}: {advise(spec.protocol, problem, setting=where)}",
+        connect_refused=True,
+        problem=problem,
+        proxy=where,
+    )
 
 
 def _certificate_failure(error: BaseException) -> str | None:
@@ -142,15 +166,16 @@ def status_error(
     if retry_after is None:
         retry_after = wire.retry_after_from_body(body)
     kind: type[HTTPStatusError] = HTTPStatusError
-    fix = ""
     if status == 429:
-        kind, fix = RateLimited, "; lower max_connections or raise this key's rate limit"
+        kind = RateLimited
     elif status in (401, 403):
-        kind, fix = AuthError, "; check the key in the env var named by api_key_env"
-    elif status == 404:
-        fix = "; check the model name and base_url"
+        kind = AuthError
     wait = "" if retry_after is None else f" (retry after {retry_after:g} s)"
     quoted = excerpt(spec, body)
+    advice = advise(
+        spec.protocol, status, quoted, setting=named_proxy(spec.base_url) if status == 407 else ""
+    )
+    fix = f"; {advice}" if advice else ""
     return kind(
         f"{spec.label} answered HTTP {status}{wait}: {quoted!r}{fix}",
         status=status,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Self
 
+from providers.advice import Problem
 from providers.completion import TransportAttempt
 
 __all__ = [
@@ -71,7 +72,15 @@ def _rebuilt(kind: type[ProviderError], args: tuple[Any, ...]) -> ProviderError:
 class TransportError(ProviderError):
     """The request never got an HTTP answer: refused, reset, dropped mid-reply."""
 
-    def __init__(self, message: str, *, connect_refused: bool, tls: bool = False) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        connect_refused: bool,
+        tls: bool = False,
+        problem: Problem | None = None,
+        proxy: str = "",
+    ) -> None:
         super().__init__(message)
         self.connect_refused = connect_refused
         """True when no connection could be opened at all (refused, unreachable,
@@ -79,6 +88,12 @@ class TransportError(ProviderError):
         self.tls = tls
         """True when the server is there but TLS could not be set up with it (a handshake
         refused, a certificate not trusted): no connection, for a reason of settings."""
+        self.problem = problem
+        """What went wrong, as `providers.advise` tells it: `refused`, `reset` (an exchange
+        dropped after it began), `tls`, `certificate`, `proxy_refused`, `proxy_auth`."""
+        self.proxy = proxy
+        """The proxy the request went through and its variable, when the failure was the
+        proxy's (`providers.pool.shown_proxy`), else ''."""
 
 
 class CertificateError(TransportError):
@@ -86,7 +101,7 @@ class CertificateError(TransportError):
     private CA not in the trust, an expired or mismatched certificate)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, connect_refused=True, tls=True)
+        super().__init__(message, connect_refused=True, tls=True, problem="certificate")
 
 
 class Timeout(ProviderError):

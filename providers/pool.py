@@ -34,6 +34,7 @@ import anyio
 import providers.anthropic as anthropic
 import providers.gemini as gemini
 import providers.openai as openai
+from providers.proxies import proxy_route
 from providers.spec import ProviderSpec, Trust, WireProtocolName
 from providers.wire import WireProtocol
 
@@ -174,7 +175,11 @@ class Providers:
             return None
         from providers.tls import tls_context  # ssl's bundles: https endpoints only
 
-        return tls_context(self._trust, spec.ca_bundle, spec.client_cert, spec.client_key)
+        phrase = spec.client_key_password
+        return tls_context(
+            self._trust, spec.ca_bundle, spec.client_cert, spec.client_key,
+            phrase.get_secret_value() if phrase is not None else None,
+        )  # fmt: skip
 
     def _slot(self, spec: ProviderSpec) -> anyio.CapacityLimiter:
         # The first spec seen for a (protocol, base_url, key, model) sets its size.
@@ -216,11 +221,5 @@ def _aiohttp_transport(
 def proxy_for(base_url: str) -> str | None:
     """The proxy the environment variables send requests to `base_url` through, or None
     (no proxy for its scheme, or `NO_PROXY` names its host)."""
-    import urllib.request  # with http.client and email: only once a model is asked
-
-    parts = urlsplit(base_url)
-    proxies = urllib.request.getproxies()
-    proxy = proxies.get(parts.scheme) or proxies.get("all")
-    if not proxy or urllib.request.proxy_bypass(parts.hostname or ""):
-        return None
-    return proxy
+    route = proxy_route(base_url)
+    return None if route is None else route[0]

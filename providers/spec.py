@@ -147,6 +147,9 @@ class ProviderSpec(BaseModel):
     """A PEM client certificate (mutual TLS); its key inside it or in `client_key`."""
     client_key: str | None = None
     """The PEM private key of `client_cert`, when it is a file of its own."""
+    client_key_password: SecretStr | None = None
+    """The pass phrase of an encrypted client key (read from `client_key_password_env`):
+    masked and redacted as the API key is."""
     idle_expiry_s: float = Field(default=DEFAULT_IDLE_EXPIRY_S, gt=0)
     """Seconds an idle keep-alive connection is kept for the next request."""
 
@@ -209,11 +212,13 @@ class ProviderSpec(BaseModel):
         return {**self.headers, **secret}
 
     def redact(self, text: str) -> str:
-        """`text` with every occurrence of the API key and the secret headers replaced."""
+        """`text` with every occurrence of the API key, the secret headers and the client
+        key's pass phrase replaced."""
         key = self.reveal_key()
         if key:
             text = text.replace(key, _REDACTED)
-        for value in self.secret_headers.values():
+        secrets = [*self.secret_headers.values(), self.client_key_password]
+        for value in (s for s in secrets if s is not None):
             secret = value.get_secret_value()
             if secret:
                 text = text.replace(secret, _REDACTED)
@@ -279,7 +284,11 @@ class EndpointSettings(BaseModel):
     """A PEM client certificate, for an endpoint that asks for one (mutual TLS); its
     private key in the same file, or in `client_key`."""
     client_key: Path | None = None
-    """The unencrypted PEM private key of `client_cert`."""
+    """The PEM private key of `client_cert`; encrypted, with `client_key_password_env`."""
+    client_key_password_env: str | None = None
+    """The environment variable that holds the pass phrase of an encrypted client key (in
+    `client_key`, or in `client_cert`'s file): redacted from every output, as keys are. The
+    arena never asks for one on the terminal."""
     headers: dict[str, str] = Field(default={})
     """Headers sent with every request (a gateway's routing or tenant headers)."""
     headers_env: dict[str, str] = Field(default={})
@@ -313,12 +322,23 @@ class EndpointSettings(BaseModel):
             self.provider, self.params, self.headers, self.headers_env,
             self.client_cert, self.client_key,
         )  # fmt: skip
+        if self.client_key_password_env and self.client_cert is None:
+            raise ValueError(
+                "client_key_password_env is the pass phrase of the client certificate's key: "
+                "set client_cert (and client_key), or remove client_key_password_env"
+            )
         if self.prompt_cache and self.provider != "anthropic":
             raise ValueError(
                 f"prompt_cache marks Anthropic's cache_control; {self.provider} caches a "
                 'repeated prefix on its own: remove prompt_cache (keep layout = "chat")'
             )
         return self
+
+    def secret_variables(self) -> list[str]:
+        """The environment variables whose values are secrets: the key's, the client key's
+        pass phrase's and the secret headers'."""
+        names = [self.api_key_env, self.client_key_password_env, *self.headers_env.values()]
+        return [n for n in names if n]
 
     def located(self, folder: Path) -> Self:
         """The settings with their certificate paths read from `folder` where they are
@@ -334,11 +354,13 @@ class EndpointSettings(BaseModel):
         """The spec of each replica (one for a single `base_url`), with the key and the
         secret headers read from `environ` by the variable names the settings give."""
         key = environ.get(self.api_key_env) if self.api_key_env else None
+        phrase = environ.get(self.client_key_password_env or "")
         fields = {
             **{name: getattr(self, name) for name in _AS_WRITTEN},
             **{name: str(path) for name in _FILES if (path := getattr(self, name)) is not None},
             "protocol": self.provider,
             "api_key": SecretStr(key) if key else None,
+            "client_key_password": SecretStr(phrase) if phrase else None,
             "secret_headers": {
                 name: SecretStr(environ.get(env, "")) for name, env in self.headers_env.items()
             },

@@ -242,4 +242,20 @@ def _print_outcome(plan: RunPlan, result: RunResult) -> int:
     if result.interrupted:
         print(f"stopped early: run the same command again to resume {plan.out}", file=sys.stderr)
         return 130
-    return 1 if result.failed else 0
+    return 1 if _unmeasured(plan, result) or result.failed else 0
+
+
+def _unmeasured(plan: RunPlan, result: RunResult) -> bool:
+    """Whether some pair of policies played only no-contests (said on the console): the run
+    measured nothing between them, so it does not end as a success."""
+    from arena.record.validity import unmeasured_pairs
+
+    pairs = unmeasured_pairs(result.tables.get("h2h", {}))
+    for first, second, nc in pairs:
+        print(
+            f"every game between {first} and {second} was a no-contest ({nc}): nothing was "
+            f"measured between them; the reasons are in {plan.out / 'events.jsonl'} "
+            "(episode_replayed, no_contest_kept) and in the replays' results",
+            file=sys.stderr,
+        )
+    return bool(pairs)

@@ -113,6 +113,7 @@ def _check_keys(config: Config, source: str) -> None:
         if isinstance(policy, LlmPolicy)
         for field, env in (
             ("api_key_env", policy.api_key_env),
+            ("client_key_password_env", policy.client_key_password_env),
             *((f"headers_env.{header}", e) for header, e in policy.headers_env.items()),
         )
         if env and not os.environ.get(env)

@@ -478,8 +478,7 @@ class Config(_Strict):
         for policy in self.policies.values():
             if not isinstance(policy, LlmPolicy):
                 continue
-            names = [policy.api_key_env, *policy.headers_env.values()]
-            found += [os.environ[n] for n in names if n and os.environ.get(n)]
+            found += [os.environ[n] for n in policy.secret_variables() if os.environ.get(n)]
         return found
 
     def params_for(self, game: str) -> dict[str, Any]:

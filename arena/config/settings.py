@@ -124,6 +124,7 @@ SETTINGS: dict[str, Setting] = {
     "policies.*.max_response_bytes": PLAYS, "policies.*.retry_lists_moves": PLAYS,
     "policies.*.api_key_env": CONNECTS, "policies.*.ca_bundle": CONNECTS,
     "policies.*.client_cert": CONNECTS, "policies.*.client_key": CONNECTS,
+    "policies.*.client_key_password_env": CONNECTS,
     "policies.*.headers": CONNECTS, "policies.*.headers_env": CONNECTS,
     "policies.*.idle_expiry_s": CONNECTS,
     "policies.*.max_connections": RUNS, "policies.*.price": RUNS,

@@ -15,7 +15,6 @@ session's probes and for the preflight alike.
 from __future__ import annotations
 
 import itertools
-import statistics
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from arena.seats.breaker import (
     as_the_run,
     misconfiguration_fix,
 )
+from providers.proxies import named_proxy
 
 if TYPE_CHECKING:
     from providers.client import ProbeAnswer
@@ -58,6 +58,17 @@ PROBE_S = 10.0
 """How long an endpoint has to answer a probe."""
 PROBE_BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 """The waits between the probes of an endpoint that is down (the last one repeats)."""
+
+_SHOWN: dict[str, str] = {
+    "reset": "exchanges dropped before the body ended",
+    "certificate": "with a certificate that failed verification",
+    "tls": "with a TLS handshake that failed",
+    "proxy_auth": "through a proxy that rejected the credentials",
+}
+"""How the stop says what an endpoint answered, where it was no status."""
+
+_WAITS = ("first_reply_s", "retry_s")
+"""The deadlines a gateway's wait is compared with."""
 
 Stop = Callable[[str, bool, bool], None]
 """How health stops the run: (the reason, whether the endpoint is misconfigured, whether the
@@ -87,13 +98,14 @@ def read_probe(
     outcome: ProbeAnswer | providers.ProviderError,
 ) -> ProbeReading:
     """What the probe's answer, or the error it ended with, says of the endpoint `spec`."""
-    url = spec.base_url
+    url, protocol = spec.base_url, spec.protocol
     if isinstance(outcome, providers.TransportError):
-        if outcome.tls:  # the server is there: the message says what to set
+        if outcome.tls or outcome.proxy:  # the message says what to set, or which proxy
             return ProbeReading(False, f"{url}: {outcome}")
-        fix = "start the server, or correct base_url"
         how = "no connection could be opened" if outcome.connect_refused else "it hung up"
-        return ProbeReading(False, f"nothing answers at {url} ({how}): {fix}")
+        return ProbeReading(
+            False, f"nothing answers at {url} ({how}): {providers.advise(protocol, 'refused')}"
+        )
     if isinstance(outcome, providers.Timeout):
         return ProbeReading(
             False, f"{url} did not answer within {PROBE_S:g} s: check that the host is reachable"
@@ -105,27 +117,21 @@ def read_probe(
         key = (
             f"the key in {policy.api_key_env}" if policy.api_key_env else "a request without a key"
         )
-        return ProbeReading(
-            up, f"{url} refused {key} (HTTP {status}): check the key and api_key_env"
-        )
-    if status == 404 and outcome.models is None and spec.protocol != "openai":
-        return ProbeReading(
-            up, f"{url} does not know the model {spec.model!r} (HTTP 404): check the model name"
-        )
+        fix = providers.advise(protocol, status, setting=policy.api_key_env or "")
+        return ProbeReading(up, f"{url} refused {key} (HTTP {status}): {fix}")
+    if status == 407:
+        fix = providers.advise(protocol, 407, setting=named_proxy(url))
+        return ProbeReading(up, f"{url}: {fix}")
+    if status == 404 and outcome.models is None and protocol != "openai":
+        fix = providers.advise(protocol, 404, setting=spec.model)
+        return ProbeReading(up, f"{url} answered HTTP 404: {fix}")
     if status == 404:
         return ProbeReading(
             up, "", f"{url} lists no models (HTTP 404): the model name {spec.model!r} is unchecked"
         )
     if status == 400 and "certificate" in outcome.excerpt.lower():
-        fix = (
-            "check client_cert and client_key"
-            if spec.client_cert
-            else "set client_cert (and client_key) on the policy"
-        )
-        return ProbeReading(
-            up,
-            f"{url} asks for a client certificate (HTTP 400: {outcome.excerpt[:120]!r}): {fix}",
-        )
+        fix = providers.advise(protocol, 400, outcome.excerpt, setting=spec.client_cert or "")
+        return ProbeReading(up, f"{url} answered HTTP 400 ({outcome.excerpt[:120]!r}): {fix}")
     if not 200 <= status < 300:
         return ProbeReading(
             up, "", f"{url} answered the probe with HTTP {status}: {outcome.excerpt[:120]!r}"
@@ -225,10 +231,11 @@ class EndpointHealth:
                 self._changed()
                 return
             if circuit.down_for() >= limit and not self._served_elsewhere(circuit):
+                last = f" (last: {circuit.last_failure})" if circuit.last_failure else ""
                 self._stop(
                     f"the endpoint {circuit.endpoint} has been down for {circuit.down_for():.0f} s "
-                    f"(endpoint_down_s = {limit:g}): start it again, then run the same command "
-                    "to resume",
+                    f"(endpoint_down_s = {limit:g}){last}: start it again, then run the same "
+                    "command to resume",
                     False,
                     False,
                 )
@@ -255,7 +262,9 @@ class EndpointHealth:
             url=url, status=found.status, body=found.body, times=found.times, fix=fix,
         )  # fmt: skip
         what = (
-            f"HTTP {found.status}" if found.status is not None else "bodies that are no completion"
+            f"HTTP {found.status}"
+            if found.status is not None
+            else _SHOWN.get(found.problem or "not_completion", "bodies that are no completion")
         )
         self.misconfigured = True
         self._stop(
@@ -281,14 +290,11 @@ class EndpointHealth:
                 waits += latencies
                 names.add(replay.spectator.policies[str(game.index)][seat])
         urls = sorted({u for n in names if n in self._models for u in self._models[n].base_urls})
-        seen_s = f"about {statistics.median(waits):.1f} s" if waits else "unknown"
-        first = replay.deadlines.get("first_reply_s")
-        limit = f"first_reply_s = {first:g} s" if first is not None else "first_reply_s"
-        fix = (
-            f"the gateway in front of the model gives up (HTTP 502/504, seen: {seen_s}) before "
-            f"the model answers, a shorter wait than {limit}: raise the "
-            "gateway's timeout (nginx: proxy_read_timeout) above first_reply_s, or lower "
-            "first_reply_s"
+        # the shortest: a gateway answers at its timeout, and a loaded machine only adds to it
+        seen_s = f"about {min(waits):.1f} s" if waits else "unknown"
+        ours = [f"{k} = {replay.deadlines[k]:g} s" for k in _WAITS if k in replay.deadlines]
+        fix = providers.advise(
+            "openai", "gateway_wait", setting=f"its wait: {seen_s}; ours: {', '.join(ours)}"
         )
         log.error(
             "endpoint_misconfigured", policy=min(names), policies=sorted(names),

@@ -353,8 +353,10 @@ def _check_endpoints(config: Config) -> None:
                 if replica.ca_bundle is not None or replica.client_cert is not None:
                     from providers.tls import tls_context  # TLS files: endpoints naming them
 
+                    phrase = replica.client_key_password
+                    secret = phrase.get_secret_value() if phrase is not None else None
                     tls_context(config.run.trust, replica.ca_bundle, replica.client_cert,
-                                replica.client_key)  # fmt: skip
+                                replica.client_key, secret)  # fmt: skip
         except ValueError as exc:
             raise ConfigError(f"policies.{name}: {exc}") from exc
 

@@ -38,7 +38,7 @@ from arena.play.protocol import (
     Seat,
     SeatFailure,
 )
-from arena.record.validity import side_of
+from arena.record.causes import FACTS, Cause, side_of
 
 __all__ = [
     "NO_REPLY",
@@ -65,19 +65,10 @@ REPLY_CUT = 2000
 SEAT_LEAD_S = 0.05
 """How much earlier than the arena's own cut-off a seat is told its deadline."""
 
-RETRY_REASONS = {
-    "timeout": "no reply came in time.",
-    "transport": "the reply could not be delivered.",
-    "not_connected": "the reply could not be delivered.",
-    "rate_limited": "the reply could not be delivered.",
-    "http_status": "the reply could not be delivered.",
-    "provider_error": "the reply could not be delivered.",
-    "empty": "the reply was empty.",
-    "truncated": "the reply was cut off at the token limit.",
-}
-"""What a retry prompt says of a failed attempt, per cause: fixed words, so that no
-provider error text, model name, URL or status detail ever reaches a prompt. For
-`unreadable` and `illegal` the game's own message follows the cause."""
+RETRY_REASONS: dict[Cause, str] = {c: f.retry for c, f in FACTS.items() if f.retry}
+"""What a retry prompt says of a failed attempt, per cause (`arena.record.causes`): fixed
+words, so that no provider error text, model name, URL or status detail ever reaches a
+prompt. For `unreadable` and `illegal` the game's own message follows the cause."""
 OTHER_REASON = "the reply could not be used."
 """The reason given for a cause `RETRY_REASONS` does not name."""
 SHORT_REPLY = (
@@ -97,7 +88,7 @@ class ReadReply(NamedTuple):
     `extracted` where the move could be read at all (an illegal one included)."""
 
     move: Any
-    cause: str | None
+    cause: Cause | None
     error: str
     extracted: Extracted | None
 
@@ -114,7 +105,7 @@ def read_reply(
         extracted = extract(text, key)
         move = game.parse(state, seat, extracted.move)
     except (games.Unreadable, RecursionError) as exc:
-        cause = "truncated" if stop_reason == "length" else "unreadable"
+        cause: Cause = "truncated" if stop_reason == "length" else "unreadable"
         error = str(exc) if isinstance(exc, games.Unreadable) else TOO_DEEP
         return ReadReply(None, cause, error, None)
     except games.Illegal as exc:
@@ -122,7 +113,7 @@ def read_reply(
     return ReadReply(move, None, "", extracted)
 
 
-def retry_reason(cause: str, error: str) -> str:
+def retry_reason(cause: Cause, error: str) -> str:
     """The neutral reason a retry prompt gives for a failed attempt (`RETRY_REASONS`), whole
     sentences: a game's message that does not end as a sentence does gets a full stop."""
     if cause in ("unreadable", "illegal"):
@@ -132,7 +123,7 @@ def retry_reason(cause: str, error: str) -> str:
 
 
 def retry_text(
-    cause: str,
+    cause: Cause,
     error: str,
     *,
     key: str = "move",
@@ -239,7 +230,9 @@ async def _text_decision(seat: TextSeat, req: DecisionRequest) -> Decision:
             break
         record, move, extracted = await _attempt(seat, req, n, feedback, min(now + limit, end))
         if record.cause is not None:
-            record = replace(record, side=side_of(record.cause, seat.endpoint_down()))
+            # a timeout after the infrastructure failed in this decision is not the seat's
+            before = (a.side for a in attempts)
+            record = replace(record, side=side_of(record.cause, seat.endpoint_down(), before))
         attempts.append(_logged(record, req.seat))
         if record.cause is None and extracted is not None:
             return Decision(

@@ -30,6 +30,7 @@ from arena.play.decisions import REPLY_CUT, decide_batch
 from arena.play.match import Episode
 from arena.play.prompts import Prompt, PromptTemplate, SeatContext, render_prompt
 from arena.play.protocol import Decision, DecisionRequest, MakesSeats, Seat
+from arena.record.causes import side_of
 from arena.record.hooks import EpisodeHooks
 from arena.record.replay import (
     FallbackAttempt,
@@ -45,7 +46,7 @@ from arena.record.replay import (
     move_json,
     prompt_sha256,
 )
-from arena.record.validity import infrastructure_no_contest, side_of
+from arena.record.validity import infrastructure_no_contest
 from games import COMPLETE, Outcome
 
 __all__ = [
@@ -374,7 +375,7 @@ def _forfeit(decisions: dict[int, Decision]) -> Outcome | None:
     lost = sorted(seat for seat, d in decisions.items() if d.source == "forfeit")
     if not lost:
         return None
-    detail = "; ".join(f"seat {s} {decisions[s].cause}: {decisions[s].error}" for s in lost)
+    detail = "; ".join(f"seat {s} {decisions[s].forfeit}: {decisions[s].error}" for s in lost)
     scores = (0, 0) if len(lost) == 2 else (-1, 1) if lost == [0] else (1, -1)
     return Outcome(scores, COMPLETE, "forfeit", detail)
 

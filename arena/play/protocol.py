@@ -20,10 +20,10 @@ from typing import Any, ClassVar, Literal, Protocol
 import games
 from arena.config import Deadlines
 from arena.play.prompts import Prompt
-from arena.record.replay import ReplyReport, Side
+from arena.record.causes import CAUSES, Cause, ForfeitCause, Side
+from arena.record.replay import ReplyReport
 
 __all__ = [
-    "CAUSES",
     "Answer",
     "Attempt",
     "Decision",
@@ -35,22 +35,6 @@ __all__ = [
     "SeatFailure",
     "Source",
 ]
-
-CAUSES = (
-    "timeout",
-    "transport",
-    "rate_limited",
-    "http_status",
-    "provider_error",
-    "empty",
-    "truncated",
-    "unreadable",
-    "illegal",
-    "over_budget",
-    "llm_off",
-    "not_connected",
-)
-"""Every fallback cause (docs/rules.md#the-decision-protocol)."""
 
 Source = Literal["reply", "retry", "fallback", "forfeit"]
 """How a decision's move was reached: the first reply, the retry, the baseline in the
@@ -80,11 +64,11 @@ class Answer(ReplyReport):
 
 
 class SeatFailure(Exception):
-    """A text seat gave no usable reply; `cause` is one of `CAUSES`."""
+    """A text seat gave no usable reply, for `cause` (`arena.record.causes`)."""
 
     def __init__(
         self,
-        cause: str,
+        cause: Cause,
         detail: str,
         *,
         status: int | None = None,
@@ -108,7 +92,7 @@ class DecisionAttempt:
     prompt: str
     latency_s: float
     reply: str | None
-    cause: str | None
+    cause: Cause | None
     """None when the attempt gave a move the game accepted."""
     error: str = ""
     report: ReplyReport | None = None
@@ -137,12 +121,15 @@ class Decision:
     attempts: tuple[DecisionAttempt, ...] = ()
     say: str = ""
     notes: str | None = None
-    cause: str | None = None
-    """The fallback's or forfeit's cause: for a text seat that of its last failed attempt."""
+    cause: Cause | None = None
+    """The fallback's cause: for a text seat that of its last failed attempt (unless an
+    earlier one was the infrastructure's: `decisions`)."""
     extracted: Any = None
     """The move as the seat wrote it, before the game's reader (None on fallback)."""
     nodes: int | None = None
     """Program seats: the engine helper calls this move cost."""
+    forfeit: ForfeitCause | None = None
+    """A forfeit's cause."""
     error: str = ""
     """A forfeit's detail."""
 

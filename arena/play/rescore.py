@@ -31,6 +31,7 @@ from rich.text import Text
 
 import games
 from arena.play.decisions import read_reply
+from arena.record.causes import READING_CAUSES
 from arena.record.replay import (
     AttemptRecord,
     DecisionRecord,
@@ -71,7 +72,7 @@ KINDS: tuple[Kind, ...] = (FALLBACK_TO_MOVE, MOVE_TO_OTHER, MOVE_TO_FALLBACK, UN
 EXCERPT_CHARS = 160
 """The most characters of a reply a change shows (its whitespace folded to single spaces)."""
 
-_READING_CAUSES = (None, "empty", "unreadable", "truncated", "illegal")
+_READING_CAUSES = (None, *READING_CAUSES)
 """Recorded causes that came from reading the reply; any other (a timeout, a provider
 failure) did not, and re-reading cannot change it."""
 

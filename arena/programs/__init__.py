@@ -52,7 +52,6 @@ from arena.programs.limits import (
     timeout_for,
 )
 from arena.programs.runner import (
-    FORFEIT_CAUSES,
     OVER_BUDGET_FORFEIT,
     ProgramForfeit,
     ProgramMove,
@@ -61,6 +60,7 @@ from arena.programs.runner import (
 )
 from arena.programs.static import ProgramInfo, ProgramRefused, check_source, register
 from arena.programs.uids import DEFAULT_PROGRAM_UIDS, UidsExhausted, block_problem
+from arena.record.causes import FORFEIT_CAUSES
 from games import program_games as program_games  # the registry's, kept here for callers
 
 __all__ = [

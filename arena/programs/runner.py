@@ -33,9 +33,9 @@ from arena.programs.pipes import BUDGET_REFUSAL, refusal_line, result_line
 from arena.programs.sandbox import ChildGone, ChildProcess
 from arena.programs.static import ProgramInfo
 from arena.programs.uids import DEFAULT_PROGRAM_UIDS, UidLease, lease
+from arena.record.causes import FORFEIT_CAUSES, ForfeitCause
 
 __all__ = [
-    "FORFEIT_CAUSES",
     "OVER_BUDGET_FORFEIT",
     "ProgramForfeit",
     "ProgramMove",
@@ -43,7 +43,6 @@ __all__ = [
     "ProgramSeat",
 ]
 
-FORFEIT_CAUSES = ("illegal", "crash", "exception", "timeout", "over_budget")
 OVER_BUDGET_FORFEIT = 3
 """The over-budget move that forfeits the game (seed: the third in one game)."""
 _DETAIL_CHARS = 800
@@ -60,9 +59,9 @@ class ProgramMove:
 
 
 class ProgramForfeit(Exception):
-    """The program lost the game by its own fault; `cause` is one of FORFEIT_CAUSES."""
+    """The program lost the game by its own fault; `cause` is one of `arena.record.causes.FORFEIT_CAUSES`."""
 
-    def __init__(self, cause: str, detail: str) -> None:
+    def __init__(self, cause: ForfeitCause, detail: str) -> None:
         if cause not in FORFEIT_CAUSES:
             raise ValueError(
                 f"unknown forfeit cause {cause!r} (known: {', '.join(FORFEIT_CAUSES)})"
@@ -163,7 +162,7 @@ class ProgramRunner:
         if child is not None:
             await child.kill()
 
-    def _forfeited(self, cause: str, detail: str) -> ProgramForfeit:
+    def _forfeited(self, cause: ForfeitCause, detail: str) -> ProgramForfeit:
         self._forfeit = ProgramForfeit(cause, detail)
         return self._forfeit
 

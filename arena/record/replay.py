@@ -20,15 +20,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from arena.record.causes import CAUSES, Cause, Side
+
 __all__ = [
-    "INFRASTRUCTURE",
     "MAX_REPLAY_BYTES",
     "MAX_REPLAY_DEPTH",
     "REASONING_CUT",
     "REPLY_END",
     "REPLY_KEPT",
     "SCHEMA_VERSION",
-    "SEAT",
     "TIMINGS",
     "AttemptRecord",
     "DecisionRecord",
@@ -41,7 +41,6 @@ __all__ = [
     "Replay",
     "ReplayUnreadable",
     "ReplyReport",
-    "Side",
     "Spectator",
     "kept_reply",
     "load_replay",
@@ -49,6 +48,7 @@ __all__ = [
     "prompt_sha256",
     "read_replay_json",
     "results_digest",
+    "validation_problems",
     "write_atomic",
     "write_atomic_lines",
 ]
@@ -79,14 +79,6 @@ def _empty(value: object) -> bool:
 class _Model(BaseModel):
     # Built when first used (a game's first record), not when a run imports them.
     model_config = ConfigDict(extra="forbid", defer_build=True)
-
-
-Side = Literal["seat", "infrastructure"]
-"""Whose failure a fallback was (docs/rules.md#validity): the seat's own (what it returned,
-or no reply while its endpoint was up), or the infrastructure's (the provider, the network,
-the endpoint down). The battle's clock rule (`llm_off`) is neither: the seat was not asked."""
-SEAT: Side = "seat"
-INFRASTRUCTURE: Side = "infrastructure"
 
 
 REASONING_CUT = 20_000
@@ -156,7 +148,7 @@ class _AttemptFacts(_Model):
     reply_sha256: str | None = Field(default=None, exclude_if=_empty)
     """A reply cut by `kept_reply`: the SHA-256 of the whole reply (UTF-8)."""
     latency_s: float
-    cause: str | None = None
+    cause: Cause | None = None
     error: str = ""
 
 
@@ -194,7 +186,7 @@ class FallbackAttempt(_Model):
 
     n: int
     latency_s: float
-    cause: str | None
+    cause: Cause | None
     error: str
     status: int | None
     reply: str | None
@@ -212,7 +204,7 @@ class FallbackRecord(_Model):
     ply: int
     seat: int
     alias: str
-    cause: str
+    cause: Cause
     side: Side | None = None
     """Whose failure the fallback was (that of its last attempt); None for `llm_off`."""
     last_error: str
@@ -459,10 +451,19 @@ def load_replay(path: Path) -> Replay:
     try:
         return Replay.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "the document"
         raise ReplayUnreadable(
-            path,
-            f"not a replay of this arena ({exc.error_count()} field(s) wrong; "
-            f"{where}: {first['msg']})",
+            path, f"not a replay of this arena ({validation_problems(exc)})"
         ) from exc
+
+
+def validation_problems(error: ValidationError) -> str:
+    """A replay's validation errors in one line: each field's path and what is wrong with it
+    (an unknown cause named as such, with the known ones)."""
+    said: list[str] = []
+    for found in error.errors(include_url=False):
+        where = ".".join(str(part) for part in found["loc"])
+        if found["loc"] and found["loc"][-1] == "cause" and found["type"] == "literal_error":
+            said.append(f"{where}: unknown cause {found['input']!r} (known: {', '.join(CAUSES)})")
+        else:
+            said.append(f"{where}: {found['msg']} (found {found.get('input')!r:.80})")
+    return "; ".join(said)

@@ -9,54 +9,37 @@ run. The rule reads only what a replay records, so `arena verify` checks it.
 
 from __future__ import annotations
 
-from arena.record.replay import (
-    INFRASTRUCTURE,
-    SEAT,
-    FallbackRecord,
-    GameRecord,
-    GameResult,
-    Side,
-)
+from collections.abc import Mapping, Sequence
+
+from arena.record.causes import FACTS, INFRASTRUCTURE, Cause, Side, side_of
+from arena.record.replay import DecisionRecord, FallbackRecord, GameRecord, GameResult
 
 __all__ = [
     "BREAKER_NOTES",
     "GATEWAY_TIMEOUTS",
-    "INFRASTRUCTURE_CAUSES",
     "INFRASTRUCTURE_NC",
     "gateway_timeouts",
     "infrastructure_no_contest",
     "infrastructure_share",
     "measured",
     "side_error",
-    "side_of",
+    "unmeasured_pairs",
 ]
 
 INFRASTRUCTURE_NC = "infrastructure: "
 """How the detail of a game the infrastructure spoiled begins."""
 
-INFRASTRUCTURE_CAUSES = frozenset(
-    {"not_connected", "transport", "http_status", "rate_limited", "provider_error"}
-)
-"""Causes that are the infrastructure's whatever the endpoint's state; a `timeout` is too
-while the endpoint's circuit is open, and the seat's while it is closed."""
 
-
-def side_of(cause: str, endpoint_down: bool) -> Side | None:
-    """Whose failure an attempt or fallback of `cause` was (None for `llm_off`)."""
-    if cause == "llm_off":
-        return None
-    if cause in INFRASTRUCTURE_CAUSES or (cause == "timeout" and endpoint_down):
-        return INFRASTRUCTURE
-    return SEAT
-
-
-def side_error(cause: str, side: Side | None) -> str | None:
+def side_error(cause: Cause, side: Side | None) -> str | None:
     """What is wrong with a recorded fallback's side for its cause, or None: only a timeout
-    can be either side's (it depends on the endpoint's state, which a replay does not hold)."""
+    can be either side's (it depends on the endpoint's state and on what failed before it in
+    the decision)."""
     allowed = {side_of(cause, False), side_of(cause, True)}
     if side in allowed:
         return None
-    return f"a fallback of cause {cause!r} is recorded as the {side}'s failure"
+    return (
+        f"a fallback of cause {cause!r} ({FACTS[cause].says}) is recorded as the {side}'s failure"
+    )
 
 
 def infrastructure_share(record: GameRecord, seat: int) -> tuple[int, int]:
@@ -90,28 +73,55 @@ GATEWAY_TIMEOUTS = frozenset({502, 504})
 
 
 def gateway_timeouts(record: GameRecord) -> dict[int, list[float]]:
-    """For a game whose infrastructure fallbacks all came of a gateway's timeouts (502 or
-    504), or of the circuit those opened (a request not sent, or cut, while it was open):
-    each such seat and how long the gateway waited before each 502/504, in seconds; {}
-    when anything else of the infrastructure failed, or nothing did."""
-    infra = [f for f in record.fallbacks if f.side == INFRASTRUCTURE]
-    gateway = [f for f in infra if f.cause == "http_status"]
-    if not gateway or not all(_breakers(f) for f in infra if f.cause != "http_status"):
-        return {}
-    statuses = {a.status for f in gateway for a in f.attempts if a.cause == "http_status"}
-    if not statuses <= GATEWAY_TIMEOUTS:
-        return {}
-    seats = {f.seat for f in gateway}
-    waits: dict[int, list[float]] = {seat: [] for seat in seats}
-    for ply in record.plies:
-        for decision in ply.decisions:
-            if decision.seat not in seats:
-                continue
-            for attempt in decision.attempts:  # each transport attempt it made
-                for sent in attempt.retries:
-                    if sent.get("status") in GATEWAY_TIMEOUTS and sent.get("latency_s"):
-                        waits[decision.seat].append(float(sent["latency_s"]))
+    """For a game whose infrastructure fallbacks all came of a gateway's timeouts: each such
+    seat and how long the gateway waited before each 502/504, in seconds; {} when anything
+    else of the infrastructure failed, or nothing did.
+
+    A decision is a gateway's when a 502 or 504 answered one of its attempts (or one of an
+    attempt's transport retries), and each of its other infrastructure failures was a
+    timeout (no reply, after the gateway's answer) or the open circuit's doing (a request
+    not sent, or cut). A fallback that is only the circuit's counts beside them."""
+    decisions = {(p.ply, d.seat): d for p in record.plies for d in p.decisions}
+    waits: dict[int, list[float]] = {}
+    for fallback in record.fallbacks:
+        if fallback.side != INFRASTRUCTURE:
+            continue
+        decision = decisions.get((fallback.ply, fallback.seat))
+        seen = _gateway_waits(fallback, decision)
+        if seen is None:
+            if not _breakers(fallback):
+                return {}
+            continue
+        waits.setdefault(fallback.seat, []).extend(seen)
     return waits
+
+
+def _gateway_waits(fallback: FallbackRecord, decision: DecisionRecord | None) -> list[float] | None:
+    """How long a gateway waited before each 502/504 of the decision, or None when the
+    decision is not a gateway's (`gateway_timeouts`)."""
+    sent = [r for a in decision.attempts for r in a.retries] if decision is not None else []
+    waits = [float(r.get("latency_s") or 0.0) for r in sent if r.get("status") in GATEWAY_TIMEOUTS]
+    answered = any(a.status in GATEWAY_TIMEOUTS for a in fallback.attempts)
+    if not (waits or answered):
+        return None
+    for a in fallback.attempts:
+        if a.side != INFRASTRUCTURE or a.cause == "timeout" or a.error.startswith(BREAKER_NOTES):
+            continue
+        if not (a.cause == "http_status" and a.status in GATEWAY_TIMEOUTS):
+            return None
+    return [w for w in waits if w > 0]
+
+
+def unmeasured_pairs(h2h: Mapping[str, Sequence[int]]) -> list[tuple[str, str, int]]:
+    """The pairs of policies every one of whose games was a no-contest, with how many: the
+    league's head-to-head table (`"a|b"` -> wins, draws, losses, no-contests) measured
+    nothing between them. Each pair once, in name order."""
+    found = []
+    for pair, (won, drawn, lost, nc) in sorted(h2h.items()):
+        first, _, second = pair.partition("|")
+        if first < second and nc and not (won or drawn or lost):
+            found.append((first, second, nc))
+    return found
 
 
 BREAKER_NOTES = ("not sent:", "cut:")

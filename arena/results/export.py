@@ -28,8 +28,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from arena.play.protocol import CAUSES
-from arena.record.replay import INFRASTRUCTURE, SEAT
+from arena.record.causes import CAUSES, INFRASTRUCTURE, SEAT
 from arena.results.standings import GameSummary, Row, SeatStats
 
 __all__ = [

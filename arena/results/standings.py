@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.record.replay import INFRASTRUCTURE, SEAT, GameRecord, Replay
-from arena.record.validity import side_of
+from arena.record.causes import FACTS, INFRASTRUCTURE, SEAT, side_of
+from arena.record.replay import GameRecord, Replay
 
 __all__ = ["GameSummary", "Row", "SeatStats", "Table", "by_game", "standings", "summarise"]
 
@@ -77,7 +77,7 @@ class SeatStats:
         if sides is None:
             sides = Counter()
             for cause, n in fallbacks.items():
-                side = side_of(cause, False)
+                side = side_of(cause, False) if cause in FACTS else SEAT
                 if side is not None:
                     sides[side] += n
         return cls(
@@ -163,7 +163,7 @@ def _seat_stats(record: GameRecord, seat: int) -> SeatStats:
                 if a.cost_usd is not None:
                     cost = (cost or 0.0) + a.cost_usd
     mine = [f for f in record.fallbacks if f.seat == seat]
-    causes = Counter(f.cause for f in mine)
+    causes = Counter[str](f.cause for f in mine)
     sides = Counter(str(f.side) for f in mine if f.side is not None)
     result = record.result
     forfeited = (  # the forfeiting seat loses; both at once draw

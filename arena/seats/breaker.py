@@ -12,11 +12,14 @@ answers. A reply, whatever its content, resets the count.
 
 An endpoint can also be there and answer, but never usefully: it is
 misconfigured (`Misconfigured`), and waiting will not mend it. That is said
-when its first completion of the session is refused with 401, 403 or 404 (a
-key, a model or a path that is wrong), or when its completions get the same
-other 4xx status, or a body that is no completion, `threshold` times in a row
-with no reply between (a gateway's body-size limit, a client certificate it
-asks for). The session is told through `on_misconfigured` and stops the run.
+when its first completion of the session is refused with 401, 403, 404 or 407
+(a key, a model, a path or a proxy's login that is wrong); at any completion
+whose TLS fails (a certificate not trusted, a handshake refused) or whose proxy
+rejects the credentials; or when its completions get the same other 4xx status,
+a body that is no completion, or an exchange dropped before its body ended,
+`threshold` times in a row with no reply between (a gateway's body-size limit,
+a client certificate it asks for, a gateway that resets every reply). The
+session is told through `on_misconfigured` and stops the run.
 Any single 4xx (a prompt over the context length) is only that request's.
 """
 
@@ -30,6 +33,7 @@ import anyio
 import structlog
 
 import providers
+from providers.proxies import named_proxy
 
 __all__ = [
     "Breakers",
@@ -65,7 +69,7 @@ def endpoint_of(spec: providers.ProviderSpec) -> str:
     return f"{spec.protocol} {spec.base_url or '(default URL)'}"
 
 
-_REFUSED_AT_ONCE = (401, 403, 404)
+_REFUSED_AT_ONCE = (401, 403, 404, 407)
 """Statuses that, answering an endpoint's first completion, say it is set up wrong."""
 _EXCERPT_CHARS = 200
 
@@ -78,37 +82,20 @@ class Misconfigured:
     status: int | None
     body: str
     times: int
+    problem: providers.Problem | None = None
+    """What it shows when the status and body alone do not say (a refused schema form, every
+    reply cut off before its end, a certificate or a proxy), for `misconfiguration_fix`."""
+    setting: str = ""
+    """What the fix names of the setting in question (the proxy and its variable), or ''."""
 
 
 def misconfiguration_fix(spec: providers.ProviderSpec, found: Misconfigured) -> str:
-    """What to change for an endpoint that answers as `found` says."""
-    status, body = found.status, found.body.lower()
-    if status is None:
-        return (
-            f"its answers are not {spec.protocol} completions: check that base_url points at a "
-            f"{spec.protocol}-compatible endpoint (an OpenAI-compatible one usually ends in /v1)"
-        )
-    if status in (401, 403):
-        return (
-            "it refuses the key: check the key in the variable api_key_env names (and "
-            "headers_env, for a gateway's own key)"
-        )
-    if status == 404:
-        return "it does not know the path or the model: check base_url and model"
-    if status == 413:
-        return (
-            "it refuses request bodies this large: raise the gateway's limit (nginx: "
-            "client_max_body_size), or shorten the prompt template"
-        )
-    if "response_format" in body or "json_schema" in body or "schema" in body:
-        return (
-            'it refuses the form of a schema request (decoding = "schema"): set '
-            'schema_style = "json_object" for llama-cpp-python\'s server, "json_schema" for '
-            'the others, or decoding = "json"'
-        )
-    if "certificate" in body:
-        return "it asks for a client certificate: set client_cert (and client_key) on the policy"
-    return f"it refuses every completion with HTTP {status}: check base_url, headers and params"
+    """What to change for an endpoint that answers as `found` says (`providers.advise`)."""
+    problem = found.problem if found.problem is not None else found.status
+    setting = found.setting
+    if problem == 407 and not setting:  # the proxy the environment routes the endpoint through
+        setting = named_proxy(spec.base_url)
+    return providers.advise(spec.protocol, problem, found.body, setting=setting)
 
 
 @dataclass(eq=False)
@@ -122,13 +109,15 @@ class Circuit:
     on_misconfigured: Callable[[Circuit, Misconfigured], None] | None = None
     failures: int = 0
     """Infrastructure failures in a row."""
+    last_failure: str = ""
+    """What the last of them said (a proxy that refuses names itself), for the stop."""
     answered: bool = False
     """Whether a completion of this session has had an answer (a reply or a status)."""
     misconfigured: Misconfigured | None = None
     """Set once the endpoint has shown it is set up wrong."""
-    _same: tuple[int | None, int] = (None, 0)
-    """The refusal answered last (a 4xx status, or None for an unreadable body) and how many
-    times in a row."""
+    _same: tuple[int | str | None, int] = (None, 0)
+    """The refusal answered last (a 4xx status, None for an unreadable body, `reset` for an
+    exchange dropped before its body ended) and how many times in a row."""
     asked: int = 0
     """Requests sent through it (a policy's replicas share the load by it)."""
     opened_at: float | None = None
@@ -154,9 +143,11 @@ class Circuit:
         """Seconds since it opened (0 while closed)."""
         return 0.0 if self.opened_at is None else anyio.current_time() - self.opened_at
 
-    def failure(self) -> None:
-        """One more infrastructure failure in a row; the threshold-th opens the circuit."""
+    def failure(self, detail: str = "") -> None:
+        """One more infrastructure failure in a row (`detail`: what it said); the threshold-th
+        opens the circuit."""
         self.failures += 1
+        self.last_failure = detail[:_EXCERPT_CHARS] or self.last_failure
         if self.opened_at is None and self.failures >= self.threshold:
             self.opened_at = anyio.current_time()
             for scope in list(self._in_flight):
@@ -166,6 +157,7 @@ class Circuit:
                     "endpoint_down",
                     endpoint=self.endpoint,
                     failures=self.failures,
+                    last=self.last_failure,
                     detail="requests in flight were cut; its policies' new episodes wait "
                     "unless another replica serves them",
                 )
@@ -195,18 +187,37 @@ class Circuit:
         elif isinstance(error, providers.InvalidResponse):
             self.answered = True
             self._count(None, str(error))
+        elif isinstance(error, providers.TransportError):
+            self._transport(error)
+
+    def _transport(self, error: providers.TransportError) -> None:
+        """A certificate not trusted, a TLS handshake refused or a proxy that rejects the
+        credentials is set up wrong at once, the preflight passed or not; an exchange dropped
+        before its body ended, `threshold` times in a row, is too (a gateway that resets every
+        reply): waiting would measure nothing."""
+        body = str(error)[:_EXCERPT_CHARS]
+        if error.tls or error.problem == "proxy_auth":
+            problem = error.problem or "tls"
+            self._misconfigured(Misconfigured(None, body, 1, problem, error.proxy))
+        elif error.problem == "reset":
+            self._count("reset", body)
 
     def refused_form(self, error: providers.HTTPStatusError) -> None:
         """The endpoint refuses the form of a schema request: set up wrong, at once (every
         request of the policy would be refused alike)."""
         self.answered = True
-        self._misconfigured(Misconfigured(error.status, error.body_excerpt[:_EXCERPT_CHARS], 1))
+        found = Misconfigured(error.status, error.body_excerpt[:_EXCERPT_CHARS], 1, "schema_form")
+        self._misconfigured(found)
 
-    def _count(self, status: int | None, body: str) -> None:
+    def _count(self, status: int | str | None, body: str) -> None:
         last, times = self._same
         times = times + 1 if self._same[1] and last == status else 1
         self._same = (status, times)
-        if times >= self.threshold:
+        if times < self.threshold:
+            return
+        if isinstance(status, str):
+            self._misconfigured(Misconfigured(None, body[:_EXCERPT_CHARS], times, "reset"))
+        else:
             self._misconfigured(Misconfigured(status, body[:_EXCERPT_CHARS], times))
 
     def _misconfigured(self, found: Misconfigured) -> None:

@@ -40,8 +40,8 @@ import structlog
 
 import games
 from arena.play.protocol import DecisionAttempt, DecisionRequest
+from arena.record.causes import Cause, side_of
 from arena.record.replay import move_json
-from arena.record.validity import side_of
 from arena.seats.cut import CuttableEpisode, current_episode
 
 __all__ = ["Desk", "Status", "Table", "Turn", "TurnClosed"]
@@ -132,7 +132,7 @@ class Turn:
         try:
             parsed = req.game.parse(req.state, req.seat, move)
         except games.MoveError as exc:
-            cause = "illegal" if isinstance(exc, games.Illegal) else "unreadable"
+            cause: Cause = "illegal" if isinstance(exc, games.Illegal) else "unreadable"
             self.tries.append(
                 DecisionAttempt(len(self.tries) + 1, "", latency, written, cause, str(exc),
                         side=side_of(cause, False))

@@ -28,7 +28,7 @@ import games
 from arena.config import Deadlines
 from arena.play.decisions import NO_REPLY
 from arena.play.protocol import Decision, DecisionAttempt, DecisionRequest, Seat, Source
-from arena.record.validity import side_of
+from arena.record.causes import side_of
 from arena.seats.desk import Table
 
 __all__ = ["HumanSeat"]

@@ -22,13 +22,13 @@ from arena.config import LlmPolicy
 from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
 from arena.play.schema import SCHEMA_ENUM, reply_schema
+from arena.record.causes import INFRASTRUCTURE_CAUSES, Cause
 from arena.record.replay import REASONING_CUT
-from arena.record.validity import INFRASTRUCTURE_CAUSES
 from arena.redact import Redactor
 from arena.seats.breaker import Circuit
 from arena.seats.cache import ResponseCache
 
-__all__ = ["FORM_HINT", "LlmSeat", "Replica", "provider_spec", "provider_specs"]
+__all__ = ["LlmSeat", "Replica", "provider_spec", "provider_specs"]
 
 log = structlog.get_logger("arena.seats.llm")
 
@@ -44,7 +44,7 @@ def provider_spec(policy: LlmPolicy) -> providers.ProviderSpec:
     return provider_specs(policy)[0]
 
 
-def _cause(error: providers.ProviderError, connected: bool) -> str:
+def _cause(error: providers.ProviderError, connected: bool) -> Cause:
     if isinstance(error, providers.Timeout):
         return "timeout"
     if isinstance(error, providers.TransportError):
@@ -64,12 +64,6 @@ _CUT = "cut: the model's endpoint went down while this request was in flight"
 
 
 _USAGE_FIELDS = tuple(f.name for f in fields(providers.Usage))
-
-FORM_HINT = (
-    'the server refuses this form of a schema request: set schema_style = "json_object" '
-    'for llama-cpp-python\'s server, "json_schema" for the others, or decoding = "json"'
-)
-"""What a refused schema request's failure says to do."""
 
 
 def _enum_refused(request: providers.CompletionRequest, error: providers.ProviderError) -> bool:
@@ -228,14 +222,15 @@ class LlmSeat(TextSeat):
                     raise  # asked again with the shape only: not the endpoint's fault
                 if isinstance(error, providers.HTTPStatusError) and _form_refused(request, error):
                     circuit.refused_form(error)
+                    hint = providers.advise(self._policy.provider, "schema_form")
                     raise SeatFailure(
-                        failure.cause, f"{failure.detail} ({FORM_HINT})",
+                        failure.cause, f"{failure.detail} ({hint})",
                         status=failure.report.status, retries=failure.report.retries,
                     ) from error  # fmt: skip
                 if isinstance(error, providers.ProviderError):
                     circuit.refused(error)
                 if failure.cause in INFRASTRUCTURE_CAUSES and circuit.misconfigured is None:
-                    circuit.failure()
+                    circuit.failure(failure.detail)
                 raise
         if scope.cancelled_caught:  # like a connection lost: before any answer, never made
             raise SeatFailure("transport" if self._connected else "not_connected", _CUT)

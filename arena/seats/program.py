@@ -73,7 +73,7 @@ class ProgramPlayer(Seat):
                 "program_forfeited", seat=request.seat, cause=forfeit.cause, detail=forfeit.detail
             )
             return Decision(
-                request.seat, None, "forfeit", latency, cause=forfeit.cause, error=forfeit.detail
+                request.seat, None, "forfeit", latency, forfeit=forfeit.cause, error=forfeit.detail
             )
         latency = anyio.current_time() - started
         if chosen.over_budget:

@@ -20,8 +20,8 @@ from arena.cli.verify import audit_folder
 from arena.config import parse_config
 from arena.league.plan import plan_run
 from arena.league.run import RunResult, execute
+from arena.record.causes import INFRASTRUCTURE_CAUSES
 from arena.record.replay import load_replay
-from arena.record.validity import INFRASTRUCTURE_CAUSES
 from tests.chaos.hostile import MODES, hostile_process
 from tests.timing import MARGIN_S
 
@@ -68,10 +68,17 @@ ALSO: dict[str, set[str | None]] = {"reset": {"timeout"}}
 """Causes a mode may leave besides its own: a dropped connection is retried, and the
 decision's time may run out in a retry."""
 
-MISCONFIGURED = {"endless", "over_cap", "invalid_json", "deep_json"}
-"""Modes that answer every completion with a body that is no completion: after
-`breaker_failures` of them in a row the run stops (misconfigured), instead of waiting on an
-endpoint that answers every probe."""
+MISCONFIGURED = {
+    "endless": "bodies that are no completion",
+    "over_cap": "bodies that are no completion",
+    "invalid_json": "bodies that are no completion",
+    "deep_json": "bodies that are no completion",
+    "reset": "exchanges dropped before the body ended",
+}
+"""Modes that answer every completion with a body that is no completion, or reset every
+reply before its body ends, and what the stop says: after `breaker_failures` of them in a
+row the run stops (misconfigured), instead of waiting on an endpoint that answers every
+probe."""
 
 BREAKER = {"not_connected", "transport"}
 """Causes an open circuit leaves: a question not sent, a request in flight cut."""
@@ -136,7 +143,7 @@ async def test_every_fault_mode_of_every_protocol(tmp_path: Path) -> None:
         assert not result.failed, f"{where}: {result.failed}"
         if mode in MISCONFIGURED:
             assert result.misconfigured, f"{where}: {result.stopped}"
-            assert "bodies that are no completion" in result.stopped, where
+            assert MISCONFIGURED[mode] in result.stopped, where
             assert "base_url" in result.stopped, where
             assert result.interrupted, f"{where}: resumable, as after a kill"
         else:
@@ -175,7 +182,7 @@ def test_no_key_on_the_console_or_in_any_file(tmp_path: Path) -> None:
             policies = {
                 "echo": _model(url, "echo_key", "openai"),
                 "busy": _model(url, "429_zero", "anthropic"),
-                "cut": _model(url, "reset", "gemini"),
+                "burst": _model(url, "5xx_burst", "gemini"),
             }
             config = tmp_path / "chaos.toml"
             config.write_text(_toml(_config("console", policies, ANSWERING)))
@@ -185,7 +192,10 @@ def test_no_key_on_the_console_or_in_any_file(tmp_path: Path) -> None:
             return await anyio.run_process(command, env=env, check=False)  # type: ignore[return-value]
 
     done = anyio.run(run)
-    assert done.returncode == 0, done.stderr[-2000:]
+    # every game of the throttled model is a no-contest: the run says so and exits 1
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert b"every game between burst and busy was a no-contest" in done.stderr
+    assert b"every game between busy and echo was a no-contest" in done.stderr
     assert KEY.encode() not in done.stdout
     assert KEY.encode() not in done.stderr
     assert _files_with_the_key(tmp_path / "out") == []

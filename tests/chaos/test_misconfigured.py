@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from arena.cli.verify import audit_folder
+from arena.record.causes import INFRASTRUCTURE
 from arena.record.replay import load_replay
-from arena.record.validity import BREAKER_NOTES, INFRASTRUCTURE
+from arena.record.validity import BREAKER_NOTES
 from tests.chaos.hostile import GATEWAY_WAIT_S
 
 ROOT = Path(__file__).resolve().parents[2]

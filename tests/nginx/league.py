@@ -63,12 +63,15 @@ def write_league(
     return path
 
 
-def play(config: Path, out: Path | None = None, *, timeout_s: float = RUN_S) -> Played:
-    """`arena run CONFIG --out OUT --no-progress` in a process of its own, run from the
-    repository (so a relative path in the config is the config folder's or nothing)."""
+def play(
+    config: Path, out: Path | None = None, *, timeout_s: float = RUN_S, more: tuple[str, ...] = ()
+) -> Played:
+    """`arena run CONFIG --out OUT --no-progress` (and `more` options) in a process of its
+    own, run from the repository (so a relative path in the config is the config folder's or
+    nothing)."""
     out = out or config.parent / "out"
     command = [sys.executable, "-m", "arena.cli", "run", str(config), "--out", str(out),
-               "--no-progress"]  # fmt: skip
+               "--no-progress", *more]  # fmt: skip
     # No proxy and no trust from this machine's environment: the test says what is trusted.
     drop = _TRUST_VARIABLES | _PROXY_VARIABLES
     env = {k: v for k, v in os.environ.items() if k not in drop and k.lower() not in drop}

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.record.replay import INFRASTRUCTURE
-from arena.record.validity import INFRASTRUCTURE_CAUSES
+from arena.record.causes import INFRASTRUCTURE, INFRASTRUCTURE_CAUSES
 from tests.nginx.conftest import Gateway, Relay, StartMock
 from tests.nginx.league import assert_clean, llm_policy, play, write_league
 

@@ -8,6 +8,7 @@ for `localhost` signed by the tests' own CA, which no default trust holds.
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,26 @@ def test_without_ca_bundle_the_preflight_stops_the_run_naming_ca_bundle(
     assert upstream.app.requests == 0
 
 
+def test_an_untrusted_certificate_met_in_the_run_is_a_misconfiguration_not_an_outage(
+    tmp_path: Path, mock_llm: StartMock, gateway: Gateway, certificates: Path
+) -> None:
+    """Without the preflight, the first completion meets the certificate nothing trusts: the
+    run stops at once (exit 3, one endpoint_misconfigured event naming ca_bundle and trust),
+    instead of waiting it out as an outage until endpoint_down_s."""
+    upstream = mock_llm()
+    nginx = gateway(upstream.port, tls=certificates)
+    config = write_league(tmp_path, "untrusted-in-run", llm_policy(f"{nginx.url}/v1"),
+                          run={"endpoint_down_s": 60})  # fmt: skip
+    played = play(config, more=("--no-preflight",))
+    assert played.returncode == 3, played.why()
+    [event] = played.events("endpoint_misconfigured")
+    assert "ca_bundle" in event["fix"]
+    assert "trust" in event["fix"]
+    assert played.events("endpoint_down") == []
+    assert "certificate" in played.stderr
+    assert upstream.app.requests == 0
+
+
 def test_without_client_cert_a_gateway_asking_for_one_stops_the_run(
     tmp_path: Path, mock_llm: StartMock, gateway: Gateway, certificates: Path
 ) -> None:
@@ -97,3 +118,40 @@ def test_with_client_cert_and_key_a_gateway_asking_for_one_plays(
     assert seen
     assert {r["client_verify"] for r in seen} == {"SUCCESS"}
     assert {r["status"] for r in seen} == {200}
+
+
+def test_an_encrypted_client_key_plays_with_its_pass_phrase_from_the_environment(
+    tmp_path: Path,
+    mock_llm: StartMock,
+    gateway: Gateway,
+    certificates: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The client key encrypted with a pass phrase: client_key_password_env names the variable
+    that holds it, the run plays (nothing asks on a terminal), and the phrase is in no file
+    the run writes."""
+    phrase = "tls-pass-phrase-0417"
+    key = tmp_path / "client-encrypted.key"
+    subprocess.run(
+        ["openssl", "pkey", "-in", str(certificates / "client.key"), "-aes256", "-out", str(key),
+         "-passout", f"pass:{phrase}"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert b"ENCRYPTED" in key.read_bytes()
+    monkeypatch.setenv("SEAT_KEY_PHRASE", phrase)
+    upstream = mock_llm()
+    nginx = gateway(upstream.port, tls=certificates, server=_mutual(certificates))
+    model = llm_policy(
+        f"{nginx.url}/v1",
+        ca_bundle=str(certificates / "ca.pem"),
+        client_cert=str(certificates / "client.pem"),
+        client_key=str(key),
+        client_key_password_env="SEAT_KEY_PHRASE",
+    )
+    played = play(write_league(tmp_path, "encrypted-key", model))
+    assert_clean(played)
+    assert {r["client_verify"] for r in nginx.access()} == {"SUCCESS"}
+    written = [p for p in played.out.rglob("*") if p.is_file()]
+    assert written
+    assert [p for p in written if phrase.encode() in p.read_bytes()] == []
+    assert phrase not in played.stdout + played.stderr

@@ -23,7 +23,8 @@ from arena.league.run import RunResult, execute
 from arena.mock_llm import build_app, serving
 from arena.mock_llm.outage import Outage
 from arena.play.match import replay_number
-from arena.record.replay import INFRASTRUCTURE, SEAT, GameRecord, Replay, load_replay
+from arena.record.causes import INFRASTRUCTURE, SEAT
+from arena.record.replay import GameRecord, Replay, load_replay
 from arena.record.validity import infrastructure_share, measured
 from arena.record.verify import VerifyError, verify_replay
 from tests.timing import MARGIN_S

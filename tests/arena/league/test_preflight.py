@@ -57,8 +57,8 @@ async def test_an_endpoint_down_from_the_start_stops_the_run_before_any_game(
     ("mode", "protocol", "says"),
     [
         ("unauthorized", "anthropic", "refused the key in PRE_KEY (HTTP 401)"),
-        ("unknown_model", "gemini", "does not know the model 'm' (HTTP 404)"),
-        ("unknown_model", "anthropic", "does not know the model 'm' (HTTP 404)"),
+        ("unknown_model", "gemini", "HTTP 404: it does not know the model 'm'"),
+        ("unknown_model", "anthropic", "HTTP 404: it does not know the model 'm'"),
     ],
 )
 async def test_a_refused_key_or_an_unknown_model_stops_the_run(

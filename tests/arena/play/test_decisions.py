@@ -269,3 +269,26 @@ async def test_lateness_is_decided_by_arrival(offset: float, accepted: bool) -> 
     decision = await decide(_request(seat, deadlines))
     assert (decision.source == "reply") is accepted
     assert decision.attempts[0].cause == (None if accepted else "timeout")
+
+
+@pytest.mark.parametrize(
+    ("script", "cause", "side"),
+    [
+        # a gateway's 504, then the retry's own deadline: the infrastructure's
+        ([("fail", "http_status", "HTTP 504"), ("hang",)], "timeout", "infrastructure"),
+        # a 503, then the model's own reply, illegal: the seat's
+        ([("fail", "http_status", "HTTP 503"), ("reply", '{"move": "a1"}')], "illegal", "seat"),
+        # a connection reset, then no reply in time: the infrastructure's
+        ([("fail", "transport", "reset"), ("hang",)], "timeout", "infrastructure"),
+        # no reply in time, twice: the seat's
+        ([("hang",), ("hang",)], "timeout", "seat"),
+    ],
+)
+async def test_the_seat_is_charged_only_for_what_it_did(
+    script: list[tuple[Any, ...]], cause: str, side: str
+) -> None:
+    deadlines = Deadlines(first_reply_s=0.05, retry_s=0.05, decision_s=0.3)
+    decision = await decide(_request(ScriptSeat(script), deadlines, "a1"))
+    assert decision.source == "fallback"
+    assert (decision.cause, decision.attempts[-1].side) == (cause, side)
+    assert len(decision.attempts) == 2

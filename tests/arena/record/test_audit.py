@@ -252,3 +252,36 @@ def test_an_undecodable_config_names_the_file(
     config.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
     assert main(["run", str(config)]) == 2
     assert f"{config} is not UTF-8 text" in capsys.readouterr().err
+
+
+def _failed_attempts(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        a
+        for g in data["games"]
+        for p in g["plies"]
+        for d in p["decisions"]
+        for a in d["attempts"]
+        if a["cause"] is not None
+    ]
+
+
+def _made_up_cause(data: dict[str, Any]) -> None:
+    _failed_attempts(data)[0]["cause"] = "gremlins"
+
+
+def test_a_made_up_cause_fails_verify_naming_it_for_the_folder_and_the_file(
+    run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = next(
+        p for p in sorted((run / "replays").glob("*.json")) if "unreadable" in p.read_text()
+    )
+    _edit(path, _made_up_cause)
+    audit = audit_folder(run)
+    assert audit.bad == 1
+    assert any("gremlins" in p and path.name in p for p in audit.problems), audit.problems
+    assert main(["verify", str(run)]) == 1
+    assert "gremlins" in capsys.readouterr().err
+    assert main(["verify", str(path)]) == 1
+    said = capsys.readouterr()
+    assert "gremlins" in said.out + said.err
+    assert "Traceback" not in said.out + said.err

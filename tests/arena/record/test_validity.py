@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from arena.record.causes import INFRASTRUCTURE, SEAT, side_of
 from arena.record.replay import (
-    INFRASTRUCTURE,
-    SEAT,
     DecisionRecord,
     FallbackRecord,
     GameRecord,
@@ -18,7 +17,6 @@ from arena.record.validity import (
     infrastructure_share,
     measured,
     side_error,
-    side_of,
 )
 
 
@@ -49,7 +47,7 @@ def test_a_side_the_cause_does_not_allow_is_named() -> None:
     assert side_error("timeout", INFRASTRUCTURE) is None
     assert side_error("transport", INFRASTRUCTURE) is None
     assert side_error("illegal", INFRASTRUCTURE) == (
-        "a fallback of cause 'illegal' is recorded as the infrastructure's failure"
+        "a fallback of cause 'illegal' (an illegal move) is recorded as the infrastructure's failure"
     )
     assert side_error("transport", SEAT) is not None
     assert side_error("transport", None) is not None
@@ -121,3 +119,64 @@ def test_only_an_infrastructure_no_contest_is_played_again() -> None:
     assert not measured(spoiled)
     assert measured(other_nc)
     assert measured(win)
+
+
+def test_a_pair_that_played_only_no_contests_is_unmeasured() -> None:
+    from arena.record.validity import unmeasured_pairs
+
+    h2h = {
+        "a|b": [0, 0, 0, 4], "b|a": [0, 0, 0, 4],  # only no-contests
+        "a|c": [1, 0, 0, 3], "c|a": [0, 0, 1, 3],  # one game measured
+        "b|c": [0, 1, 0, 0], "c|b": [0, 1, 0, 0],  # a draw, no NC
+    }  # fmt: skip
+    assert unmeasured_pairs(h2h) == [("a", "b", 4)]
+    assert unmeasured_pairs({}) == []
+
+
+def _gateway_game(*decisions: list[tuple[str, int | None, str]]) -> GameRecord:
+    """Seat 0 falls back at each decision given as its attempts (cause, status, side), each
+    attempt that got a 502/504 having waited 2 s for it."""
+    from arena.record.replay import AttemptRecord, FallbackAttempt
+
+    plies, fallbacks = [], []
+    for n, attempts in enumerate(decisions):
+        records = [
+            AttemptRecord(
+                n=i + 1, prompt_sha256="0", latency_s=2.0, cause=cause, status=status,  # type: ignore[arg-type]
+                retries=[{"status": status, "latency_s": 2.0}] if status else [],
+            )
+            for i, (cause, status, _) in enumerate(attempts)
+        ]  # fmt: skip
+        decision = DecisionRecord(
+            seat=0, alias="A", move="a", source="fallback", latency_s=4.0, attempts=records
+        )
+        plies.append(PlyRecord(ply=n, decisions=[decision], standings=[0, 0]))
+        fallbacks.append(
+            FallbackRecord(
+                run="r", episode="e", game_index=1, ply=n, seat=0, alias="A",
+                cause=attempts[-1][0], side=attempts[-1][2], last_error="", move="a",  # type: ignore[arg-type]
+                attempts=[
+                    FallbackAttempt(n=i + 1, latency_s=2.0, cause=c, error="", status=s,  # type: ignore[arg-type]
+                                    reply=None, side=side)  # type: ignore[arg-type]
+                    for i, (c, s, side) in enumerate(attempts)
+                ],
+            )
+        )  # fmt: skip
+    return GameRecord(index=1, aliases=["A", "B"], plies=plies, fallbacks=fallbacks)
+
+
+def test_a_timeout_after_a_gateways_504_is_the_gateways_and_a_500_is_not() -> None:
+    from arena.record.validity import gateway_timeouts
+
+    at_retry = [("http_status", 504, INFRASTRUCTURE), ("timeout", None, INFRASTRUCTURE)]
+    twice = [("http_status", 502, INFRASTRUCTURE), ("http_status", 504, INFRASTRUCTURE)]
+    # a 504, then the retry's own deadline: the gateway's, with its wait (no http_status
+    # fallback at all is needed)
+    assert gateway_timeouts(_gateway_game(at_retry, at_retry)) == {0: [2.0, 2.0]}
+    assert gateway_timeouts(_gateway_game(twice)) == {0: [2.0, 2.0]}
+    # a 500 follows the prompt, not the clock: not a gateway's wait
+    server = [("http_status", 500, INFRASTRUCTURE), ("timeout", None, INFRASTRUCTURE)]
+    assert gateway_timeouts(_gateway_game(at_retry, server)) == {}
+    # a reset is no gateway's wait either
+    reset = [("transport", None, INFRASTRUCTURE), ("timeout", None, INFRASTRUCTURE)]
+    assert gateway_timeouts(_gateway_game(reset)) == {}

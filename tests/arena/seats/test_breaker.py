@@ -275,3 +275,62 @@ async def test_an_endpoints_events_name_the_endpoint_not_the_seat_that_met_it() 
         assert events[name]["run"] == "r"
         assert not {"episode", "game_index", "alias", "seat"} & set(events[name]), name
     assert after == bound  # the seat's own events go on naming it
+
+
+def _reset() -> providers.ProviderError:
+    return providers.TransportError(
+        "dropped the exchange (ClientPayloadError)", connect_refused=False, problem="reset"
+    )
+
+
+async def test_a_reset_on_every_reply_is_a_misconfiguration_not_an_outage() -> None:
+    found: list[Misconfigured] = []
+    circuit = _misconfigured_circuit(found)
+    seat = LlmSeat(Scripted(_reset()), POLICY, circuit=circuit)
+    assert [await _ask(seat) for _ in range(3)] == ["transport"] * 3
+    assert [(f.status, f.times, f.problem) for f in found] == [(None, 3, "reset")]
+    assert not circuit.is_open  # said once, as a misconfiguration: no probing, no flapping
+    assert "cut off before its body ends" in misconfiguration_fix(circuit.spec, found[0])
+
+
+async def test_a_reply_between_resets_starts_their_count_again() -> None:
+    found: list[Misconfigured] = []
+    circuit = _misconfigured_circuit(found)
+    steps = [_reset(), _reset(), "ok", _reset(), _reset(), _status(503), _reset()]
+    seat = LlmSeat(Scripted(*steps), POLICY, circuit=circuit)
+    for _ in steps:
+        await _ask(seat)
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("error", "problem", "says"),
+    [
+        (providers.CertificateError("certificate verify failed"), "certificate", "ca_bundle"),
+        (
+            providers.TransportError(
+                "TLS handshake failed", connect_refused=True, tls=True, problem="tls"
+            ),
+            "tls",
+            "client_cert",
+        ),
+        (
+            providers.TransportError(
+                "the proxy rejected its credentials (407)", connect_refused=True,
+                problem="proxy_auth", proxy="http://127.0.0.1:3128 (from HTTP_PROXY)",
+            ),
+            "proxy_auth",
+            "the proxy http://127.0.0.1:3128 (from HTTP_PROXY) rejected its credentials (407)",
+        ),
+    ],
+)  # fmt: skip
+async def test_tls_or_a_proxy_login_failing_after_the_start_is_a_misconfiguration_at_once(
+    error: providers.ProviderError, problem: str, says: str
+) -> None:
+    found: list[Misconfigured] = []
+    circuit = _misconfigured_circuit(found)
+    seat = LlmSeat(Scripted("ok", error), POLICY, circuit=circuit)
+    assert [await _ask(seat) for _ in range(2)] == ["ok", "transport"]
+    assert [(f.times, f.problem) for f in found] == [(1, problem)]
+    assert says in misconfiguration_fix(circuit.spec, found[0])
+    assert not circuit.is_open
