@@ -95,8 +95,8 @@ def test_what_a_resume_and_a_pool_take_is_what_the_table_says() -> None:
                  "run.matches", "deadlines.decision_s", "run.max_infra_share"):  # fmt: skip
         assert path not in RESUME_ACCEPTS, path
     assert set(CONNECTION_SETTINGS) == {
-        "base_url", "api_key_env", "ca_bundle", "client_cert", "client_key", "headers",
-        "headers_env", "idle_expiry_s",
+        "base_url", "api_key_env", "ca_bundle", "client_cert", "client_key",
+        "client_key_password_env", "headers", "headers_env", "idle_expiry_s",
     }  # fmt: skip
 
 
