@@ -57,7 +57,8 @@ __all__ = [
 RESUME_ACCEPTS = (
     "run.concurrency", "run.executor", "run.endpoint_down_s", "run.budget_usd", "run.budget_tokens",
     "run.budget_matches", "run.sprt.max_matches", "run.response_cache", "run.cache_dir",
-    "run.trust", "run.sandbox", "author", *(f"policies.*.{key}" for key in CONNECTION_SETTINGS),
+    "run.trust", "run.sandbox", "run.metrics_port", "run.otlp_endpoint", "run.trace_content",
+    "author", *(f"policies.*.{key}" for key in CONNECTION_SETTINGS),
 )  # fmt: skip
 """The config keys a resumed run may change without `--resume-anyway`: none can change a
 finished game's result. Ratings are applied in schedule order, whatever the concurrency;
@@ -69,7 +70,8 @@ a request whose reply is already known; how a model's endpoint is reached (its T
 client certificate, gateway headers, idle connections) decides whether a request
 arrives, never what the model answers; how a program's child is held (the sandbox)
 decides what a hostile program could reach, never a move a program plays by the rules
-(replays are the same in both modes); `[author]` is read by `arena author` only. Everything else (seeds, games, policies,
+(replays are the same in both modes); how a run is watched (its metrics and traces)
+changes nothing it plays; `[author]` is read by `arena author` only. Everything else (seeds, games, policies,
 deadlines, the test's hypotheses, the validity rules, what a replay records) is
 compared."""
 

@@ -1,0 +1,40 @@
+"""Watching a run from outside (docs/ops.md): metrics, JSON logs, traces and the live page.
+
+This room reads what a run says and never writes what it keeps: metrics
+(`observe.metrics`) and traces (`observe.traces`) are fed the run's events as
+they are logged (`arena.logs.observing`, a cluster's relayed events
+included), the live page (`observe.live`) reads the run folder's store and
+events file. Nothing here is imported unless a run asks for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arena.config import Config
+
+__all__ = ["watching"]
+
+
+@contextmanager
+def watching(
+    config: Config, *, metrics_port: int = 0, otlp_endpoint: str | None = None
+) -> Iterator[list[str]]:
+    """Metrics served on `metrics_port` (0: none) and traces exported to `otlp_endpoint`
+    (None: none) while the block runs; yields what to tell the operator (the URLs)."""
+    said: list[str] = []
+    with ExitStack() as stack:
+        if metrics_port:
+            from arena.observe.metrics import serving_metrics  # prometheus: only when asked
+
+            url = stack.enter_context(serving_metrics(config, metrics_port))
+            said.append(f"metrics: {url}")
+        if otlp_endpoint:
+            from arena.observe.traces import exporting_traces  # opentelemetry: only when asked
+
+            stack.enter_context(exporting_traces(config, otlp_endpoint))
+            said.append(f"traces: exported to {otlp_endpoint}")
+        yield said
