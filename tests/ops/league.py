@@ -66,3 +66,29 @@ class Tally:
             self.tokens[policy, "output"] += usage.get("output") or 0
             if a.cost_usd:
                 self.cost[policy] += a.cost_usd
+
+
+def toml_text(raw: dict[str, Any]) -> str:
+    """`raw` (tables of scalars, lists and inline tables, as `league_config` makes) as TOML."""
+
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + " }"
+        return repr(v)
+
+    lines: list[str] = []
+    for table, body in raw.items():
+        nested = {k: v for k, v in body.items() if isinstance(v, dict) and table == "policies"}
+        if not nested:
+            lines.append(f"[{table}]")
+            lines += [f"{k} = {value(v)}" for k, v in body.items()]
+        for name, policy in nested.items():
+            lines.append(f'[{table}."{name}"]')
+            lines += [f"{k} = {value(v)}" for k, v in policy.items()]
+    return "\n".join(lines) + "\n"
