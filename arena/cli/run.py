@@ -152,7 +152,7 @@ def handle(args: argparse.Namespace) -> int:
         try:
             mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
             show = not args.no_progress and not json_lines and console.rich.is_terminal
-            with _watching(args, config) as said:
+            with _watching(args, config, plan.out) as said:
                 result = play_with_progress(
                     plan, console, show=show, mock=mock, grace_s=args.grace,
                     check=not args.no_preflight, ray_address=args.ray_address,
@@ -163,7 +163,9 @@ def handle(args: argparse.Namespace) -> int:
             arena.logs.close_logging()
 
 
-def _watching(args: argparse.Namespace, config: Config) -> AbstractContextManager[list[str]]:
+def _watching(
+    args: argparse.Namespace, config: Config, out: Path
+) -> AbstractContextManager[list[str]]:
     """Metrics and traces as the flags and the config ask (`arena.observe`), or nothing."""
     port = config.run.metrics_port if args.metrics_port is None else args.metrics_port
     otlp = config.run.otlp_endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None
@@ -171,7 +173,7 @@ def _watching(args: argparse.Namespace, config: Config) -> AbstractContextManage
         return nullcontext([])
     from arena.observe import watching  # the observers: only a run that is watched
 
-    return watching(config, metrics_port=port, otlp_endpoint=otlp)
+    return watching(config, out, metrics_port=port, otlp_endpoint=otlp)
 
 
 def _config(args: argparse.Namespace) -> Config:

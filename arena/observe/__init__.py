@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,10 +22,14 @@ __all__ = ["watching"]
 
 @contextmanager
 def watching(
-    config: Config, *, metrics_port: int = 0, otlp_endpoint: str | None = None
+    config: Config,
+    out: Path,
+    *,
+    metrics_port: int = 0,
+    otlp_endpoint: str | None = None,
 ) -> Iterator[list[str]]:
     """Metrics served on `metrics_port` (0: none) and traces exported to `otlp_endpoint`
-    (None: none) while the block runs; yields what to tell the operator (the URLs)."""
+    (None: none) while the run in folder `out` plays; yields what to tell the operator."""
     said: list[str] = []
     with ExitStack() as stack:
         if metrics_port:
@@ -35,6 +40,6 @@ def watching(
         if otlp_endpoint:
             from arena.observe.traces import exporting_traces  # opentelemetry: only when asked
 
-            stack.enter_context(exporting_traces(config, otlp_endpoint))
+            stack.enter_context(exporting_traces(config, otlp_endpoint, replays=out / "replays"))
             said.append(f"traces: exported to {otlp_endpoint}")
         yield said

@@ -61,7 +61,9 @@ class Tally:
         for a in d.attempts:
             self.requests[policy] += 1
             usage = a.usage or {}
-            entered = sum(usage.get(k) or 0 for k in ("input_uncached", "cache_read", "cache_write"))
+            entered = sum(
+                usage.get(k) or 0 for k in ("input_uncached", "cache_read", "cache_write")
+            )
             self.tokens[policy, "input"] += entered
             self.tokens[policy, "output"] += usage.get("output") or 0
             if a.cost_usd:

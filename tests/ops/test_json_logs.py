@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from tests.ops.league import free_port, league_config, toml_text
 
 pytestmark = pytest.mark.slow  # `arena run` in a process of its own
@@ -43,10 +44,12 @@ def test_every_stderr_line_is_its_events_line(tmp_path: Path) -> None:
     for event in logged:
         assert event in events, f"{event} is not a line of events.jsonl"
     names = [event["event"] for event in logged]
-    assert names[0] == "run_watched" and "mock_llm_serving" in names
+    assert names[0] == "run_watched"
+    assert "mock_llm_serving" in names
     assert {"run_started", "progress", "run_finished"} <= set(names)
     progress = [event for event in logged if event["event"] == "progress"][-1]
-    assert progress["done"] == progress["total"] == 12 and progress["in_flight"] == 0
+    assert progress["done"] == progress["total"] == 12
+    assert progress["in_flight"] == 0
     for event in logged:
         assert {"timestamp", "level", "event"} <= set(event)
     # The standings still go to standard output, for people.

@@ -98,6 +98,8 @@ def test_a_busy_port_is_a_clear_error() -> None:
     config = parse_config(league_config("http://127.0.0.1:9", "busy"))
     with serving_metrics(config, free_port()) as url:
         taken = int(url.split(":")[2].split("/")[0])
-        with pytest.raises(ConfigError, match=f"metrics port {taken} .*--metrics-port"):
-            with serving_metrics(config, taken):
-                pass
+        with (
+            pytest.raises(ConfigError, match=f"metrics port {taken} .*--metrics-port"),
+            serving_metrics(config, taken),
+        ):
+            pass

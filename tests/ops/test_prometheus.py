@@ -130,7 +130,8 @@ def test_the_alerting_rules_of_the_docs_pass_promtool(tmp_path: Path) -> None:
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert "2 rules found" in checked.stdout
         names = set(re.findall(r"\bcog_[a-z_]+", block))
-        assert names and names <= served_names(), names - served_names()
+        assert names
+        assert names <= served_names(), names - served_names()
 
 
 def _dashboard_queries() -> list[str]:
@@ -152,8 +153,7 @@ def test_every_dashboard_query_names_a_served_metric() -> None:
 
 def test_prometheus_accepts_every_query_of_the_dashboard_and_docs(tmp_path: Path) -> None:
     promql = [
-        q.replace("$__rate_interval", "1m").replace("$__range", "1h")
-        for q in _dashboard_queries()
+        q.replace("$__rate_interval", "1m").replace("$__range", "1h") for q in _dashboard_queries()
     ]
     for block in re.findall(r"```promql\n(.*?)```", DOCS.read_text(), flags=re.DOTALL):
         promql += [line for line in block.splitlines() if line and not line.startswith("#")]
