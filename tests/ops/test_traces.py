@@ -18,19 +18,19 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra: pip install -e '.[otel]'")
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: E402
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
 )
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue  # noqa: E402
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
-from arena.config import parse_config  # noqa: E402
-from arena.league.plan import plan_run  # noqa: E402
-from arena.league.run import execute  # noqa: E402
-from arena.logs import close_logging, configure_logging  # noqa: E402
-from arena.mock_llm import build_app, serving  # noqa: E402
-from arena.observe.traces import exporting_traces  # noqa: E402
-from arena.record.replay import load_replay  # noqa: E402
-from tests.ops.league import Tally, league_config  # noqa: E402
+from arena.config import parse_config
+from arena.league.plan import plan_run
+from arena.league.run import execute
+from arena.logs import close_logging, configure_logging
+from arena.mock_llm import build_app, serving
+from arena.observe.traces import exporting_traces
+from arena.record.replay import load_replay
+from tests.ops.league import Tally, league_config
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +51,7 @@ def receiver() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     paths: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
             paths.append(self.path)
             request = ExportTraceServiceRequest()
