@@ -103,3 +103,18 @@ def test_a_busy_port_is_a_clear_error() -> None:
             serving_metrics(config, taken),
         ):
             pass
+
+
+async def test_a_resume_may_turn_watching_on(tmp_path: Path) -> None:
+    """metrics_port, otlp_endpoint and trace_content change nothing played: a resumed run may
+    change them without --resume-anyway (another setting still needs it)."""
+    out = tmp_path / "run"
+    raw = league_config("http://127.0.0.1:9", "resumed")
+    raw["policies"] = {"a": {"kind": "scripted"}, "b": {"kind": "scripted", "baseline": "random"}}
+    await execute(plan_run(parse_config(raw), out))
+    watched = {**raw, "run": {**raw["run"], "metrics_port": 9464, "trace_content": True,
+                              "otlp_endpoint": "http://127.0.0.1:4318"}}  # fmt: skip
+    plan_run(parse_config(watched), out)  # no ConfigChanged
+    changed = {**raw, "run": {**raw["run"], "seed": 6}}
+    with pytest.raises(ConfigError, match="seed"):
+        plan_run(parse_config(changed), out)
