@@ -38,8 +38,16 @@ def watching(
             url = stack.enter_context(serving_metrics(config, metrics_port))
             said.append(f"metrics: {url}")
         if otlp_endpoint:
-            from arena.observe.traces import exporting_traces  # opentelemetry: only when asked
+            try:
+                from arena.observe.traces import exporting_traces  # opentelemetry: when asked
+            except ImportError as exc:
+                from arena.config import ConfigError
 
+                raise ConfigError(
+                    f"traces to {otlp_endpoint} need the otel extra ({exc.name} is not "
+                    "installed): pip install -e '.[otel]', or unset OTEL_EXPORTER_OTLP_ENDPOINT "
+                    "and [run] otlp_endpoint"
+                ) from exc
             stack.enter_context(exporting_traces(config, otlp_endpoint, replays=out / "replays"))
             said.append(f"traces: exported to {otlp_endpoint}")
         yield said

@@ -172,3 +172,21 @@ async def test_trace_content_puts_the_replays_prompt_and_reply_on_the_span(
                     written.update(a.reply for a in d.attempts if a.reply is not None)
     replies = {r["attributes"].get("gen_ai.output.messages") for r in requests} - {None}
     assert {json.loads(m)[0]["parts"][0]["content"] for m in replies} == written
+
+
+def test_without_the_extra_an_endpoint_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from arena.config import ConfigError
+    from arena.observe import watching
+
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)  # as if the extra were missing
+    monkeypatch.delitem(sys.modules, "arena.observe.traces", raising=False)
+    config = parse_config(league_config("http://127.0.0.1:9", "no-extra"))
+    with (
+        pytest.raises(ConfigError, match=r"need the otel extra .*pip install -e '\.\[otel\]'"),
+        watching(config, tmp_path, otlp_endpoint="http://127.0.0.1:4318"),
+    ):
+        pass
