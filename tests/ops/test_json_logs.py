@@ -4,7 +4,6 @@ line in events.jsonl; nothing else is written there (the progress line is an eve
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tomllib
@@ -28,8 +27,7 @@ def _run(tmp_path: Path, *flags: str) -> tuple[subprocess.CompletedProcess[str],
         "--mock-llm", "--mock-port", str(free_port()), "--mock-faults", "prose=0.2,500=0.05",
         "--no-preflight", *flags,
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=240, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240)
     return done, out
 
 
