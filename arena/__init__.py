@@ -25,7 +25,7 @@
     cli/       the `arena` command: one module per subcommand (its arguments and
                handler), the run's console and progress
 
-Imports point one way: cli -> viewer, mock_llm, observe -> league -> results -> cluster
+Imports point one way: cli -> observe -> viewer, mock_llm -> league -> results -> cluster
 -> seats -> programs -> play -> record -> config, logs -> redact, asgi (a test holds
 the direction).
 """
