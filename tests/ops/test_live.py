@@ -64,3 +64,31 @@ def test_percentiles_are_nearest_rank() -> None:
     assert window.percentile(0.5) == 10.0
     assert window.percentile(0.95) == 19.0
     assert window.percentile(1.0) == 20.0
+
+
+def test_the_root_is_the_live_page_while_the_run_plays_then_the_sites(tmp_path: Path) -> None:
+    import httpx
+
+    from arena.observe.live import LiveServer
+
+    (tmp_path / "replays").mkdir()
+    events = tmp_path / "events.jsonl"
+    events.write_text(_line("run_started", 0, run="r", episodes=4, already_finished=0))
+    server = LiveServer(tmp_path, port=0)
+    server.start()
+    try:
+        live = httpx.get(server.url, timeout=10)
+        assert live.status_code == 200
+        assert 'id="live-played"' in live.text
+        state = httpx.get(server.url + "live/state.json", timeout=10).json()
+        assert (state["started"], state["finished"], state["at_most"]) == (True, False, 4)
+        with events.open("a") as file:
+            file.write(_line("run_finished", 3, run="r"))
+        site = httpx.get(server.url, timeout=10)
+        assert site.status_code == 200
+        assert 'id="live-played"' not in site.text
+        assert 'id="page-data"' in site.text  # the league page
+        assert 'id="live-played"' in httpx.get(server.url + "live/", timeout=10).text
+        assert httpx.post(server.url + "live/state.json", timeout=10).status_code == 501
+    finally:
+        server.stop()
