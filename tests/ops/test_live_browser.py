@@ -87,6 +87,11 @@ def test_the_live_page_follows_a_run_and_becomes_the_league_page(
         p95 = page.text_content("#live-policies tbody tr td:nth-child(5)")
         assert p95 is not None
         assert int(p95) >= 100  # the mock waits 120 ms or more before each reply
+        assert "up (none went down)" in (page.text_content("#live-endpoints") or "")
+        fallbacks = page.eval_on_selector_all(
+            "#live-fallbacks tbody tr", "rows => rows.map(r => r.cells[1].textContent)"
+        )
+        assert set(fallbacks) <= {"unreadable"}  # the only fault the quick mock draws
         # The run ends: the page becomes the league page, its standings whole.
         assert run.wait(timeout=180) == 0
         page.wait_for_function("document.title !== 'live run'", timeout=60_000)
