@@ -26,7 +26,15 @@ import anyio.to_thread
 from arena.asgi import App, Receive, Scope, Send, send_bytes
 from arena.viewer.server import POLL_S, Server
 
-__all__ = ["RATE_WINDOW_S", "LatencyWindow", "LivePages", "LiveRun", "LiveServer", "serve_live"]
+__all__ = [
+    "LATENCIES_KEPT",
+    "RATE_WINDOW_S",
+    "LatencyWindow",
+    "LivePages",
+    "LiveRun",
+    "LiveServer",
+    "serve_live",
+]
 
 RATE_WINDOW_S = 10.0
 """Decisions per second are counted over this many seconds of the run's own clock."""
