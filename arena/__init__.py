@@ -19,6 +19,8 @@
                every fallback cause, its side and its wording (causes)
     viewer/    the static replay viewer and its server; the live play page
     mock_llm/  a local server speaking the three wire protocols, with faults
+    observe/   watching a run from outside: metrics, traces and the live page, fed
+               its events, never writing what it keeps
     logs       structlog, configured once (a cluster's workers too)
     redact     the run's secrets out of everything it writes
     asgi       what the viewer's and the mock's servers share: bodies, responses,
@@ -26,7 +28,7 @@
     cli/       the `arena` command: one module per subcommand (its arguments and
                handler), the run's console and progress
 
-Imports point one way: cli -> viewer, mock_llm -> league -> results -> cluster
+Imports point one way: cli -> observe -> viewer, mock_llm -> league -> results -> cluster
 -> seats -> programs -> play -> record -> config, logs -> redact, asgi (a test holds
 the direction).
 """

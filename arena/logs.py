@@ -52,29 +52,59 @@ with _rich_hidden():
 from arena.redact import Redactor  # noqa: E402
 
 __all__ = [
+    "Observer",
     "close_logging",
     "configure_logging",
     "forward_logging",
+    "observing",
     "relay",
     "stamp",
     "verbose_logging",
 ]
 
-_CONSOLE_EVENTS = frozenset({"run_started", "run_finished", "episode_failed", "endpoint_up"})
+_CONSOLE_EVENTS = frozenset({
+    "run_started", "run_finished", "episode_failed", "endpoint_up",
+    # said as lines by the console's run; logged as these events only with --log-format json
+    "progress", "run_resuming", "pool_resuming", "mock_llm_serving", "play_page_serving",
+    "run_watched", "run_ended",
+})  # fmt: skip
 _JSON_LINE = json.JSONEncoder(default=str, separators=(",", ":"))
 """One encoder for every event line (made once: `json.dumps` with options makes one per call)."""
 
 
+Observer = Callable[[MutableMapping[str, Any]], None]
+"""What watches a run's events as they are logged (`arena.observe`): told each event the
+sink writes, before it is written; it reads the event and never changes it."""
+_observers: list[Observer] = []
+
+
+@contextmanager
+def observing(observer: Observer) -> Iterator[None]:
+    """`observer` is told every event logged (a cluster's relayed ones too) inside the block."""
+    _observers.append(observer)
+    try:
+        yield
+    finally:
+        _observers.remove(observer)
+
+
 class _EventSink:
-    """The final stage: one JSON line to the events file, and a short line to the console."""
+    """The final stage: one JSON line to the events file, and a short line to the console
+    (or, with `json_console`, the event's JSON line itself)."""
 
     def __init__(
-        self, events: TextIO | None, console: bool, verbose: bool, redactor: Redactor
+        self,
+        events: TextIO | None,
+        console: bool,
+        verbose: bool,
+        redactor: Redactor,
+        json_console: bool = False,
     ) -> None:
         self.events = events
         self.console = console
         self.verbose = verbose
         self.redactor = redactor
+        self.json_console = json_console
         # A traceback's locals can hold a request's headers, and with them a key: never shown.
         self._console_renderer = structlog.dev.ConsoleRenderer(
             colors=console and sys.stderr.isatty(),
@@ -82,14 +112,20 @@ class _EventSink:
         )
 
     def __call__(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> str:
+        for observe in _observers:
+            observe(event)
+        line = ""
         if self.events is not None:
-            line = _JSON_LINE.encode(event)
-            self.events.write(self.redactor.text(line) + "\n")
+            line = self.redactor.text(_JSON_LINE.encode(event))
+            self.events.write(line + "\n")
         if self.console and (
             self.verbose
             or method in ("warning", "error", "critical")
             or event.get("event") in _CONSOLE_EVENTS
         ):
+            if self.json_console:  # the same line as the events file's, for a log collector
+                sys.stderr.write((line or self.redactor.text(_JSON_LINE.encode(event))) + "\n")
+                raise structlog.DropEvent
             # sys.stderr is looked up now: a live progress display swaps it for its own.
             shown = {k: v for k, v in event.items() if k != "timestamp"}
             blocks = {k: v for k, v in shown.items() if isinstance(v, str) and "\n" in v}
@@ -172,16 +208,19 @@ def configure_logging(
     verbose: bool = False,
     fresh: bool = False,
     redactor: Redactor | None = None,
+    json_console: bool = False,
 ) -> None:
     """Send events to `events_path` (JSON lines, appended; started afresh with `fresh`) and,
-    if asked, to stderr."""
+    if asked, to stderr: short lines for people, or with `json_console` each as its JSON
+    line (the events file's, for a platform that collects the process's stream)."""
     close_logging()
     events: TextIO | None = None
     if events_path is not None:
         events_path.parent.mkdir(parents=True, exist_ok=True)
         events = events_path.open("w" if fresh else "a", encoding="utf-8", buffering=1)
         _open_files.append(events)
-    _configure([stamp, _EventSink(events, console, verbose, redactor or Redactor())], verbose)
+    sink = _EventSink(events, console, verbose, redactor or Redactor(), json_console)
+    _configure([stamp, sink], verbose)
 
 
 def forward_logging(send: Callable[[str], None], *, verbose: bool) -> None:

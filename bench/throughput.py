@@ -1,7 +1,7 @@
 """LLM throughput: N games in flight against the mock LLM server with a fixed latency.
 
     python -m bench.throughput [--in-flight 64] [--latency-ms 200] [--runs 3]
-                               [--previous-cpu-ms MS]
+                               [--previous-cpu-ms MS] [--metrics-overhead]
     python -m bench.throughput --compare REV [--rounds 4] ...   (bench/compare.py)
 
 The mock server runs in its own process (`arena mock-llm`) on this machine;
@@ -16,6 +16,10 @@ benchmark on the same machine: run this file at that commit and pass its median
 as `--previous-cpu-ms` for a verdict; and the mock server's CPU time per
 request it served (it shares the machine's cores with the arena; read from
 /proc, so shown only where there is one).
+
+With --metrics-overhead, only the league, run alternately without and with
+its Prometheus metrics served (and scraped every second): the arena's CPU per
+decision of each, and the rise, whose target is at most 5%.
 
 Then the HTTP path alone, at 16 and at 64 requests in flight against the same
 server: CPU per request through a provider as a run asks (`providers.Providers()`
@@ -124,14 +128,26 @@ def served(url: str) -> int:
     return int(httpx.get(f"{url}/stats", timeout=5).json()["requests"])
 
 
-def one_run(url: str, in_flight: int, episodes: int) -> tuple[int, float, float]:
+def one_run(
+    url: str, in_flight: int, episodes: int, metrics: bool = False
+) -> tuple[int, float, float]:
+    """One league: (decisions, steady decisions per second, arena CPU seconds per decision);
+    with `metrics`, its Prometheus metrics served as `arena run --metrics-port` does (and
+    scraped once a second, as a busy Prometheus would)."""
     with tempfile.TemporaryDirectory() as temp:
         out = Path(temp) / "run"
-        plan = plan_run(parse_config(_config(url, in_flight, episodes)), out)
+        config = parse_config(_config(url, in_flight, episodes))
+        plan = plan_run(config, out)
         configure_logging(out / "events.jsonl", console=False)
         cpu = time.process_time()
         try:
-            anyio.run(execute, plan)
+            if metrics:
+                from arena.observe.metrics import serving_metrics
+
+                with serving_metrics(config, _free_port()) as page:
+                    anyio.run(_scraped, plan, page)
+            else:
+                anyio.run(execute, plan)
         finally:
             close_logging()
         cpu = time.process_time() - cpu
@@ -224,6 +240,68 @@ def http_path(url: str, in_flight: int, requests: int = HTTP_REQUESTS) -> dict[s
     return figures
 
 
+async def _scraped(plan: Any, page: str) -> None:
+    """`execute(plan)` while its metrics page is fetched once a second."""
+    async with anyio.create_task_group() as group, httpx.AsyncClient() as client:
+
+        async def scrape() -> None:
+            while True:
+                await anyio.sleep(1.0)
+                await client.get(page)
+
+        group.start_soon(scrape)
+        await execute(plan)
+        group.cancel_scope.cancel()
+
+
+METRICS_TARGET = 1.05
+"""With --metrics-port, CPU per decision may rise by at most this factor."""
+
+
+def metrics_overhead(url: str, in_flight: int, episodes: int, runs: int) -> None:
+    """CPU per decision without and with the metrics served, the runs interleaved so that
+    the machine's load falls on both alike; the medians and the rise."""
+    table = Table(title=f"CPU per decision without and with --metrics-port ({in_flight} in flight)")
+    for column in ("run", "without", "with metrics"):
+        table.add_column(column, justify="right")
+    without, with_ = [], []
+    for r in range(runs):
+        without.append(one_run(url, in_flight, episodes)[2])
+        with_.append(one_run(url, in_flight, episodes, metrics=True)[2])
+        table.add_row(str(r + 1), f"{without[-1] * 1000:.3f} ms", f"{with_[-1] * 1000:.3f} ms")
+    off, on = statistics.median(without), statistics.median(with_)
+    table.add_row("median", f"{off * 1000:.3f} ms", f"{on * 1000:.3f} ms")
+    rise = on / off
+    verdict = _verdict(rise <= METRICS_TARGET)
+    table.add_row("rise", "", f"{rise - 1:+.1%} (target <= {METRICS_TARGET - 1:.0%}: {verdict})")
+    Console(width=130).print(table)
+    alone = _observer_cpu_s()
+    print(
+        f"the metrics' own work alone: {alone * 1e6:.1f} us per decision (its request's and "
+        f"reply's events), {alone / off:.2%} of the CPU per decision without them: the figure "
+        "the rise above measures through the machine's noise"
+    )
+
+
+def _observer_cpu_s(times: int = 100_000) -> float:
+    """CPU seconds the metrics take per decision: the two events of one request counted."""
+    from arena.observe.facts import PolicyFacts
+    from arena.observe.metrics import RunMetrics
+
+    metrics = RunMetrics({"a": PolicyFacts("openai", "m", 1024, ("openai http://x",), True)})
+    labels = {"policy": "a", "alias": "cog-1", "model": "m", "episode": "e", "run": "r",
+              "game_index": 1, "seat": 0, "attempt": 1, "timestamp": "t", "level": "info"}  # fmt: skip
+    asked = {"event": "decision_requested", **labels}
+    replied = {"event": "reply_received", **labels, "latency_ms": 201.3, "cause": None,
+               "status": 200, "input_tokens": 500, "output_tokens": 20, "stop_reason": "stop",
+               "cost_usd": 0.0001}  # fmt: skip
+    cpu = time.process_time()
+    for _ in range(times):
+        metrics(asked)
+        metrics(replied)
+    return (time.process_time() - cpu) / times
+
+
 def _target_row(rate: float, ideal: float, cpu_ms: float, previous_ms: float | None) -> list[str]:
     throughput = f">= {TARGET_OF_IDEAL:.0%} ({_verdict(rate / ideal >= TARGET_OF_IDEAL)})"
     if previous_ms is None:
@@ -286,6 +364,11 @@ def main() -> None:
         "print CPU per decision, the per-round ratios and their median",
     )
     parser.add_argument("--rounds", type=int, default=4, help="rounds of --compare")
+    parser.add_argument(
+        "--metrics-overhead",
+        action="store_true",
+        help="only compare CPU per decision without and with --metrics-port's metrics",
+    )
     args = parser.parse_args()
     if args.compare:
         from bench.compare import compare
@@ -295,6 +378,13 @@ def main() -> None:
         return
     ideal = args.in_flight / (args.latency_ms / 1000)
     server, url = start_server(args.latency_ms)
+    if args.metrics_overhead:
+        try:
+            metrics_overhead(url, args.in_flight, args.episodes, args.runs)
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+        return
     table = Table(
         title=f"{args.in_flight} games in flight, mock LLM latency {args.latency_ms} ms, ideal {ideal:.0f}/s"
     )

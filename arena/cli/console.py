@@ -86,9 +86,11 @@ class ProgressLines:
     TICK_S = 1.0
     """How often `tick` looks."""
 
-    def __init__(self, console: Stderr, name: str) -> None:
+    def __init__(self, console: Stderr, name: str, *, json_lines: bool = False) -> None:
         self.console = console
         self.name = name
+        self.json_lines = json_lines
+        """Log each line as a `progress` event instead (`--log-format json`)."""
         self.starting = True
         self.started = time.monotonic()
         self.last = self.started
@@ -112,6 +114,15 @@ class ProgressLines:
         if done >= total and counts == self._said:
             return  # the end, said already
         self.last, self._said = now, counts
+        if self.json_lines:
+            import structlog
+
+            structlog.get_logger("arena.cli.run").info(
+                "progress", done=done, total=total, in_flight=result.in_flight,
+                fallbacks=result.fallbacks_before + result.fallbacks,
+                wall_s=round(now - self.started, 3),
+            )  # fmt: skip
+            return
         self.console.print(
             f"{counts}, {now - self.started:.0f} s", highlight=False, markup=False, soft_wrap=True
         )

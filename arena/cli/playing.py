@@ -4,6 +4,7 @@ page served while people have seats."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING
 
@@ -65,32 +66,38 @@ def play_with_progress(
     check: bool,
     ray_address: str | None,
     play_port: int = 0,
+    said: tuple[str, ...] = (),
+    json_lines: bool = False,
 ) -> RunResult:
     """Every episode of `plan` played (`arena.league.run.execute`), with the live bar when
     `show` and plain progress lines without it; `mock`: the (port, faults) of a mock LLM to
-    serve meanwhile; `play_port`: where the play page listens when people have seats."""
+    serve meanwhile; `play_port`: where the play page listens when people have seats;
+    `said`: lines to show with the servers' (where the run is watched). With `json_lines`,
+    what the console would say is logged as events instead (`--log-format json`)."""
     import anyio  # loaded when this subcommand runs: `import arena.cli` loads no arena module
 
     from arena.league.run import execute
 
     episodes = plan.episode_count()
     with progress_bar(console, show, plan.config.run.name, episodes) as move:
-        lines = ProgressLines(console, plan.config.run.name)
+        lines = ProgressLines(console, plan.config.run.name, json_lines=json_lines)
+        say = _saying(console, json_lines)
 
         def on_episode(result: RunResult) -> None:
             if lines.starting and result.finished_before and plan.pool:
-                console.print(
+                say(
                     f"{plan.config.run.name}, a standing pool in {plan.out}, session {plan.session}: the "
                     f"{result.finished_before} episodes of earlier sessions are kept and rated; "
                     "new entrants play their placement first",
-                    highlight=False, markup=False, soft_wrap=True,
+                    "pool_resuming", session=plan.session, finished_before=result.finished_before,
                 )  # fmt: skip
             elif lines.starting and result.finished_before:
-                console.print(
+                say(
                     f"resuming {plan.config.run.name} in {plan.out}: {result.finished_before} of "
                     f"{result.episodes} episodes were finished earlier and are kept; the rest are "
                     "played now (--force-new starts over)",
-                    highlight=False, markup=False, soft_wrap=True,
+                    "run_resuming", finished_before=result.finished_before,
+                    episodes=result.episodes,
                 )  # fmt: skip
             lines.starting = False
             move(
@@ -104,7 +111,9 @@ def play_with_progress(
         async def play() -> RunResult:
             # Both servers up before either is announced: a busy port of either is the one
             # message, never after a URL printed for someone to open.
-            said: list[str] = []
+            lines_said: list[tuple[str, str, dict[str, object]]] = [
+                (line, "run_watched", {"detail": line}) for line in said
+            ]
             async with AsyncExitStack() as servers:
                 if mock is not None:
                     from arena.mock_llm import build_app, serving  # only a run that serves it
@@ -114,7 +123,10 @@ def play_with_progress(
                     url = await servers.enter_async_context(
                         serving(app, port=port, flag="--mock-port")
                     )
-                    said.append(f"mock LLM serving on {url} (faults: {faults or 'none'})")
+                    lines_said.append((
+                        f"mock LLM serving on {url} (faults: {faults or 'none'})",
+                        "mock_llm_serving", {"url": url, "faults": faults or "none"},
+                    ))  # fmt: skip
                 desk: Desk | None = None
                 if plan.people:
                     from arena.viewer.play import play_page  # uvicorn and the page: with people
@@ -122,13 +134,14 @@ def play_with_progress(
                     page = await servers.enter_async_context(
                         play_page(plan.config.run.name, play_port)
                     )
-                    said.append(
+                    lines_said.append((
                         f"play page: open {page.url} in your browser to play "
-                        f"{', '.join(plan.people)} (its token lets only you in)"
-                    )
+                        f"{', '.join(plan.people)} (its token lets only you in)",
+                        "play_page_serving", {"url": page.url, "people": list(plan.people)},
+                    ))  # fmt: skip
                     desk = page.desk
-                for line in said:
-                    console.print(line, highlight=False, markup=False, soft_wrap=True)
+                for line, event, fields in lines_said:
+                    say(line, event, **fields)
                 async with anyio.create_task_group() as ticking:
                     if not show:
                         ticking.start_soon(tick)
@@ -146,3 +159,16 @@ def play_with_progress(
                 lines.tick()
 
         return anyio.run(play)
+
+
+def _saying(console: Stderr, json_lines: bool) -> Callable[..., None]:
+    """How the run tells the operator something: a line on the console, or with
+    `json_lines` the event (its name and fields) that says it."""
+    if json_lines:
+        import structlog
+
+        log = structlog.get_logger("arena.cli.run")
+        return lambda line, event, **fields: log.info(event, **fields)
+    return lambda line, event, **fields: console.print(
+        line, highlight=False, markup=False, soft_wrap=True
+    )

@@ -4,7 +4,9 @@ the standings; the flags that point it at the mock LLM, a Ray cluster or a play 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -101,6 +103,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='fault rates for --mock-llm, as for `arena mock-llm --faults`, e.g. "429=0.03,'
         'prose=0.05" (default: none)',
     )
+    parser.add_argument(
+        "--metrics-port",
+        type=argtypes.port,
+        default=None,
+        metavar="PORT",
+        help="serve Prometheus metrics at http://127.0.0.1:PORT/metrics while the run plays "
+        "(default: the config's run.metrics_port; 0: none; docs/ops.md)",
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=("console", "json", "auto"),
+        default="console",
+        help="console: lines for people (default); json: each log line as its JSON object "
+        "(the events file's line) and nothing else on stderr; auto: json where stderr is "
+        "not a terminal",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -123,23 +141,40 @@ def handle(args: argparse.Namespace) -> int:
     except PromptError as exc:
         raise ConfigError(str(exc)) from exc
     console = Stderr()
+    json_lines = args.log_format == "json" or (
+        args.log_format == "auto" and not sys.stderr.isatty()
+    )
     # The folder is held before anything in it is written: a second run stops here.
     with hold_run_folder(plan.out):
         arena.logs.configure_logging(
             plan.out / "events.jsonl", console=True, verbose=args.verbose,
-            fresh=resume == "new", redactor=plan.redactor,
+            fresh=resume == "new", redactor=plan.redactor, json_console=json_lines,
         )  # fmt: skip
         try:
             mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
-            show = not args.no_progress and console.rich.is_terminal
-            result = play_with_progress(
-                plan, console, show=show, mock=mock, grace_s=args.grace,
-                check=not args.no_preflight, ray_address=args.ray_address,
-                play_port=args.play_port,
-            )  # fmt: skip
+            show = not args.no_progress and not json_lines and console.rich.is_terminal
+            with _watching(args, config, plan.out) as said:
+                result = play_with_progress(
+                    plan, console, show=show, mock=mock, grace_s=args.grace,
+                    check=not args.no_preflight, ray_address=args.ray_address,
+                    play_port=args.play_port, said=tuple(said), json_lines=json_lines,
+                )  # fmt: skip
+            return _print_outcome(plan, result, json_lines)
         finally:
             arena.logs.close_logging()
-    return _print_outcome(plan, result)
+
+
+def _watching(
+    args: argparse.Namespace, config: Config, out: Path
+) -> AbstractContextManager[list[str]]:
+    """Metrics and traces as the flags and the config ask (`arena.observe`), or nothing."""
+    port = config.run.metrics_port if args.metrics_port is None else args.metrics_port
+    otlp = config.run.otlp_endpoint or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None
+    if not port and not otlp:
+        return nullcontext([])
+    from arena.observe import watching  # the observers: only a run that is watched
+
+    return watching(config, out, metrics_port=port, otlp_endpoint=otlp)
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -196,8 +231,9 @@ def _cut_short(plan: RunPlan, result: RunResult) -> str | None:
     return run_status(plan.out).sentence()
 
 
-def _print_outcome(plan: RunPlan, result: RunResult) -> int:
-    """The standings and what became of the run, on the console; the run's exit status."""
+def _print_outcome(plan: RunPlan, result: RunResult, json_lines: bool = False) -> int:
+    """The standings and what became of the run, on the console (what goes to stderr, with
+    `json_lines`, as a `run_ended` event); the run's exit status."""
     from arena.results.ab import ab_sentence  # the tables' numpy: after the run
     from arena.results.report import sprt_lines, standings_tables
 
@@ -226,36 +262,43 @@ def _print_outcome(plan: RunPlan, result: RunResult) -> int:
         f"Replays, league.db, events and summary.json are in {plan.out}\n"
         f"(`arena view {plan.out} --serve` shows them in the browser)"
     )
+    notes: list[str] = []
     if result.stopped_by:
         budget = result.stopped_by.startswith("budget")
-        print(
+        notes.append(
             f"no new match started: {result.stopped_by}"
-            + ("; raise it and run the same command again to continue" if budget else ""),
-            file=sys.stderr,
+            + ("; raise it and run the same command again to continue" if budget else "")
         )
     if result.stopped:
-        print(f"stopped: {result.stopped}", file=sys.stderr)
+        notes.append(f"stopped: {result.stopped}")
+    status = 1 if result.failed else 0
     if result.misconfigured:
-        print(f"fix the endpoint, then run the same command again to resume {plan.out}",
-              file=sys.stderr)  # fmt: skip
-        return 3
-    if result.interrupted:
-        print(f"stopped early: run the same command again to resume {plan.out}", file=sys.stderr)
-        return 130
-    return 1 if _unmeasured(plan, result) or result.failed else 0
+        notes.append(f"fix the endpoint, then run the same command again to resume {plan.out}")
+        status = 3
+    elif result.interrupted:
+        notes.append(f"stopped early: run the same command again to resume {plan.out}")
+        status = 130
+    elif _unmeasured(plan, result, notes):
+        status = 1
+    if json_lines and notes:
+        import structlog
+
+        structlog.get_logger("arena.cli.run").info("run_ended", status=status, notes=notes)
+    for note in notes if not json_lines else ():
+        print(note, file=sys.stderr)
+    return status
 
 
-def _unmeasured(plan: RunPlan, result: RunResult) -> bool:
-    """Whether some pair of policies played only no-contests (said on the console): the run
+def _unmeasured(plan: RunPlan, result: RunResult, notes: list[str]) -> bool:
+    """Whether some pair of policies played only no-contests (said in `notes`): the run
     measured nothing between them, so it does not end as a success."""
     from arena.record.validity import unmeasured_pairs
 
     pairs = unmeasured_pairs(result.tables.get("h2h", {}))
     for first, second, nc in pairs:
-        print(
+        notes.append(
             f"every game between {first} and {second} was a no-contest ({nc}): nothing was "
             f"measured between them; the reasons are in {plan.out / 'events.jsonl'} "
-            "(episode_replayed, no_contest_kept) and in the replays' results",
-            file=sys.stderr,
+            "(episode_replayed, no_contest_kept) and in the replays' results"
         )
     return bool(pairs)

@@ -31,4 +31,16 @@ def handle(args: argparse.Namespace) -> int:
         main_view,  # loaded when this subcommand runs: `import arena.cli` loads no arena module
     )
 
-    return main_view(argtypes.run_folder(args.run), args.serve, args.port)
+    run = argtypes.run_folder(args.run)
+    if args.serve and (run / "replays").is_dir():
+        import sys
+
+        from arena.observe.live import serve_live  # the live page: a served site only
+
+        try:
+            serve_live(run, args.port)
+        except OSError as exc:  # the port is taken: the message names --port
+            print(f"arena view: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    return main_view(run, args.serve, args.port)

@@ -10,17 +10,11 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 import games
 from arena.config.authoring import AuthorTable
+from arena.config.watch import WatchSettings
 from providers import EndpointSettings, Trust
 
 __all__ = [
@@ -41,7 +35,7 @@ __all__ = [
 ]
 
 MOCK_FAULTS = ("slow", "silent", "empty", "unreadable", "illegal", "error", "schema_ignored")
-"""The faults a mock policy may draw (`faults = { name = rate }`), in the order it draws."""
+"""The faults a mock policy may draw (`faults = { name = rate }`), in order of drawing."""
 
 
 _Uid = Annotated[int, Field(ge=1, le=2**32 - 2)]
@@ -77,8 +71,8 @@ class SprtTable(_Strict):
         return self
 
 
-class RunTable(_Strict):
-    """`[run]`: what to play and how much."""
+class RunTable(WatchSettings, _Strict):
+    """`[run]`: what to play and how much (and how it is watched: `WatchSettings`)."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     seed: int = Field(default=0, ge=0, lt=2**31)

@@ -97,6 +97,8 @@ SETTINGS: dict[str, Setting] = {
     "run.sandbox": RUNS, "run.budget_usd": RUNS, "run.budget_tokens": RUNS,
     "run.budget_matches": RUNS, "run.response_cache": RUNS, "run.cache_dir": RUNS,
     "run.trust": CONNECTS,
+    # how the run is watched (docs/ops.md): changes nothing it plays
+    "run.metrics_port": RUNS, "run.otlp_endpoint": RUNS, "run.trace_content": RUNS,
     # how a program's child is held, and whether predictable dice may meet a model's program
     "run.program_uids": RUNS, "run.accept_predictable_dice": RUNS,
     # [run.sprt]: the hypotheses are the test; the match cap only how long it may go on

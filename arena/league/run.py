@@ -243,6 +243,8 @@ class _Session:
     def _moved(self, episode: Episode, playing: bool) -> None:
         """A worker starts playing `episode`, or is done with it."""
         (self.backlog.start if playing else self.backlog.ended)(episode)
+        if playing:
+            log.info("episode_started", episode=episode.id, in_flight=self.result.in_flight)
         self.on_episode(self.result)
 
     async def _work(
@@ -323,6 +325,7 @@ class _Session:
         async with done:
             async for item in done:
                 episode = self.backlog.written(item.episode)
+                outcome = "failed"
                 if isinstance(item, EpisodeFailure):
                     self.result.failed.append(item)
                 else:
@@ -335,6 +338,10 @@ class _Session:
                         self.result.failed.append(EpisodeFailure(item.episode, repr(exc)))
                     else:
                         self.backlog.stored(item, episode, summaries)
+                        counted = any(g.scores is not None for g in summaries)
+                        outcome = "counted" if counted else "no_contest"
+                log.info("episode_finished", episode=item.episode, outcome=outcome,
+                         in_flight=self.result.in_flight)  # fmt: skip
                 self.backlog.dealt_with(item.episode)
                 self._poke()
                 self.on_episode(self.result)

@@ -206,13 +206,31 @@ async def _attempt(
 
 
 def _logged(record: DecisionAttempt, seat: int) -> DecisionAttempt:
+    """The attempt's event: its outcome, and what the provider reported of it (tokens, cost,
+    stop reason) for whatever watches the run (`arena.observe`)."""
+    report = record.report
+    reported: dict[str, Any] = {}
+    if report is not None:
+        usage = report.usage or {}
+        reported = {
+            "input_tokens": sum(
+                usage.get(k) or 0 for k in ("input_uncached", "cache_read", "cache_write")
+            ),
+            "output_tokens": usage.get("output") or 0,
+            "stop_reason": report.stop_reason,
+        }
+        if usage.get("reasoning") is not None:
+            reported["reasoning_tokens"] = usage["reasoning"]
+        if report.cost_usd is not None:
+            reported["cost_usd"] = report.cost_usd
     log.info(
         "reply_received",
         seat=seat,
         attempt=record.n,
         latency_ms=round(record.latency_s * 1000, 1),
         cause=record.cause,
-        status=record.report.status if record.report else None,
+        status=report.status if report else None,
+        **reported,
     )
     return record
 

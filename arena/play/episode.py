@@ -294,6 +294,7 @@ class _GameLoop:
             seat=d.seat,
             **self.labels[d.seat],
             cause=record.cause,
+            side=record.side,
             latency_ms=round(d.latency_s * 1000, 1),
             error=record.last_error,
         )

@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("arena.results",),
     ("arena.league",),
     ("arena.viewer", "arena.mock_llm"),
+    ("arena.observe",),
     ("arena.cli",),
 )
 """Bottom first: a unit may import its own modules and any unit of a lower layer."""
