@@ -14,6 +14,7 @@ from pydantic import BaseModel, TypeAdapter
 import arena.config
 import arena.config.models as models
 from arena.config import AuthorTable, PolicyConfig
+from arena.config.watch import WatchSettings
 from arena.config.settings import ACCEPTED, ASKED_AS, CONNECTION_SETTINGS, SETTINGS, pool_takes
 from arena.league.lineup import RESUME_ACCEPTS
 from arena.league.pool import POOL_ACCEPTS
@@ -25,6 +26,7 @@ WHERE: dict[type[BaseModel], str] = {
     models.RunTable: "run.",
     models.SprtTable: "run.sprt.",
     AuthorTable: "author.",
+    WatchSettings: "run.",  # the keys RunTable takes from it
     models.Deadlines: "deadlines.",
     models.GameTable: "game.*.",
     models.ScriptedPolicy: "policies.*.",
