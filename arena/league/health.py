@@ -15,6 +15,7 @@ session's probes and for the preflight alike.
 from __future__ import annotations
 
 import itertools
+import re
 import statistics
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -43,6 +44,8 @@ __all__ = [
     "ProbeReading",
     "Stop",
     "model_policies",
+    "names_missing_model",
+    "no_listing_warning",
     "read_probe",
 ]
 
@@ -102,14 +105,12 @@ def read_probe(
         return ProbeReading(
             up, f"{url} refused {key} (HTTP {status}): check the key and api_key_env"
         )
-    if status == 404 and outcome.models is None and spec.protocol != "openai":
+    if status == 404 and names_missing_model(spec.protocol, spec.model, outcome.excerpt):
         return ProbeReading(
             up, f"{url} does not know the model {spec.model!r} (HTTP 404): check the model name"
         )
     if status == 404:
-        return ProbeReading(
-            up, "", f"{url} lists no models (HTTP 404): the model name {spec.model!r} is unchecked"
-        )
+        return ProbeReading(up, "", no_listing_warning(url, spec.model, outcome.excerpt))
     if status == 400 and "certificate" in outcome.excerpt.lower():
         fix = (
             "check client_cert and client_key"
@@ -133,6 +134,28 @@ def read_probe(
             "servers answer for any name, so the run goes on",
         )
     return ProbeReading(up)
+
+
+def names_missing_model(protocol: str, model: str, body: str) -> bool:
+    """Whether a probe's 404 `body` is the protocol's own "no such model": Anthropic's
+    `not_found_error` naming the model, Gemini's `NOT_FOUND` status, OpenAI's
+    `model_not_found`. Any other 404 (a gateway's or a web framework's "no such route",
+    `{"detail":"Not Found"}`) says nothing of the model."""
+    if protocol == "anthropic":
+        named = re.search(rf"(?<![\w/.:-]){re.escape(model)}(?![\w/.:-])", body)
+        return "not_found_error" in body and named is not None
+    if protocol == "gemini":
+        return '"NOT_FOUND"' in body
+    return "model_not_found" in body
+
+
+def no_listing_warning(url: str, model: str, body: str) -> str:
+    """The warning of a probe's 404 that is no model error: the endpoint (a gateway, often)
+    has no such route, and the model is checked by the first completion instead."""
+    return (
+        f"{url} has no model listing (HTTP 404: {body[:80]!r}): the model name {model!r} is "
+        "unchecked, the first completion will tell"
+    )
 
 
 class EndpointHealth:

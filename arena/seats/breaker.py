@@ -22,6 +22,7 @@ Any single 4xx (a prompt over the context length) is only that request's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,7 +32,16 @@ import structlog
 
 import providers
 
-__all__ = ["Breakers", "Circuit", "Misconfigured", "endpoint_of", "misconfiguration_fix"]
+__all__ = [
+    "ASKED_PATHS",
+    "Breakers",
+    "Circuit",
+    "Misconfigured",
+    "endpoint_of",
+    "key_hint",
+    "misconfiguration_fix",
+    "routed_elsewhere",
+]
 
 log = structlog.get_logger("arena.seats.breaker")
 
@@ -71,7 +81,9 @@ def misconfiguration_fix(spec: providers.ProviderSpec, found: Misconfigured) -> 
             "headers_env, for a gateway's own key)"
         )
     if status == 404:
-        return "it does not know the path or the model: check base_url and model"
+        return routed_elsewhere(spec.protocol, found.body) or (
+            "it does not know the path or the model: check base_url and model"
+        )
     if status == 413:
         return (
             "it refuses request bodies this large: raise the gateway's limit (nginx: "
@@ -85,7 +97,58 @@ def misconfiguration_fix(spec: providers.ProviderSpec, found: Misconfigured) -> 
         )
     if "certificate" in body:
         return "it asks for a client certificate: set client_cert (and client_key) on the policy"
-    return f"it refuses every completion with HTTP {status}: check base_url, headers and params"
+    refused = f"it refuses every completion with HTTP {status}: check base_url, headers and params"
+    return refused + key_hint(body) if status == 400 else refused
+
+
+ASKED_PATHS = {
+    "openai": "/chat/completions",
+    "anthropic": "/v1/messages",
+    "gemini": ":generateContent",
+}
+"""The end of the path each protocol's completion is asked at."""
+_PATH = re.compile(r"/v1(?:beta)?/[\w./:-]*\w")
+_AROUND = 60
+"""How much of the body either side of the path a fix line quotes."""
+
+
+def routed_elsewhere(protocol: str, body: str) -> str | None:
+    """The fix for a 404 whose body names another path than the one asked: a gateway passed
+    the request on to a route its backend has not (LiteLLM's proxy sends Anthropic's
+    `/v1/messages` for an `openai/...` model to `/v1/responses`). None when the body names
+    no path, or first the one asked."""
+    found = _PATH.search(body)
+    if found is None or found.group().endswith(ASKED_PATHS.get(protocol, "\0")):
+        return None
+    start, end = max(found.start() - _AROUND, 0), found.end() + _AROUND
+    quoted = ("..." if start else "") + body[start:end] + ("..." if end < len(body) else "")
+    return (
+        f"a gateway routes the request elsewhere: its backend was asked for {found.group()}, "
+        f"not {ASKED_PATHS[protocol]} ({quoted!r}); have the gateway send it to a route the "
+        "backend serves (LiteLLM, for Anthropic's messages: "
+        "LITELLM_USE_CHAT_COMPLETIONS_URL_FOR_ANTHROPIC_MESSAGES=True; docs/gateways.md)"
+    )
+
+
+_KEY_WORDS = (
+    "api key",
+    "api_key",
+    "api-key",
+    "invalid key",
+    "auth",
+    "credential",
+    "database",
+    " db",
+)
+
+
+def key_hint(body: str) -> str:
+    """What a 400 on every request adds when its (lowercased) `body` speaks of keys, auth or
+    a database: a gateway that answers a key it does not know with 400 (LiteLLM's proxy
+    without a database: "No connected db.")."""
+    if not any(word in body for word in _KEY_WORDS):
+        return ""
+    return "; its body speaks of keys, auth or a database: check api_key_env (the gateway's key)"
 
 
 @dataclass(eq=False)
