@@ -328,7 +328,9 @@ def ab_sentence(ab: dict[str, Any]) -> str:
         met += f" ({nc} no-contest)" if nc else ""
     else:
         met = "; they have not met"
-    return f"{what} A/B, {a} vs {b} (they differ in {what} only): {rated}{met}."
+    sent = ab.get("decodings")
+    forms = f": {sent[0]} vs {sent[1]}" if sent else ""
+    return f"{what} A/B, {a} vs {b} (they differ in {what} only{forms}): {rated}{met}."
 
 
 def sprt_lines(sprt: dict[str, Any]) -> list[str]:
