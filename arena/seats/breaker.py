@@ -121,11 +121,13 @@ def routed_elsewhere(protocol: str, body: str) -> str | None:
     if found is None or found.group().endswith(ASKED_PATHS.get(protocol, "\0")):
         return None
     start, end = max(found.start() - _AROUND, 0), found.end() + _AROUND
-    quoted = ("..." if start else "") + body[start:end] + ("..." if end < len(body) else "")
+    # A gateway quotes its backend's JSON inside its own: its quotes come escaped.
+    part = body[start:end].replace('\\"', '"')
+    quoted = ("..." if start else "") + part + ("..." if end < len(body) else "")
     return (
         f"a gateway routes the request elsewhere: its backend was asked for {found.group()}, "
-        f"not {ASKED_PATHS[protocol]} ({quoted!r}); have the gateway send it to a route the "
-        "backend serves (LiteLLM, for Anthropic's messages: "
+        f"not {ASKED_PATHS[protocol]} (the answer: {quoted}); have the gateway send it to a "
+        "route the backend serves (LiteLLM, for Anthropic's messages: "
         "LITELLM_USE_CHAT_COMPLETIONS_URL_FOR_ANTHROPIC_MESSAGES=True; docs/gateways.md)"
     )
 
