@@ -32,7 +32,7 @@ from arena.league.plan import RunPlan
 from arena.play.match import Match
 from arena.record.replay import GameRecord, Replay
 from arena.record.validity import gateway_timeouts
-from arena.seats.breaker import Breakers, Circuit, Misconfigured, misconfiguration_fix
+from arena.seats.breaker import Breakers, Circuit, Misconfigured, key_hint, misconfiguration_fix
 
 if TYPE_CHECKING:
     from providers.client import ProbeAnswer
@@ -122,8 +122,9 @@ def read_probe(
             f"{url} asks for a client certificate (HTTP 400: {outcome.excerpt[:120]!r}): {fix}",
         )
     if not 200 <= status < 300:
+        hint = key_hint(outcome.excerpt.lower()) if status == 400 else ""
         return ProbeReading(
-            up, "", f"{url} answered the probe with HTTP {status}: {outcome.excerpt[:120]!r}"
+            up, "", f"{url} answered the probe with HTTP {status}: {outcome.excerpt[:120]!r}{hint}"
         )
     if outcome.models is not None and spec.model not in outcome.models:
         listed = ", ".join(outcome.models[:8]) or "none"

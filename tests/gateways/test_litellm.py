@@ -37,7 +37,7 @@ pytestmark = pytest.mark.litellm
 WRONG_KEY_ENV = "COG_GATEWAY_WRONG_KEY"
 """The variable the wrong-key league's policy names: a key the proxy never issued."""
 
-SHORT = {"first_reply_s": 4, "retry_s": 3, "decision_s": 8}
+SHORT = {"first_reply_s": 5, "retry_s": 3, "decision_s": 10}
 """The faulty leagues' deadlines: a fault costs an attempt its whole deadline (the mock
 answers the same body with the same fault, however often it is asked)."""
 
@@ -96,8 +96,10 @@ def leagues(routed: str, plain: str) -> dict[str, League]:
             run={"breaker_failures": 100},
             deadlines=SHORT,
         ),
+        # Any infrastructure fallback makes a no-contest: the throttled games are played again.
         "throttled": League(
             {"model": policy("openai", routed, "throttled"), "tactician": TACTICIAN},
+            run={"max_infra_share": 0},
             deadlines=SHORT,
         ),
         "wrong-key": League(
@@ -305,13 +307,16 @@ def test_the_mocks_faults_through_the_proxy_fall_back_with_their_causes_and_side
         if fault in CAUSES:
             assert (record.cause, record.status) == CAUSES[fault], record
             seen[fault] += 1
-        else:
-            assert record.cause is None, record
-    assert set(seen) == {r.fault for r in backend.received} - {None}
-    assert len(seen) >= 2  # the infrastructure's and the seat's faults alike
+        else:  # answered; on a loaded machine the proxy may answer after the deadline
+            assert record.cause in (None, "timeout"), record
+            seen[record.cause or "answered"] += 1
+    assert seen["timeout"] <= seen["answered"] // 4, seen
+    met = set(seen) & set(CAUSES)
+    assert met == {r.fault for r in backend.received} - {None}
+    assert len(met) >= 2  # the infrastructure's faults and the seat's alike
     sides = {(f.cause, f.side) for f in played.fallbacks()}
     assert sides <= {("rate_limited", "infrastructure"), ("http_status", "infrastructure"),
-                     ("truncated", "seat")}  # fmt: skip
+                     ("truncated", "seat"), ("timeout", "seat")}  # fmt: skip
     checked = verify(played)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
@@ -334,9 +339,10 @@ def test_a_rate_limit_that_lifts_is_the_infrastructures_and_the_league_completes
     assert {f.side for f in played.fallbacks()} == {"infrastructure"}
     assert played.events("endpoint_down")
     assert played.events("endpoint_up")
-    assert played.finished_games() >= 4  # both games, and at least one played again
-    replays = played.replays()
-    assert any(r.episode.endswith("~replay1") for r in replays)
+    replays = {r.episode: r for r in played.replays()}
+    again = [e for e in replays if e.endswith("~replay1")]
+    assert again  # the first play met the rate limit: a no-contest, played again
+    assert all(g.result is not None for e in again for g in replays[e].games)
     checked = verify(played)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
@@ -354,6 +360,9 @@ def test_a_key_the_proxy_does_not_know_stops_the_run_saying_check_api_key_env(
     assert event["fix"].endswith("check api_key_env (the gateway's key)")
     assert "check api_key_env" in _sentence(played) + " ".join(played.stderr.split())
     assert runs.backend("keyless").received == []  # refused by the proxy itself
+    [warning] = [e["detail"] for e in played.events("preflight_warning")]
+    assert "answered the probe with HTTP 400" in warning
+    assert warning.endswith("check api_key_env (the gateway's key)")
 
 
 def test_anthropic_messages_routed_to_the_responses_api_stop_the_run_naming_the_path(

@@ -157,3 +157,21 @@ async def test_no_preflight_skips_the_probe(tmp_path: Path) -> None:
     games = [g for g in stored_games(tmp_path / "o")]
     assert games
     assert all(g.ending == "no-contest" for g in games)
+
+
+def test_a_probe_400_that_speaks_of_keys_or_a_database_says_check_api_key_env() -> None:
+    """LiteLLM's proxy without a database answers a key it did not issue with 400."""
+    from arena.league.health import read_probe
+    from providers.client import ProbeAnswer
+
+    policy = LlmPolicy(kind="llm", provider="openai", model="m", base_url="http://gw:4000/v1",
+                       api_key_env="PRE_KEY")  # fmt: skip
+    no_db = '{"error":{"message":"No connected db.","type":"no_db_connection","code":"400"}}'
+    reading = read_probe(provider_spec(policy), policy, ProbeAnswer(400, None, no_db))
+    assert (reading.up, reading.problem) == (True, "")
+    assert reading.warning == (
+        f"http://gw:4000/v1 answered the probe with HTTP 400: {no_db!r}; its body speaks of "
+        "keys, auth or a database: check api_key_env (the gateway's key)"
+    )
+    other = read_probe(provider_spec(policy), policy, ProbeAnswer(400, None, '{"error": "x"}'))
+    assert "api_key_env" not in other.warning
