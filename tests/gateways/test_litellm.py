@@ -10,6 +10,7 @@ Anthropic's messages where the backend has no route, and `arena verify`.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import pytest
 
 from tests.gateways.conftest import Gateways, Received, RecordingMock
 from tests.gateways.league import (
+    KEY_ENV,
     Asked,
     asked,
     legal_moves,
@@ -32,7 +34,7 @@ from tests.gateways.league import (
 from tests.gateways.proxy import MASTER_KEY
 from tests.nginx.league import Played
 
-pytestmark = pytest.mark.litellm
+pytestmark = [pytest.mark.litellm, pytest.mark.usefixtures("gateway_logs")]
 
 WRONG_KEY_ENV = "COG_GATEWAY_WRONG_KEY"
 """The variable the wrong-key league's policy names: a key the proxy never issued."""
@@ -44,14 +46,12 @@ answers the same body with the same fault, however often it is asked)."""
 
 @dataclass(frozen=True)
 class League:
-    """A league of the module: its policies (each with the model group it asks), how it runs,
-    and the proxy it goes through."""
+    """A league of the module: its policies (each with the proxy and the model group it
+    asks), and how it runs."""
 
     policies: dict[str, dict[str, Any]]
     run: dict[str, Any] | None = None
     deadlines: dict[str, float] | None = None
-    plain: bool = False
-    """Through the proxy out of the box (else the one set up as docs/gateways.md says)."""
 
 
 TACTICIAN = {"kind": "scripted", "baseline": "tactician"}
@@ -110,7 +110,6 @@ def leagues(routed: str, plain: str) -> dict[str, League]:
         ),
         "routed-away": League(
             {"model": policy("anthropic", plain, "team/routed-away"), "tactician": TACTICIAN},
-            plain=True,
         ),
     }
 
@@ -131,13 +130,11 @@ class Runs:
 @pytest.fixture(scope="module")
 def runs(gateways: Gateways, tmp_path_factory: pytest.TempPathFactory) -> Runs:
     """Every league of `leagues`, played at once."""
-    import time
-
     folder = tmp_path_factory.mktemp("leagues")
     planned = leagues(gateways.routed.url, gateways.plain.url)
     began = time.monotonic()
     with pytest.MonkeyPatch.context() as env:
-        env.setenv("COG_GATEWAY_KEY", MASTER_KEY)
+        env.setenv(KEY_ENV, MASTER_KEY)
         env.setenv(WRONG_KEY_ENV, "sk-not-issued-by-this-proxy")
         with ThreadPoolExecutor(len(planned)) as pool:
             futures = {
