@@ -18,9 +18,20 @@ setting only.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-__all__ = ["GATEWAY_WAITS", "Problem", "advise", "schema_form_refused"]
+__all__ = [
+    "ASKED_PATHS",
+    "GATEWAY_WAITS",
+    "Problem",
+    "advise",
+    "key_hint",
+    "names_missing_model",
+    "no_listing_warning",
+    "routed_elsewhere",
+    "schema_form_refused",
+]
 
 Problem = Literal[
     "not_completion",
@@ -32,12 +43,14 @@ Problem = Literal[
     "proxy_refused",
     "proxy_auth",
     "gateway_wait",
+    "unknown_model",
 ]
 """What went wrong when it was no HTTP status (or more than one): a 2xx body that is no
 completion; a schema request refused as a form (whatever the status and body); every
 reply dropped before its body ended; no connection opened; a TLS handshake refused; the
 server's certificate not trusted; a proxy that refused the connection or the credentials
-(407); a gateway that gives up before the model answers (502/504 on every retry)."""
+(407); a gateway that gives up before the model answers (502/504 on every retry); a 404
+whose body is the protocol's own "no such model" (`names_missing_model`)."""
 
 GATEWAY_WAITS = frozenset({502, 504})
 """The statuses a gateway answers when the server behind it took longer than it waits."""
@@ -74,7 +87,10 @@ def advise(
         )
     if status == 404:
         model = f"the model {setting!r}" if setting else "the model"
-        return f"it does not know {model} or the path: check the model name and base_url"
+        elsewhere = routed_elsewhere(protocol, body)
+        return (
+            elsewhere or f"it does not know {model} or the path: check the model name and base_url"
+        )
     if status == 407:
         return _proxy_auth(protocol, setting)
     if status == 413:
@@ -95,7 +111,82 @@ def advise(
             else "set client_cert (and client_key) on the policy"
         )
         return f"it asks for a client certificate: {fix}"
-    return f"it refuses every completion with HTTP {status}: check base_url, headers and params"
+    refused = f"it refuses every completion with HTTP {status}: check base_url, headers and params"
+    return refused + key_hint(lowered) if status == 400 else refused
+
+
+ASKED_PATHS = {
+    "openai": "/chat/completions",
+    "anthropic": "/v1/messages",
+    "gemini": ":generateContent",
+}
+"""The end of the path each protocol's completion is asked at."""
+_PATH = re.compile(r"/v1(?:beta)?/[\w./:-]*\w")
+_AROUND = 60
+"""How much of the body either side of the path a fix line quotes."""
+
+
+def routed_elsewhere(protocol: str, body: str) -> str | None:
+    """The fix for a 404 whose body names another path than the one asked: a gateway passed
+    the request on to a route its backend has not (LiteLLM's proxy sends Anthropic's
+    `/v1/messages` for an `openai/...` model to `/v1/responses`). None when the body names
+    no path, or first the one asked."""
+    found = _PATH.search(body)
+    if found is None or found.group().endswith(ASKED_PATHS.get(protocol, "\0")):
+        return None
+    start, end = max(found.start() - _AROUND, 0), found.end() + _AROUND
+    # A gateway quotes its backend's JSON inside its own: its quotes come escaped.
+    part = body[start:end].replace('\\"', '"')
+    quoted = ("..." if start else "") + part + ("..." if end < len(body) else "")
+    return (
+        f"a gateway routes the request elsewhere: its backend was asked for {found.group()}, "
+        f"not {ASKED_PATHS[protocol]} (the answer: {quoted}); have the gateway send it to a "
+        "route the backend serves (LiteLLM, for Anthropic's messages: "
+        "LITELLM_USE_CHAT_COMPLETIONS_URL_FOR_ANTHROPIC_MESSAGES=True; docs/gateways.md)"
+    )
+
+
+_KEY_WORDS = (
+    "api key",
+    "api_key",
+    "api-key",
+    "invalid key",
+    "auth",
+    "credential",
+    "database",
+    " db",
+)
+
+
+def key_hint(body: str) -> str:
+    """What a 400 on every request adds when its (lowercased) `body` speaks of keys, auth or
+    a database: a gateway that answers a key it does not know with 400 (LiteLLM's proxy
+    without a database: "No connected db.")."""
+    if not any(word in body for word in _KEY_WORDS):
+        return ""
+    return "; its body speaks of keys, auth or a database: check api_key_env (the gateway's key)"
+
+
+def names_missing_model(protocol: str, model: str, body: str) -> bool:
+    """Whether a probe's 404 `body` is the protocol's own "no such model": Anthropic's
+    `not_found_error` naming the model, Gemini's `NOT_FOUND` status, OpenAI's
+    `model_not_found`. Any other 404 (a gateway's or a web framework's "no such route",
+    `{"detail":"Not Found"}`) says nothing of the model."""
+    if protocol == "anthropic":
+        named = re.search(rf"(?<![\w/.:-]){re.escape(model)}(?![\w/.:-])", body)
+        return "not_found_error" in body and named is not None
+    if protocol == "gemini":
+        return '"NOT_FOUND"' in body
+    return "model_not_found" in body
+
+
+def no_listing_warning(url: str, model: str, body: str) -> str:
+    """The warning of a probe's 404 that is no model error: the endpoint (a gateway, often)
+    has no such route, and the model is checked by the first completion instead."""
+    return (
+        f"{url} has no model listing (HTTP 404: {body[:80]!r}): the model name {model!r} is "
+        "unchecked, the first completion will tell"
+    )
 
 
 def _not_completion(protocol: str, setting: str) -> str:
@@ -157,6 +248,11 @@ def _proxy_auth(protocol: str, setting: str) -> str:
     )
 
 
+def _unknown_model(protocol: str, setting: str) -> str:
+    model = f"the model {setting!r}" if setting else "the model"
+    return f"it does not know {model}: check the model name (the endpoint's own model list)"
+
+
 def _gateway_wait(protocol: str, setting: str) -> str:
     seen = f"; {setting}" if setting else ""
     return (
@@ -176,4 +272,5 @@ _PROBLEMS = {
     "proxy_refused": _proxy_refused,
     "proxy_auth": _proxy_auth,
     "gateway_wait": _gateway_wait,
+    "unknown_model": _unknown_model,
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 from providers.completion import Completion, CompletionRequest, StopReason, Usage
 from providers.spec import ProviderSpec
@@ -75,12 +76,14 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
 
 
 def probe_request(spec: ProviderSpec) -> ProbeRequest:
-    """`GET {base_url}/v1/models/{model}`: a 404 means the model is unknown."""
+    """`GET {base_url}/v1/models/{model}` (the name URL-encoded: a gateway's model group
+    `team/model` is one path segment): a 404 naming the model means it is unknown."""
     headers = {"accept": "application/json", "anthropic-version": API_VERSION}
     key = spec.reveal_key()
     if key:
         headers["x-api-key"] = key
-    return ProbeRequest(f"{spec.base_url}/v1/models/{spec.model}", headers, lists_models=False)
+    model = quote(spec.model, safe="-._~")
+    return ProbeRequest(f"{spec.base_url}/v1/models/{model}", headers, lists_models=False)
 
 
 def parse_response(

@@ -98,7 +98,8 @@ def gemini_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def probe_request(spec: ProviderSpec) -> ProbeRequest:
-    """`GET {base_url}/v1beta/models/{model}`: a 404 means the model is unknown."""
+    """`GET {base_url}/v1beta/models/{model}` (the name URL-encoded): a 404 whose status is
+    `NOT_FOUND` means the model is unknown."""
     headers = {"accept": "application/json"}
     key = spec.reveal_key()
     if key:

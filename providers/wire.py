@@ -65,7 +65,8 @@ class ProbeRequest(NamedTuple):
     headers: dict[str, str]
     lists_models: bool
     """True: the answer lists the endpoint's models (OpenAI-compatible); False: it names
-    `spec.model` alone, and a 404 means the model is unknown (Anthropic, Gemini)."""
+    `spec.model` alone (Anthropic, Gemini), and a 404 in the protocol's own error shape means
+    the model is unknown (a bare 404 is a route the endpoint has not)."""
 
 
 class WireProtocol(Protocol):

@@ -18,16 +18,17 @@ def _quiet_logs() -> None:
     close_logging()
 
 
-SLOW_FOLDERS = ("golden", "chaos", "nginx", "bench")
+SLOW_FOLDERS = ("golden", "chaos", "nginx", "gateways", "bench")
 """Whole folders of slow tests: they play leagues, start servers or time benchmarks."""
 SLOW_MODULES = ("test_ray.py",)
 """Modules of slow tests elsewhere: a real Ray cluster."""
-LONG_TIMEOUTS_S = {"golden": 1200, "chaos": 600, "nginx": 600, "test_ray.py": 600}
+LONG_TIMEOUTS_S = {"golden": 1200, "chaos": 600, "nginx": 600, "gateways": 600,
+                   "test_ray.py": 600}  # fmt: skip
 """Per-test timeouts above the default (pyproject's `timeout`), for what plays many games."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The tiers: `slow` marks the golden, chaos, nginx, bench, Ray and browser tests (and
+    """The tiers: `slow` marks the golden, chaos, nginx, gateway, bench, Ray and browser tests (and
     those marked by hand: each starts `arena` or a server in a subprocess), so that
     `pytest -m "not slow"` is the fast tier; the long ones get their own timeouts."""
     for item in items:

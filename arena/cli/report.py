@@ -31,7 +31,7 @@ _LEGEND = """the standings' columns:
   fallbacks      the seat's own failures / the infrastructure's, and by cause
   p50/p95 ms     decision latency percentiles
   tokens, cost $ tokens in and out; cost from the policy's price (- unknown)
-  decoding       free, json or schema, when a policy is asked under one
+  decoding       free, json or schema/<form> (json_schema, json_object, tool, responseSchema)
 docs/rules.md#standings has every column"""
 
 

@@ -1,7 +1,7 @@
 """The run config's checks across tables: what no single table can see.
 
 A baseline named for one game in a run of others, a program in a run of games
-programs do not play, a uid block too small for the programs' children, a deadline table of a game the run never plays, the
+programs do not play, a uid block too small for the programs' children, a decoding the policy's protocol cannot send, a deadline table of a game the run never plays, the
 stopping rules against the schedule, and the API keys and secret headers the
 environment must hold (unless the caller sends nothing).
 """
@@ -33,6 +33,8 @@ def check_semantics(config: Config, source: str, keys: bool = True) -> None:
     _check_stopping(config, source)
     _check_program_uids(config, source)
     for name, policy in config.policies.items():
+        if isinstance(policy, LlmPolicy):
+            _check_decoding(name, policy, source)
         if isinstance(policy, ScriptedPolicy):
             _check_baseline(config, name, policy, source)
         if isinstance(policy, ProgramPolicy):
@@ -103,6 +105,17 @@ def _check_stopping(config: Config, source: str) -> None:
                 f"and {', '.join(f'policies.{n}' for n in unpriced)} has no price: add "
                 "price = { input_per_mtok = ..., output_per_mtok = ... }, or use budget_tokens"
             )
+
+
+def _check_decoding(name: str, policy: LlmPolicy, source: str) -> None:
+    """A condition the protocol cannot send is refused, never recorded as measured:
+    Anthropic's Messages have no JSON mode (its request would be the free one)."""
+    if policy.provider == "anthropic" and policy.reply_decoding == "json":
+        field = "json_mode = true" if policy.json_mode else 'decoding = "json"'
+        raise ConfigError(
+            f'{source}: policies.{name}: {field} on provider = "anthropic": the protocol has '
+            'no JSON mode; use decoding = "schema"'
+        )
 
 
 def _check_keys(config: Config, source: str) -> None:

@@ -297,7 +297,7 @@ class LlmPolicy(EndpointSettings, _PolicyBase):
         ):
             raise ValueError(
                 'decoding = "schema" forces a tool, which Anthropic refuses with thinking: '
-                'remove params.thinking, or use decoding = "json" or "free"'
+                'remove params.thinking, or use decoding = "free"'
             )
         return self
 

@@ -37,6 +37,7 @@ from arena.seats.breaker import (
     as_the_run,
     misconfiguration_fix,
 )
+from providers.advice import key_hint, names_missing_model, no_listing_warning
 from providers.proxies import named_proxy
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ __all__ = [
     "ProbeReading",
     "Stop",
     "model_policies",
+    "names_missing_model",
+    "no_listing_warning",
     "read_probe",
 ]
 
@@ -122,19 +125,18 @@ def read_probe(
     if status == 407:
         fix = providers.advise(protocol, 407, setting=named_proxy(url))
         return ProbeReading(up, f"{url}: {fix}")
-    if status == 404 and outcome.models is None and protocol != "openai":
-        fix = providers.advise(protocol, 404, setting=spec.model)
+    if status == 404 and names_missing_model(protocol, spec.model, outcome.excerpt):
+        fix = providers.advise(protocol, "unknown_model", setting=spec.model)
         return ProbeReading(up, f"{url} answered HTTP 404: {fix}")
     if status == 404:
-        return ProbeReading(
-            up, "", f"{url} lists no models (HTTP 404): the model name {spec.model!r} is unchecked"
-        )
+        return ProbeReading(up, "", no_listing_warning(url, spec.model, outcome.excerpt))
     if status == 400 and "certificate" in outcome.excerpt.lower():
         fix = providers.advise(protocol, 400, outcome.excerpt, setting=spec.client_cert or "")
         return ProbeReading(up, f"{url} answered HTTP 400 ({outcome.excerpt[:120]!r}): {fix}")
     if not 200 <= status < 300:
+        hint = key_hint(outcome.excerpt.lower()) if status == 400 else ""
         return ProbeReading(
-            up, "", f"{url} answered the probe with HTTP {status}: {outcome.excerpt[:120]!r}"
+            up, "", f"{url} answered the probe with HTTP {status}: {outcome.excerpt[:120]!r}{hint}"
         )
     if outcome.models is not None and spec.model not in outcome.models:
         listed = ", ".join(outcome.models[:8]) or "none"

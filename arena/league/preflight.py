@@ -5,9 +5,13 @@ free call at once: `GET {base_url}/models` of an OpenAI-compatible server,
 Anthropic's model and Gemini's model get. A refused connection, an unreachable
 host, a certificate that fails verification, a refused key (401/403), a
 client certificate the server asks for and does not get, or a model the
-endpoint does not know (404 from Anthropic or Gemini) stops the run before any
-game, naming the policy, the URL and the fix; an OpenAI-compatible server whose list lacks the model is only a
-warning (llama.cpp and others list a file name or an alias and ignore `model`).
+endpoint does not know (a 404 in the protocol's own model error: Anthropic's
+`not_found_error`, Gemini's `NOT_FOUND`) stops the run before any game, naming
+the policy, the URL and the fix. Only worth a warning: an OpenAI-compatible
+server whose list lacks the model (llama.cpp and others list a file name or an
+alias and ignore `model`), and a bare 404, a route the endpoint has not (a
+gateway such as LiteLLM's proxy serves Gemini's generateContent but no model
+lookup): the first completion then tells.
 `arena run --no-preflight` skips the check.
 """
 

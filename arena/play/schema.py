@@ -8,6 +8,12 @@ an enum of them exactly as listed (`schema-enum`): a reply can then be neither
 unreadable nor illegal. Above the cap, or for a structured reply (the battle's
 orders, Stratego's setup), the schema constrains the shape only
 (`schema-shape`), and the engine's check decides as ever.
+
+A schema travels in a form of its protocol's (`schema_form`): an
+OpenAI-compatible server's `json_schema` or `json_object` (`schema_style`),
+Anthropic's forced `tool`, Gemini's `responseSchema`. An attempt records the
+kind and the form (`schema-enum/tool`), the standings the decoding and the form
+(`schema/tool`): what was sent, not only what was asked.
 """
 
 from __future__ import annotations
@@ -18,10 +24,30 @@ from typing import Any
 
 from games.battle.notation import VERBS
 
-__all__ = ["ENUM_CAPS", "SCHEMA_ENUM", "SCHEMA_SHAPE", "EnumCap", "reply_schema"]
+__all__ = [
+    "ENUM_CAPS",
+    "SCHEMA_ENUM",
+    "SCHEMA_FORMS",
+    "SCHEMA_SHAPE",
+    "EnumCap",
+    "reply_schema",
+    "schema_form",
+]
 
 SCHEMA_ENUM = "schema-enum"
 SCHEMA_SHAPE = "schema-shape"
+
+
+SCHEMA_FORMS = {"anthropic": "tool", "gemini": "responseSchema"}
+"""The one form a schema request takes in each protocol that has one; an OpenAI-compatible
+server's is the policy's `schema_style`."""
+
+
+def schema_form(protocol: str, schema_style: str) -> str:
+    """The form a schema request of `protocol` is sent in: `json_schema` or `json_object`
+    (`schema_style`, OpenAI-compatible servers), `tool` (Anthropic), `responseSchema`
+    (Gemini)."""
+    return SCHEMA_FORMS.get(protocol, schema_style)
 
 
 @dataclass(frozen=True, slots=True)

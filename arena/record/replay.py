@@ -125,8 +125,10 @@ class ReplyReport(_Model):
     """The provider's transport attempts before this one: status, error, latency, wait."""
     cost_usd: float | None = None
     decoding: str | None = Field(default=None, exclude_if=_empty)
-    """How the reply was decoded when not free text (docs/decoding.md): `json`,
-    `schema-enum` or `schema-shape`; not written for free text."""
+    """How the reply was asked when not free text (docs/decoding.md): `json`, or a schema's
+    kind and the form it was sent in (`schema-enum/json_schema`, `schema-shape/tool`,
+    `schema-enum/responseSchema`; the in-process mock's, which sends nothing, `schema-enum`
+    or `schema-shape`); not written for free text."""
     cached: bool = False
     """The reply came from the response cache (docs/efficiency.md#the-response-cache): no
     request was sent, `cost_usd` is 0 (None without a price), `usage` is what it took when

@@ -36,7 +36,9 @@ def ab_sentence(
         met += f" ({nc} no-contest)" if nc else ""
     else:
         met = "; they have not met"
-    said = f"{what} A/B, {a} vs {b} (they differ in {what} only): {rated}{met}."
+    sent = ab.get("decodings")  # a decoding or schema form pair: what each side sends
+    forms = f": {sent[0]} vs {sent[1]}" if sent else ""
+    said = f"{what} A/B, {a} vs {b} (they differ in {what} only{forms}): {rated}{met}."
     own = ab.get("own_play") or {}
     for name in (a, b):
         share = own.get(name)

@@ -21,6 +21,7 @@ from typing import Any
 import games
 from arena.config import Config
 from arena.play.match import REPLAY_MARK
+from arena.play.schema import schema_form
 from arena.record.cards import CANCELLED_MARK
 from arena.results.history import elo_events
 from arena.results.ratings import (
@@ -34,10 +35,12 @@ from arena.results.standings import GameSummary, Row, Table
 
 __all__ = [
     "AB_CONDITIONS",
+    "SCHEMA_FORM",
     "ab_differs",
     "ab_pairs",
     "condition",
     "counted_games",
+    "decoding_sent",
     "league_tables",
     "match_outcomes",
     "play_rank",
@@ -158,45 +161,58 @@ def ranked_standings(
 AB_CONDITIONS = ("prompt", "decoding", "retry_lists_moves")
 """What an A/B pair of policies may differ in: exactly one of these, nothing else."""
 
+SCHEMA_FORM = "schema form"
+"""What a pair that differs only in its schema's form (both under `schema`) is an A/B of."""
+
+
+def decoding_sent(spec: Any) -> str | None:
+    """How a policy's requests are decoded, as they are sent: `free`, `json`, or `schema/`
+    and the schema's form (`schema/json_schema`, `schema/json_object`, `schema/tool`,
+    `schema/responseSchema`; the in-process mock's, which sends nothing, `schema`). None for
+    a policy not asked in text."""
+    decoding = getattr(spec, "reply_decoding", None)
+    protocol = getattr(spec, "provider", None)
+    if decoding == "schema" and protocol is not None:
+        return f"schema/{schema_form(protocol, spec.schema_style)}"
+    if decoding == "json" and protocol == "anthropic":  # refused now; an older run sent it free
+        return "free"
+    return decoding
+
 
 def condition(spec: Any) -> dict[str, Any]:
-    """A policy's A/B conditions: its prompt, its decoding (`json_mode` is `json`) and
+    """A policy's A/B conditions: its prompt, its decoding as sent (`decoding_sent`) and
     whether a retry lists the moves its template leaves out."""
     return {
         "prompt": spec.prompt,
-        "decoding": getattr(spec, "reply_decoding", None),
+        "decoding": decoding_sent(spec),
         "retry_lists_moves": getattr(spec, "retry_lists_moves", None),
     }
 
 
 def with_decoding(standings: dict[str, list[dict[str, Any]]], policies: Mapping[str, Any]) -> None:
-    """Each standings row's `decoding`: its policy's (`condition`), None for a policy that
-    is not asked in text (or one the config no longer has)."""
+    """Each standings row's `decoding`: its policy's as sent (`decoding_sent`), None for a
+    policy that is not asked in text (or one the config no longer has)."""
     for rows in standings.values():
         for row in rows:
             spec = policies.get(row["policy"])
-            row["decoding"] = condition(spec)["decoding"] if spec is not None else None
-
-
-def _as_asked(spec: Any) -> dict[str, Any]:
-    """`condition`, with a schema's request form (`schema_style`) part of its decoding: the
-    form matters under `schema` only, so a free policy beside a schema one that names a
-    form of its server's is still a decoding A/B."""
-    found = condition(spec)
-    if found["decoding"] == "schema":
-        found["decoding"] = ("schema", getattr(spec, "schema_style", None))
-    return found
+            row["decoding"] = decoding_sent(spec) if spec is not None else None
 
 
 def ab_differs(config: Config, a: str, b: str) -> str | None:
-    """The one condition policies `a` and `b` differ in, if that is all they differ in."""
+    """The one condition policies `a` and `b` differ in, if that is all they differ in:
+    one of `AB_CONDITIONS`, or `SCHEMA_FORM` for two schema policies whose requests differ
+    in form only. A setting their protocol never sends is no difference (Anthropic's and
+    Gemini's schema has one form whatever `schema_style` says)."""
     first, second = config.policies[a], config.policies[b]
     exclude = {*AB_CONDITIONS, "json_mode", "schema_style"}
     if first.model_dump(exclude=exclude) != second.model_dump(exclude=exclude):
         return None
-    one, other = _as_asked(first), _as_asked(second)
+    one, other = condition(first), condition(second)
     differ = [key for key in AB_CONDITIONS if one[key] != other[key]]
-    return differ[0] if len(differ) == 1 else None
+    if differ != ["decoding"]:
+        return differ[0] if len(differ) == 1 else None
+    both_schema = all(str(c["decoding"]).startswith("schema/") for c in (one, other))
+    return SCHEMA_FORM if both_schema else "decoding"
 
 
 def ab_pairs(config: Config) -> list[tuple[str, str]]:
@@ -273,10 +289,13 @@ def league_tables(
     own = {r["policy"]: r["own_play"] for r in tables["standings"]["overall"] if r["decisions"]}
     fallback = _fallback_names(per_game)
     for a, b in ab_pairs(config):
+        differs = ab_differs(config, a, b)
         entry: dict[str, Any] = {
-            "a": a, "b": b, "differs": ab_differs(config, a, b), "h2h": tables["h2h"].get(f"{a}|{b}"),
+            "a": a, "b": b, "differs": differs, "h2h": tables["h2h"].get(f"{a}|{b}"),
             "own_play": {p: own[p] for p in (a, b) if p in own}, "fallback": fallback,
         }  # fmt: skip
+        if differs in ("decoding", SCHEMA_FORM):  # the sentence names what each sends
+            entry["decodings"] = [decoding_sent(config.policies[p]) for p in (a, b)]
         if stored is not None:
             if f"{a}|{b}" in stored.get("ab", {}):
                 entry["bt_difference"] = stored["ab"][f"{a}|{b}"]

@@ -21,7 +21,7 @@ import providers
 from arena.config import LlmPolicy
 from arena.play.decisions import TextSeat
 from arena.play.protocol import Answer, Question, SeatFailure
-from arena.play.schema import SCHEMA_ENUM, reply_schema
+from arena.play.schema import SCHEMA_ENUM, reply_schema, schema_form
 from arena.record.causes import INFRASTRUCTURE_CAUSES, Cause
 from arena.record.replay import REASONING_CUT
 from arena.redact import Redactor
@@ -158,8 +158,14 @@ class LlmSeat(TextSeat):
             log.info("schema_enum_refused", detail=failure.detail[:200])
             schema, kind = self._schema(question, enum=False)
             answer = await self._ask_cached(replace(request, schema=schema), deadline)
-        decoded = kind if decoding == "schema" else "json" if decoding == "json" else None
-        return answer.model_copy(update={"decoding": decoded}) if decoded else answer
+        decoded = self._sent(kind) if decoding == "schema" else decoding
+        return answer if decoded == "free" else answer.model_copy(update={"decoding": decoded})
+
+    def _sent(self, kind: str | None) -> str:
+        """A schema attempt's record: the schema's kind and the form it was sent in
+        (`schema-enum/json_schema`, `schema-shape/tool`)."""
+        policy = self._policy
+        return f"{kind}/{schema_form(policy.provider, policy.schema_style)}"
 
     def _schema(
         self, question: Question, *, enum: bool

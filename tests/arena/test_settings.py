@@ -14,8 +14,8 @@ from pydantic import BaseModel, TypeAdapter
 import arena.config
 import arena.config.models as models
 from arena.config import AuthorTable, PolicyConfig
-from arena.config.watch import WatchSettings
 from arena.config.settings import ACCEPTED, ASKED_AS, CONNECTION_SETTINGS, SETTINGS, pool_takes
+from arena.config.watch import WatchSettings
 from arena.league.lineup import RESUME_ACCEPTS
 from arena.league.pool import POOL_ACCEPTS
 from arena.play.fingerprint import fingerprint, played_as, plays

@@ -7,7 +7,8 @@ answer as an HTTP/1.0 server that closes to end its body. The mode is the
 first segment of the request path (`/never/v1/chat/completions`); the rest is
 the protocol's own path (`/v1/chat/completions`, `/v1/messages`,
 `/v1beta/models/<m>:generateContent`); a GET is the preflight's models call
-(`unauthorized` and `unknown_model` refuse it, every other mode lists `m`). Sound answers carry a legal move read
+(`unauthorized` and `unknown_model` refuse it, `no_route` has no such route, every other
+mode lists `m`). Sound answers carry a legal move read
 from the prompt (`arena.mock_llm.answers`), shaped for the protocol.
 """
 
@@ -104,13 +105,21 @@ _OVER_CAP = (
 """A 5 MiB answer, built once."""
 
 
-def _probe_answer(mode: str) -> bytes:
-    """What a models call gets: refused (`unauthorized`), unknown (`unknown_model`), or a
-    list naming the model `m` (every other mode: the games are where they misbehave)."""
+def _probe_answer(mode: str, path: str) -> bytes:
+    """What a models call gets: refused (`unauthorized`), unknown (`unknown_model`: the
+    protocol's own model error, Gemini's for a `v1beta` path, else Anthropic's), a route it
+    has not (`no_route`: a web framework's bare 404), or a list naming the model `m` (every
+    other mode: the games are where they misbehave)."""
     if mode == "unauthorized":
         return _response(401, b'{"error": {"message": "invalid x-api-key"}}')
+    if mode == "unknown_model" and path.startswith("v1beta/"):
+        return _response(404, b'{"error": {"code": 404, "message": "models/m is not found for '
+                               b'API version v1beta", "status": "NOT_FOUND"}}')  # fmt: skip
     if mode == "unknown_model":
-        return _response(404, b'{"error": {"message": "model not found"}}')
+        return _response(404, b'{"type": "error", "error": {"type": "not_found_error", '
+                               b'"message": "model: m"}}')  # fmt: skip
+    if mode == "no_route":
+        return _response(404, b'{"detail": "Not Found"}')
     return _response(200, b'{"object": "list", "data": [{"id": "m"}], "name": "models/m"}')
 
 
@@ -152,7 +161,7 @@ class Hostile:
         mode, _, path = head["path"].lstrip("/").partition("/")
         self.seen[mode] += 1
         if head["method"] == "GET":  # the preflight's probe
-            await stream.send(_probe_answer(mode))
+            await stream.send(_probe_answer(mode, path))
             return True
         protocol = _protocol(path)
         request = json.loads(body or b"{}")
@@ -212,7 +221,7 @@ class Hostile:
         elif mode == "gateway_504":
             await anyio.sleep(GATEWAY_WAIT_S)
             await send(_response(504, b"<html>504 Gateway Time-out</html>"))
-        elif mode == "sound":
+        elif mode in ("sound", "no_route"):
             await send(_response(200, sound))
         elif mode == "padded":  # a sound move after a megabyte of musing
             padded = json.dumps(_body(protocol, "I consider the position. " * 42_000 + text))

@@ -161,7 +161,7 @@ async def test_a_400_to_the_enum_is_asked_once_more_with_the_shape_only() -> Non
             seat = LlmSeat(pool.client(spec), policy, circuit=circuit)  # type: ignore[arg-type]
             got = await seat.ask(_question(), deadline=_later())
     assert len(bodies) == 2
-    assert got.decoding == "schema-shape"
+    assert got.decoding == "schema-shape/json_schema"  # the kind asked last, and its form
     assert json.loads(got.text)["move"] == "d"
     assert circuit.misconfigured is None  # the refused enum never counts against the endpoint
     assert circuit.failures == 0
@@ -173,6 +173,9 @@ def test_schema_with_anthropic_thinking_and_json_mode_with_decoding_are_refused(
                 "params": {"thinking": {"type": "enabled", "budget_tokens": 1024}}}  # fmt: skip
     with pytest.raises(ConfigError, match="Anthropic refuses with thinking"):
         parse_config({**base, "policies": {**base["policies"], "m": thinking}}, keys=False)
+    with pytest.raises(ConfigError) as refused:
+        parse_config({**base, "policies": {**base["policies"], "m": thinking}}, keys=False)
+    assert str(refused.value).endswith('remove params.thinking, or use decoding = "free"')
     both = {
         "kind": "llm",
         "provider": "openai",
@@ -182,6 +185,25 @@ def test_schema_with_anthropic_thinking_and_json_mode_with_decoding_are_refused(
     }
     with pytest.raises(ConfigError, match="json_mode = true is decoding"):
         parse_config({**base, "policies": {**base["policies"], "m": both}}, keys=False)
+
+
+@pytest.mark.parametrize("asked", [{"decoding": "json"}, {"json_mode": True}])
+def test_json_on_anthropic_is_refused_for_the_protocol_has_no_json_mode(
+    asked: dict[str, Any],
+) -> None:
+    """Anthropic's request under `json` would be byte for byte the free one: a condition
+    never sent is refused, not recorded as measured."""
+    base = {"run": {"name": "t", "games": ["hex"]}, "policies": {"b": {"kind": "scripted"}}}
+    policy = {"kind": "llm", "provider": "anthropic", "model": "m", **asked}
+    with pytest.raises(ConfigError) as refused:
+        parse_config({**base, "policies": {**base["policies"], "m": policy}}, keys=False)
+    field = 'decoding = "json"' if "decoding" in asked else "json_mode = true"
+    assert str(refused.value) == (
+        f'config: policies.m: {field} on provider = "anthropic": the protocol has no JSON mode; '
+        'use decoding = "schema"'
+    )
+    for fine in ({**policy, "provider": "gemini"}, {**policy, "provider": "openai"}):
+        parse_config({**base, "policies": {**base["policies"], "m": fine}}, keys=False)
 
 
 def _league(url: str, decoding: str) -> dict[str, Any]:
@@ -219,7 +241,10 @@ async def test_a_mock_league_under_schema_has_no_unreadable_or_illegal_reply(
     if decoding == "schema":
         assert causes["illegal"] == 0
         assert causes["unreadable"] == injected["schema_ignored"] > 0
-        assert set(decoded) == {"schema-enum"}
+        # Each protocol's seat records its schema's kind and the form it was sent in.
+        assert set(decoded) == {
+            "schema-enum/json_schema", "schema-enum/tool", "schema-enum/responseSchema",
+        }  # fmt: skip
     else:
         assert causes["unreadable"] == injected["prose"]  # schema_ignored: nothing to ignore
         assert causes["illegal"] == injected["illegal"] > 0
@@ -228,9 +253,9 @@ async def test_a_mock_league_under_schema_has_no_unreadable_or_illegal_reply(
 
 def test_a_decoding_ab_pair_may_name_the_schemas_request_form_on_its_schema_side() -> None:
     """`schema_style` matters under `schema` only: free beside schema with the json_object
-    form is a decoding A/B; two schema policies that differ in the form are one too; a
+    form is a decoding A/B; two schema policies that differ in the form are a schema form A/B; a
     second difference (the token cap) is none."""
-    from arena.results.tables import ab_pairs
+    from arena.results.tables import ab_differs, ab_pairs
 
     model = {"kind": "llm", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"}
     schema = {**model, "decoding": "schema", "schema_style": "json_object"}
@@ -244,3 +269,47 @@ def test_a_decoding_ab_pair_may_name_the_schemas_request_form_on_its_schema_side
     assert set(ab_pairs(config)) == {
         ("free", "schema"), ("free", "schema-strict"), ("schema", "schema-strict"),
     }  # fmt: skip
+    assert ab_differs(config, "free", "schema") == "decoding"
+    assert ab_differs(config, "schema", "schema-strict") == "schema form"
+
+
+def test_a_setting_the_protocol_never_sends_makes_no_ab_pair() -> None:
+    """Anthropic's schema is always a forced tool, Gemini's a responseSchema: two such
+    policies that differ only in `schema_style` send the same requests."""
+    from arena.results.tables import ab_pairs, decoding_sent
+
+    policies: dict[str, Any] = {}
+    for protocol in ("anthropic", "gemini"):
+        schema = {"kind": "llm", "provider": protocol, "model": "m", "decoding": "schema"}
+        policies[f"{protocol}-a"] = {**schema, "schema_style": "json_schema"}
+        policies[f"{protocol}-b"] = {**schema, "schema_style": "json_object"}
+    config = parse_config({"run": {"name": "ab", "games": ["hex"]}, "policies": policies})
+    assert ab_pairs(config) == []
+    sent = {name: decoding_sent(spec) for name, spec in config.policies.items()}
+    assert sent == {
+        "anthropic-a": "schema/tool", "anthropic-b": "schema/tool",
+        "gemini-a": "schema/responseSchema", "gemini-b": "schema/responseSchema",
+    }  # fmt: skip
+
+
+def test_the_ab_sentence_names_what_each_side_sends() -> None:
+    from arena.results.report import ab_sentence
+    from arena.results.tables import league_tables
+
+    model = {"kind": "llm", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"}
+    strict = {**model, "decoding": "schema"}
+    policies = {"strict": strict, "loose": {**strict, "schema_style": "json_object"},
+                "free": model}  # fmt: skip
+    config = parse_config({"run": {"name": "ab", "games": ["hex"]}, "policies": policies})
+    tables = league_tables([], config, master_seed=1)
+    said = {(ab["a"], ab["b"]): ab_sentence(ab) for ab in tables["ab"]}
+    assert said[("strict", "loose")] == (
+        "schema form A/B, strict vs loose (they differ in schema form only: schema/json_schema "
+        "vs schema/json_object): strict and loose have no rated match yet; they have not met."
+    )
+    assert said[("strict", "free")].startswith(
+        "decoding A/B, strict vs free (they differ in decoding only: schema/json_schema vs free)"
+    )
+    decodings = {r["policy"]: r["decoding"] for r in tables["standings"]["overall"]}
+    assert decodings == {"strict": "schema/json_schema", "loose": "schema/json_object",
+                         "free": "free"}  # fmt: skip

@@ -9,9 +9,13 @@ from typing import Any
 import pytest
 import structlog
 
-from arena.config import ConfigError, parse_config
+import providers.anthropic
+import providers.gemini
+from arena.config import ConfigError, LlmPolicy, parse_config
 from arena.league.plan import plan_run
 from arena.league.run import execute
+from arena.seats.llm import provider_spec
+from providers.advice import names_missing_model
 from tests.arena.fakes import stored_games
 from tests.chaos.hostile import hostile_process
 
@@ -83,6 +87,61 @@ async def test_a_list_without_the_model_is_a_warning_and_the_run_goes_on(tmp_pat
     assert "does not list the model 'some-other-name' (it lists: m)" in warnings[0]["detail"]
 
 
+@pytest.mark.parametrize("protocol", ["gemini", "anthropic"])
+async def test_a_bare_404_is_a_route_the_endpoint_has_not_and_only_a_warning(
+    tmp_path: Path, protocol: str
+) -> None:
+    """A gateway that serves completions but no model lookup answers the probe with its web
+    framework's 404 (`{"detail": "Not Found"}`): the model is unchecked, the run goes on."""
+    async with hostile_process() as url:
+        data = _config(protocol, f"{url}/no_route", model="team/m")
+        with structlog.testing.capture_logs() as events:
+            result = await execute(plan_run(parse_config(data), tmp_path / "out"))
+    assert result.played == 2
+    assert not result.stopped
+    [warning] = [e["detail"] for e in events if e["event"] == "preflight_warning"]
+    assert warning == (
+        f"policies.model: {url}/no_route has no model listing (HTTP 404: "
+        """'{"detail": "Not Found"}'): the model name 'team/m' is unchecked, the first """
+        "completion will tell"
+    )
+
+
+@pytest.mark.parametrize(
+    ("protocol", "body", "missing"),
+    [
+        ("anthropic", '{"type":"error","error":{"type":"not_found_error","message":"model: m"}}',
+         True),
+        ("anthropic", '{"type":"error","error":{"type":"not_found_error","message":"no route"}}',
+         False),
+        ("anthropic", '{"detail":"Not Found"}', False),
+        ("gemini", '{"error":{"code":404,"message":"models/m is not found","status":"NOT_FOUND"}}',
+         True),
+        ("gemini", '{"detail":"Not Found"}', False),
+        ("openai", '{"error":{"message":"The model `m` does not exist","code":"model_not_found"}}',
+         True),
+        ("openai", "<html>404 Not Found</html>", False),
+    ],
+)  # fmt: skip
+def test_only_the_protocols_own_model_error_says_the_model_is_unknown(
+    protocol: str, body: str, missing: bool
+) -> None:
+    assert names_missing_model(protocol, "m", body) is missing
+
+
+@pytest.mark.parametrize(
+    ("protocol", "path"),
+    [("anthropic", "/v1/models/team%2Fmock-1"), ("gemini", "/v1beta/models/team%2Fmock-1")],
+)
+def test_a_model_group_with_a_slash_is_one_segment_of_the_probe_path(
+    protocol: str, path: str
+) -> None:
+    policy = LlmPolicy(kind="llm", provider=protocol, model="team/mock-1",
+                       base_url="http://127.0.0.1:9")  # fmt: skip
+    wire = {"anthropic": providers.anthropic, "gemini": providers.gemini}[protocol]
+    assert wire.probe_request(provider_spec(policy)).url == f"http://127.0.0.1:9{path}"
+
+
 async def test_no_preflight_skips_the_probe(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -128,3 +187,21 @@ def test_a_failed_preflight_writes_its_findings_and_leaves_no_lock(
     assert failed["policy"] == "model"
     assert "nothing answers" in failed["detail"]
     assert not (out / ".lock").exists()  # the folder is free: nothing holds it
+
+
+def test_a_probe_400_that_speaks_of_keys_or_a_database_says_check_api_key_env() -> None:
+    """LiteLLM's proxy without a database answers a key it did not issue with 400."""
+    from arena.league.health import read_probe
+    from providers.client import ProbeAnswer
+
+    policy = LlmPolicy(kind="llm", provider="openai", model="m", base_url="http://gw:4000/v1",
+                       api_key_env="PRE_KEY")  # fmt: skip
+    no_db = '{"error":{"message":"No connected db.","type":"no_db_connection","code":"400"}}'
+    reading = read_probe(provider_spec(policy), policy, ProbeAnswer(400, None, no_db))
+    assert (reading.up, reading.problem) == (True, "")
+    assert reading.warning == (
+        f"http://gw:4000/v1 answered the probe with HTTP 400: {no_db!r}; its body speaks of "
+        "keys, auth or a database: check api_key_env (the gateway's key)"
+    )
+    other = read_probe(provider_spec(policy), policy, ProbeAnswer(400, None, '{"error": "x"}'))
+    assert "api_key_env" not in other.warning

@@ -229,6 +229,51 @@ def test_a_400_asking_for_a_client_certificate_names_client_cert() -> None:
     assert "client_cert" in misconfiguration_fix(spec, Misconfigured(400, body, 3))
 
 
+# LiteLLM's proxy, asked Anthropic's messages for an `openai/...` model, passes them on to
+# its backend's Responses API, and answers with the backend's 404 inside its own error.
+_ROUTED = (
+    '{"type":"error","error":{"type":"not_found_error","message":"litellm.NotFoundError: '
+    'NotFoundError: OpenAIException - {\\"error\\": {\\"message\\": \\"no mock endpoint '
+    "POST /v1/responses (try POST /v1/chat/completions, /v1/messages, /v1beta/models/<m>:"
+    "generateContent, GET /stats)"
+)
+
+
+def test_a_404_naming_another_path_says_the_gateway_routes_elsewhere_and_shows_it() -> None:
+    policy = POLICY.model_copy(update={"provider": "anthropic"})
+    fix = misconfiguration_fix(provider_spec(policy), Misconfigured(404, _ROUTED[:200], 1))
+    assert fix.startswith("a gateway routes the request elsewhere: its backend was asked for ")
+    assert "/v1/responses, not /v1/messages" in fix
+    assert "no mock endpoint POST /v1/responses (try" in fix  # the part of the body that shows it
+    assert "LITELLM_USE_CHAT_COMPLETIONS_URL_FOR_ANTHROPIC_MESSAGES=True" in fix
+    # The body's first path is the one asked, or there is none: the model or base_url is wrong.
+    asked = '{"error": "no route for /v1/messages"}'
+    for body in (asked, '{"error": {"message": "model not found"}}'):
+        said = misconfiguration_fix(provider_spec(policy), Misconfigured(404, body, 1))
+        assert said == "it does not know the path or the model: check base_url and model"
+    # An OpenAI-compatible seat asked at /chat/completions is routed nowhere else by its own path.
+    openai_asked = '{"detail": "no route /v1/chat/completions"}'
+    assert "check base_url" in misconfiguration_fix(
+        provider_spec(POLICY), Misconfigured(404, openai_asked, 1)
+    )
+
+
+def test_a_400_on_every_request_that_speaks_of_keys_says_check_api_key_env() -> None:
+    spec = provider_spec(POLICY)
+    no_db = '{"error":{"message":"No connected db.","type":"no_db_connection","code":"400"}}'
+    fix = misconfiguration_fix(spec, Misconfigured(400, no_db, 3))
+    assert fix == (
+        "it refuses every completion with HTTP 400: check base_url, headers and params; its "
+        "body speaks of keys, auth or a database: check api_key_env (the gateway's key)"
+    )
+    for body in ('{"error": "Authentication Error, Invalid proxy server token"}',
+                 '{"error": "invalid api key"}'):  # fmt: skip
+        assert fix.endswith(misconfiguration_fix(spec, Misconfigured(400, body, 3))[-60:])
+    plain = misconfiguration_fix(spec, Misconfigured(400, '{"error": "max_tokens too large"}', 3))
+    assert "api_key_env" not in plain
+    assert "api_key_env" not in misconfiguration_fix(spec, Misconfigured(422, no_db, 3))
+
+
 async def test_what_an_open_circuit_does_is_recognisable_in_the_record() -> None:
     """The gateway check (`validity.gateway_timeouts`) tells the circuit's own fallbacks by
     how their errors begin: a question not sent, and one cut in flight."""
