@@ -50,8 +50,6 @@ __all__ = [
     "ProbeReading",
     "Stop",
     "model_policies",
-    "names_missing_model",
-    "no_listing_warning",
     "read_probe",
 ]
 

@@ -250,7 +250,7 @@ def test_a_404_naming_another_path_says_the_gateway_routes_elsewhere_and_shows_i
     asked = '{"error": "no route for /v1/messages"}'
     for body in (asked, '{"error": {"message": "model not found"}}'):
         said = misconfiguration_fix(provider_spec(policy), Misconfigured(404, body, 1))
-        assert said == "it does not know the path or the model: check base_url and model"
+        assert said == "it does not know the model or the path: check the model name and base_url"
     # An OpenAI-compatible seat asked at /chat/completions is routed nowhere else by its own path.
     openai_asked = '{"detail": "no route /v1/chat/completions"}'
     assert "check base_url" in misconfiguration_fix(
