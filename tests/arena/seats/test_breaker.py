@@ -253,7 +253,7 @@ def test_a_404_naming_another_path_says_the_gateway_routes_elsewhere_and_shows_i
         assert said == "it does not know the model or the path: check the model name and base_url"
     # An OpenAI-compatible seat asked at /chat/completions is routed nowhere else by its own path.
     openai_asked = '{"detail": "no route /v1/chat/completions"}'
-    assert "check base_url" in misconfiguration_fix(
+    assert "and base_url" in misconfiguration_fix(
         provider_spec(POLICY), Misconfigured(404, openai_asked, 1)
     )
 
