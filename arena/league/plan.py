@@ -43,6 +43,7 @@ from arena.league.lineup import (
     config_changes,
     holds_pool,
     stored_run,
+    stored_template_paths,
 )
 from arena.league.pool import check_pool
 from arena.league.schedule import match_seed, schedule
@@ -432,7 +433,10 @@ def _check_stored(plan: RunPlan, stored: StoredRun) -> None:
         return
     db = plan.out / DB_NAME
     stored_policies = stored.config.get("policies", {})
-    check_lineup(db, stored_policies, stored.templates, plan.config.policies, plan.templates)
+    check_lineup(
+        db, stored_policies, stored.templates, plan.config.policies, plan.templates,
+        stored_template_paths(stored.config),
+    )  # fmt: skip
     if plan.resume == "refuse":
         changes = config_changes(upgraded, plan.resolved(), ignore=RESUME_ACCEPTS)
         if changes:
