@@ -101,7 +101,8 @@ async def test_a_template_edited_between_sessions_is_refused_even_anyway(
     message = str(caught.value)
     assert "board/default.md was edited (SHA-256 " in message
     assert message.endswith("it is read by 'mock'") or "it is read by 'mock'." in message
-    assert "tactician" not in message and "'random'" not in message  # they read no prompt
+    assert "tactician" not in message
+    assert "'random'" not in message
     assert "Restore the template, or start a new run folder" in message
     assert _folder(played) == before
 
@@ -110,7 +111,10 @@ async def test_another_template_named_in_the_config_is_refused_anyway(played: Pa
     await _play(played)
     config = copy.deepcopy(CONFIG)
     config["policies"]["mock"]["prompt"] = "board/terse.md"
-    with pytest.raises(LineupChanged, match=r"'mock' now reads board/terse.md \(SHA-256 \w{12}\) in place of board/default.md"):
+    with pytest.raises(
+        LineupChanged,
+        match=r"'mock' now reads board/terse.md \(SHA-256 \w{12}\) in place of board/default.md",
+    ):
         plan_run(parse_config(config), played, resume="anyway")
 
 
