@@ -182,23 +182,19 @@ class LineupChanged(ConfigError):
 
 def check_lineup(
     db: Path,
-    stored_policies: Mapping[str, object],
-    stored_templates: Mapping[str, Mapping[str, str]],
+    stored: StoredRun,
     policies: Mapping[str, object],
     templates: Mapping[tuple[str, str], PromptTemplate],
-    stored_paths: Mapping[tuple[str, str], str] | None = None,
 ) -> None:
     """Refuse a resumed run whose set of policies, or whose templates, differ from the
-    stored ones (`stored_templates`: policy -> family -> SHA-256, as the store keeps them;
-    `templates`: (policy, family) -> the template this config loads); even
+    ones `stored` holds (`templates`: (policy, family) -> the template this config loads); even
     `--resume-anyway` cannot continue it. A match's position (`match_index`) is counted from
     the run's pairs of policies, so a policy added or removed would give old and new matches
     the same positions; an edited template would mix games asked two ways under one name. A
     family only one side has is not compared, nor a policy that reads no prompt
-    (`reads_prompt`). `stored_paths` is (policy, family) -> the file the stored config
-    named (`stored_template_paths`), for the message: every changed template at once, by
-    file name."""
-    stored_paths = stored_paths or {}
+    (`reads_prompt`). The message names every changed template at once, by file name."""
+    stored_policies: Mapping[str, object] = stored.config.get("policies", {})
+    stored_templates, stored_paths = stored.templates, stored_template_paths(stored.config)
     reads_prompts = {name for name, spec in policies.items() if reads_prompt(spec)}
     added = sorted(set(policies) - set(stored_policies))
     removed = sorted(set(stored_policies) - set(policies))

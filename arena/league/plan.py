@@ -43,7 +43,6 @@ from arena.league.lineup import (
     config_changes,
     holds_pool,
     stored_run,
-    stored_template_paths,
 )
 from arena.league.pool import check_pool
 from arena.league.schedule import match_seed, schedule
@@ -434,11 +433,7 @@ def _check_stored(plan: RunPlan, stored: StoredRun) -> None:
         check_pool(plan, stored, upgraded)
         return
     db = plan.out / DB_NAME
-    stored_policies = stored.config.get("policies", {})
-    check_lineup(
-        db, stored_policies, stored.templates, plan.config.policies, plan.templates,
-        stored_template_paths(stored.config),
-    )  # fmt: skip
+    check_lineup(db, stored, plan.config.policies, plan.templates)
     if plan.resume == "refuse":
         changes = config_changes(upgraded, plan.resolved(), ignore=RESUME_ACCEPTS)
         if changes:
