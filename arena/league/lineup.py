@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.config import Config, ConfigError
+import games
+from arena.config import Config, ConfigError, LlmPolicy, MockPolicy
 from arena.config.settings import ACCEPTED
 from arena.league.store import DB_NAME, RESOLVED, LeagueStore
 from arena.play.prompts import PromptTemplate
@@ -30,12 +31,17 @@ __all__ = [
     "ConfigChanged",
     "LineupChanged",
     "StoredRun",
+    "TemplateChange",
     "check_lineup",
     "config_changes",
     "holds_pool",
+    "names_said",
     "read_resolved",
+    "reads_prompt",
     "shown_changes",
     "stored_run",
+    "stored_template_paths",
+    "template_changes",
 ]
 
 RESUME_ACCEPTS: tuple[str, ...] = ACCEPTED
@@ -176,25 +182,27 @@ class LineupChanged(ConfigError):
 
 def check_lineup(
     db: Path,
-    stored_policies: Mapping[str, object],
-    stored_templates: Mapping[str, Mapping[str, str]],
+    stored: StoredRun,
     policies: Mapping[str, object],
     templates: Mapping[tuple[str, str], PromptTemplate],
 ) -> None:
     """Refuse a resumed run whose set of policies, or whose templates, differ from the
-    stored ones (`stored_templates`: policy -> family -> SHA-256, as the store keeps them;
-    `templates`: (policy, family) -> the template this config loads); even
+    ones `stored` holds (`templates`: (policy, family) -> the template this config loads); even
     `--resume-anyway` cannot continue it. A match's position (`match_index`) is counted from
     the run's pairs of policies, so a policy added or removed would give old and new matches
     the same positions; an edited template would mix games asked two ways under one name. A
-    family only one side has is not compared."""
+    family only one side has is not compared, nor a policy that reads no prompt
+    (`reads_prompt`). The message names every changed template at once, by file name."""
+    stored_policies: Mapping[str, object] = stored.config.get("policies", {})
+    stored_templates, stored_paths = stored.templates, stored_template_paths(stored.config)
+    reads_prompts = {name for name, spec in policies.items() if reads_prompt(spec)}
     added = sorted(set(policies) - set(stored_policies))
     removed = sorted(set(stored_policies) - set(policies))
     if added or removed:
-        said = [f"adds {_names(added)}"] if added else []
-        said += [f"removes {_names(removed)}"] if removed else []
+        said = [f"adds {names_said(added)}"] if added else []
+        said += [f"removes {names_said(removed)}"] if removed else []
         raise LineupChanged(
-            f"{db} was played by policies {_names(sorted(stored_policies))}; this config "
+            f"{db} was played by policies {names_said(sorted(stored_policies))}; this config "
             f"{' and '.join(said)}. A run folder keeps the policies it started with, even with "
             "--resume-anyway: match positions are counted from the pairs of policies, so old "
             "and new matches would share positions. To add entrants to a league over the "
@@ -202,20 +210,79 @@ def check_lineup(
             f"another set of policies, {_NEW_FOLDER}"
         )
     changed = [
-        f"{name!r}'s {family} template {templates[name, family].path!r} "
-        f"(SHA-256 {old[:12]} -> {new[:12]})"
-        for name, family in sorted(templates)
-        if (new := templates[name, family].sha256)
-        != (old := stored_templates.get(name, {}).get(family, new))
+        TemplateChange(name, stored_paths.get((name, family)), old, template.path, new)
+        for name in policies  # in the config's order
+        for (policy, family), template in sorted(templates.items())
+        if policy == name
+        and name in reads_prompts
+        and (new := template.sha256) != (old := stored_templates.get(name, {}).get(family, new))
     ]
     if changed:
         raise LineupChanged(
-            f"{db} was played with other prompt templates: {'; '.join(changed)} changed. "
+            f"{db} was played with other prompt templates: {'; '.join(template_changes(changed))}. "
             "A run folder keeps the templates it started with, even with --resume-anyway: "
             "a policy's games would be asked two ways under one name. "
             f"Restore the template, or {_NEW_FOLDER}"
         )
 
 
-def _names(names: list[str]) -> str:
-    return ", ".join(repr(name) for name in names)
+@dataclass(frozen=True)
+class TemplateChange:
+    """A policy asked with another template than the stored one: by file and SHA-256."""
+
+    policy: str
+    old_path: str | None
+    """The file the stored config named (None where it cannot be read any more)."""
+    old_sha256: str
+    new_path: str
+    new_sha256: str
+
+
+def template_changes(changes: list[TemplateChange]) -> list[str]:
+    """`changes` as a person reads them, one line a file: an edited file once, with every
+    policy that reads it; a policy that reads another file, both files with their hashes."""
+    edited: dict[tuple[str, str, str], list[str]] = {}
+    swapped: dict[tuple[str, str, str, str], list[str]] = {}
+    for c in changes:
+        if c.old_path in (None, c.new_path):
+            edited.setdefault((c.new_path, c.old_sha256, c.new_sha256), []).append(c.policy)
+        else:
+            key = (c.old_path, c.old_sha256, c.new_path, c.new_sha256)
+            swapped.setdefault(key, []).append(c.policy)
+    lines = [
+        f"{path} was edited (SHA-256 {old[:12]} -> {new[:12]}); it is read by {names_said(names)}"
+        for (path, old, new), names in edited.items()
+    ]
+    lines += [
+        f"{names_said(names)} now {'reads' if len(names) == 1 else 'read'} {new_path} (SHA-256 "
+        f"{new[:12]}) in place of {old_path} (SHA-256 {old[:12]})"
+        for (old_path, old, new_path, new), names in swapped.items()
+    ]
+    return lines
+
+
+def stored_template_paths(config: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """(policy, family) -> the template file a stored config names for each family, or
+    nothing where the stored config no longer reads as a config."""
+    try:
+        stored = Config.model_validate({k: v for k, v in config.items() if k != "resolved"})
+    except ValueError:
+        return {}
+    families = games.families()
+    return {
+        (name, family): spec.template_for(family)
+        for name, spec in stored.policies.items()
+        for family in families
+    }
+
+
+def reads_prompt(spec: object) -> bool:
+    """Whether a policy is asked with a prompt template: a model or a mock (a scripted
+    baseline, a program or a person reads none)."""
+    return isinstance(spec, LlmPolicy | MockPolicy)
+
+
+def names_said(names: list[str]) -> str:
+    """Names as a sentence gives them: 'a', 'b' and 'c'."""
+    quoted = [repr(name) for name in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"

@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # programs, models and the response cache: imported when a ru
     from arena.seats.cache import ResponseCache
     from arena.seats.desk import Desk
 
-__all__ = ["RESUME_MODES", "RunPlan", "entrant_authors", "matches_per_pair", "plan_run"]
+__all__ = ["RESUME_MODES", "RunPlan", "asked_as", "entrant_authors", "matches_per_pair", "plan_run"]
 
 log = structlog.get_logger("arena.league.plan")
 
@@ -71,12 +71,14 @@ RESUME_MODES = ("refuse", "anyway", "new")
 """What to do when a stored run's config differs: refuse, resume anyway, start over."""
 
 
-def _asked_as(spec: LlmPolicy) -> dict[str, Any]:
+def asked_as(spec: LlmPolicy) -> dict[str, Any]:
     """What a replay records of how a model policy was asked: its `recorded` settings
-    (`arena.config.settings.ASKED_AS`), in the table's order."""
+    (`arena.config.settings.ASKED_AS`), in the table's order; `schema_style` only under
+    a schema (free text and JSON ask no schema in any form)."""
     asked = spec.model_dump(mode="json", include=set(ASKED_AS))
     asked["decoding"] = spec.reply_decoding  # json_mode is decoding = "json"
-    return {key: asked[key] for key in ASKED_AS}
+    keys = [k for k in ASKED_AS if k != "schema_style" or spec.reply_decoding == "schema"]
+    return {key: asked[key] for key in keys}
 
 
 @dataclass(frozen=True)
@@ -242,7 +244,7 @@ class RunPlan:
             hooks=self.hooks(game),
             max_infra_share=config.run.max_infra_share,
             models={
-                name: self.redactor.value(_asked_as(spec))
+                name: self.redactor.value(asked_as(spec))
                 for name, spec in config.policies.items()
                 if isinstance(spec, LlmPolicy)
             },
@@ -433,8 +435,7 @@ def _check_stored(plan: RunPlan, stored: StoredRun) -> None:
         check_pool(plan, stored, upgraded)
         return
     db = plan.out / DB_NAME
-    stored_policies = stored.config.get("policies", {})
-    check_lineup(db, stored_policies, stored.templates, plan.config.policies, plan.templates)
+    check_lineup(db, stored, plan.config.policies, plan.templates)
     if plan.resume == "refuse":
         changes = config_changes(upgraded, plan.resolved(), ignore=RESUME_ACCEPTS)
         if changes:

@@ -34,7 +34,15 @@ import structlog
 import games
 from arena.config import Config, ConfigError
 from arena.config.settings import ACCEPTED, pool_takes
-from arena.league.lineup import StoredRun, config_changes, shown_changes
+from arena.league.lineup import (
+    StoredRun,
+    TemplateChange,
+    config_changes,
+    names_said,
+    shown_changes,
+    stored_template_paths,
+    template_changes,
+)
 from arena.league.schedule import kth_match
 from arena.league.store import DB_NAME, LeagueStore
 from arena.play.match import Match
@@ -42,6 +50,7 @@ from arena.record.crash import crash_point
 from arena.record.ledger import LEDGER, append_line, reveal_program
 
 if TYPE_CHECKING:
+    from arena.play.prompts import PromptTemplate
     from arena.programs import ProgramInfo
     from arena.results.standings import GameSummary
 
@@ -161,6 +170,11 @@ class PlannedRun(Protocol):
         """Policy -> what decides its play."""
         ...
 
+    @property
+    def templates(self) -> dict[tuple[str, str], PromptTemplate]:
+        """(policy, family) -> the template it is asked with."""
+        ...
+
     def resolved(self) -> dict[str, Any]:
         """The config as played."""
         ...
@@ -190,8 +204,9 @@ def check_pool(plan: PlannedRun, stored: StoredRun, upgraded: dict[str, Any]) ->
             "every entrant it rated. Keep each in the config with retired = true: it plays no "
             "more, and its games and ratings stay"
         )
+    _check_entrants(db, plan, entrants, stored_template_paths(upgraded))
     for name, entrant in entrants.items():
-        _check_entrant(db, plan, name, entrant)
+        _check_retirement(db, plan, name, entrant)
     _check_rules(db, stored)
     old, new = _known(upgraded, entrants), _known(plan.resolved(), entrants)
     ignore = [*POOL_ACCEPTS, *(_CONVERSION if converting else _RAISED)]
@@ -248,18 +263,58 @@ def _check_conversion(
         )
 
 
-def _check_entrant(db: Path, plan: PlannedRun, name: str, entrant: dict[str, Any]) -> None:
-    """Refuse an entrant whose play changed under its name, or a retirement undone."""
-    before, now = entrant["fingerprint"], plan.fingerprints[name]
-    retiring = plan.config.policies[name].retired  # it plays no more: its record is what stays
-    if before is not None and before != now and not retiring:
-        changed = config_changes(entrant["played_as"] or {}, plan.played[name])
-        raise PoolRefused(
-            f"{db}: policy {name!r} is not the entrant the pool rated under that name "
-            f"(fingerprint {before[:12]} -> {now[:12]}: {'; '.join(changed) or 'what decides its play'}). "
-            f"An entrant never changes: give the new version a new name (e.g. {name}-v2), and set "
-            f"retired = true on {name!r}"
+def _check_entrants(
+    db: Path,
+    plan: PlannedRun,
+    entrants: dict[str, dict[str, Any]],
+    stored_paths: Mapping[tuple[str, str], str],
+) -> None:
+    """Refuse every entrant whose play changed under its name, at once: an edited template
+    once, by file name, with every entrant that reads it (`lineup.template_changes`)."""
+    changed: list[str] = []
+    templates: list[TemplateChange] = []
+    lines: list[str] = []
+    for name, entrant in entrants.items():
+        before, now = entrant["fingerprint"], plan.fingerprints[name]
+        if before is None or before == now or plan.config.policies[name].retired:
+            continue  # a retiring entrant plays no more: its record is what stays
+        changed.append(name)
+        old, new = entrant["played_as"] or {}, plan.played[name]
+        for family, sha in sorted(new.get("templates", {}).items()):
+            was = old.get("templates", {}).get(family, sha)
+            if was != sha:
+                path = plan.templates[name, family].path
+                templates.append(
+                    TemplateChange(name, stored_paths.get((name, family)), was, path, sha)
+                )
+        rest = config_changes(
+            {k: v for k, v in old.items() if k != "templates"},
+            {k: v for k, v in new.items() if k != "templates"},
         )
+        if rest or not any(t.policy == name for t in templates):
+            lines.append(
+                f"{name!r} (fingerprint {before[:12]} -> {now[:12]}: "
+                f"{'; '.join(rest) or 'what decides its play'})"
+            )
+    if not changed:
+        return
+    lines = template_changes(templates) + lines
+    who = (
+        f"policy {changed[0]!r} is not the entrant"
+        if len(changed) == 1
+        else f"policies {names_said(changed)} are not the entrants"
+    )
+    raise PoolRefused(
+        f"{db}: {who} the pool rated under {'that name' if len(changed) == 1 else 'their names'}: "
+        f"{'; '.join(lines)}. An entrant never changes: restore what changed, or give "
+        f"{'the' if len(changed) == 1 else 'each'} new version a new name (e.g. "
+        f"{changed[0]}-v2), and set retired = true on "
+        f"{names_said(changed)}"
+    )
+
+
+def _check_retirement(db: Path, plan: PlannedRun, name: str, entrant: dict[str, Any]) -> None:
+    """Refuse a retirement undone."""
     if entrant["retired"] is None or plan.config.policies[name].retired:
         return
     retired = Retirement.from_json(entrant["retired"])

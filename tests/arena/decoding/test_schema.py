@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import Counter
 from pathlib import Path
@@ -14,6 +15,7 @@ import respx
 import games
 import providers
 from arena.config import ConfigError, parse_config
+from arena.config.settings import ASKED_AS
 from arena.league.plan import plan_run
 from arena.league.run import execute
 from arena.mock_llm import build_app, serving
@@ -238,6 +240,10 @@ async def test_a_mock_league_under_schema_has_no_unreadable_or_illegal_reply(
                         causes[attempt.cause or "ok"] += 1
                         decoded[attempt.decoding] += 1
     injected = app.injected
+    # The models header: the schema's request form only where a schema was asked.
+    header = load_replay(next((tmp_path / "replays").glob("*.json"))).models
+    assert header
+    assert all(("schema_style" in m) == (decoding == "schema") for m in header.values())
     if decoding == "schema":
         assert causes["illegal"] == 0
         assert causes["unreadable"] == injected["schema_ignored"] > 0
@@ -293,7 +299,7 @@ def test_a_setting_the_protocol_never_sends_makes_no_ab_pair() -> None:
 
 
 def test_the_ab_sentence_names_what_each_side_sends() -> None:
-    from arena.results.report import ab_sentence
+    from arena.results.ab import ab_sentence
     from arena.results.tables import league_tables
 
     model = {"kind": "llm", "provider": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"}
@@ -313,3 +319,35 @@ def test_the_ab_sentence_names_what_each_side_sends() -> None:
     decodings = {r["policy"]: r["decoding"] for r in tables["standings"]["overall"]}
     assert decodings == {"strict": "schema/json_schema", "loose": "schema/json_object",
                          "free": "free"}  # fmt: skip
+
+
+async def test_a_free_text_run_recorded_before_its_header_lost_schema_style_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run folder whose replays record `"schema_style": "json_schema"` under free text (as
+    they did before) resumes with the same config, unrefused, and verifies clean."""
+    import arena.league.plan as plan_module
+    from arena.cli import main
+
+    def asked_before(spec: Any) -> dict[str, Any]:  # every recorded key, whatever the decoding
+        asked = spec.model_dump(mode="json", include=set(ASKED_AS))
+        return {key: asked[key] for key in ASKED_AS} | {"decoding": spec.reply_decoding}
+
+    async with serving(build_app(seed=4)) as url:
+        config = _league(url, "free")
+        config["run"]["matches"] = 1
+        stopped = copy.deepcopy(config)
+        stopped["run"]["budget_matches"] = 2  # a run setting: a resume takes it changed
+        with monkeypatch.context() as patch:
+            patch.setattr(plan_module, "asked_as", asked_before)
+            first = await execute(plan_run(parse_config(stopped), tmp_path))
+        assert not first.failed
+        old = {p.name for p in (tmp_path / "replays").glob("*.json")}
+        again = await execute(plan_run(parse_config(config), tmp_path))
+    assert not again.failed
+    headers = {p.name: load_replay(p).models for p in sorted((tmp_path / "replays").glob("*.json"))}
+    assert old
+    assert set(headers) > old  # the resume played the rest
+    for name, models in headers.items():
+        assert all(("schema_style" in m) == (name in old) for m in models.values()), name
+    assert main(["verify", str(tmp_path)]) == 0

@@ -99,8 +99,10 @@ async def test_a_template_edited_between_sessions_is_refused_even_anyway(
     with pytest.raises(LineupChanged) as caught:
         plan_run(parse_config(CONFIG), played, resume=resume)
     message = str(caught.value)
-    for name in CONFIG["policies"]:
-        assert f"{name!r}'s board template 'board/default.md'" in message
+    assert "board/default.md was edited (SHA-256 " in message
+    assert "it is read by 'mock'. A run folder keeps the templates" in message  # only 'mock'
+    assert "tactician" not in message
+    assert "'random'" not in message
     assert "Restore the template, or start a new run folder" in message
     assert _folder(played) == before
 
@@ -109,7 +111,10 @@ async def test_another_template_named_in_the_config_is_refused_anyway(played: Pa
     await _play(played)
     config = copy.deepcopy(CONFIG)
     config["policies"]["mock"]["prompt"] = "board/terse.md"
-    with pytest.raises(LineupChanged, match=r"'mock''s board template 'board/terse.md'"):
+    with pytest.raises(
+        LineupChanged,
+        match=r"'mock' now reads board/terse.md \(SHA-256 \w{12}\) in place of board/default.md",
+    ):
         plan_run(parse_config(config), played, resume="anyway")
 
 
