@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from providers.completion import (
     STOP_REASONS,
-    Attempt,
     Completion,
     CompletionRequest,
     Provider,
@@ -83,7 +82,6 @@ __all__ = [
     "PROTOCOLS",
     "STOP_REASONS",
     "TRUSTS",
-    "Attempt",
     "AuthError",
     "CertificateError",
     "Completion",

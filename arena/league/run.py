@@ -59,12 +59,9 @@ if TYPE_CHECKING:
     from arena.results.standings import GameSummary
     from arena.seats.desk import Desk
 
-__all__ = ["WAKE_S", "Failure", "begin", "execute", "open_session"]
+__all__ = ["WAKE_S", "begin", "execute", "open_session"]
 
 log = structlog.get_logger("arena.league.run")
-
-Failure = EpisodeFailure
-"""Deprecated: `EpisodeFailure`, a typed record (an episode that failed: its id, the error)."""
 
 WAKE_S = 1.0
 """The producer looks again at least this often while it waits for an endpoint or a replay."""
@@ -240,9 +237,9 @@ class _Session:
         if cut:
             self.work_scope.cancel()
 
-    def _moved(self, episode: Episode, playing: bool) -> None:
-        """A worker starts playing `episode`, or is done with it."""
-        (self.backlog.start if playing else self.backlog.ended)(episode)
+    def _started(self, episode: Episode) -> None:
+        """A worker starts playing `episode`: it is in flight until the writer dealt with it."""
+        self.backlog.start(episode)
         self.on_episode(self.result)
 
     async def _work(
@@ -257,7 +254,7 @@ class _Session:
                     self.backlog.waiting.append(episode)
                     self._let_go(episode)
                     continue
-                self._moved(episode, True)
+                self._started(episode)
                 try:
                     game = episode.match.game
                     with cuttable(episode.id) as scope:
@@ -283,8 +280,6 @@ class _Session:
                 except Exception as exc:  # an engine or seat bug must not take the run down
                     log.exception("episode_failed", episode=episode.id, error=repr(exc))
                     replay = EpisodeFailure(episode.id, repr(exc))
-                finally:
-                    self._moved(episode, False)
                 await done.send(replay)
 
     def _let_go(self, episode: Episode) -> None:
@@ -322,9 +317,9 @@ class _Session:
         """The one writer: every finished replay stored in the order it finished."""
         async with done:
             async for item in done:
-                episode = self.backlog.written(item.episode)
                 if isinstance(item, EpisodeFailure):
                     self.result.failed.append(item)
+                    self.backlog.written(item.episode)
                 else:
                     try:
                         # fsync and commit run in a worker thread, one episode after another,
@@ -333,8 +328,9 @@ class _Session:
                     except Exception as exc:  # one unstorable episode must not end the run
                         log.error("episode_not_stored", episode=item.episode, error=repr(exc))
                         self.result.failed.append(EpisodeFailure(item.episode, repr(exc)))
-                    else:
-                        self.backlog.stored(item, episode, summaries)
+                        self.backlog.written(item.episode)
+                    else:  # counted done as it leaves the episodes in flight: one step
+                        self.backlog.stored(item, summaries)
                 self.backlog.dealt_with(item.episode)
                 self._poke()
                 self.on_episode(self.result)

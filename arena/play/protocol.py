@@ -25,7 +25,6 @@ from arena.record.replay import ReplyReport, Side
 __all__ = [
     "CAUSES",
     "Answer",
-    "Attempt",
     "Decision",
     "DecisionAttempt",
     "DecisionRequest",
@@ -119,11 +118,6 @@ class DecisionAttempt:
     system_chars: int | None = None
     """In the chat layout, how many of the prompt's first characters went as the system
     message (the rest as the user message); None when it went as one message."""
-
-
-Attempt = DecisionAttempt
-"""Deprecated: `DecisionAttempt` (a provider's transport attempt is
-`providers.TransportAttempt`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,6 @@ __all__ = [
     "numbered",
     "read_current",
     "read_lines",
-    "register_programs",
     "reveal_program",
     "source_copy",
 ]
@@ -149,11 +148,6 @@ def commit_programs(out: Path, programs: Mapping[str, Registration]) -> dict[str
             commits[(name, info.sha256)] = _lines(out / LEDGER)
         out_lines[name] = commits[(name, info.sha256)]
     return out_lines
-
-
-def register_programs(out: Path, programs: Mapping[str, Registration]) -> None:
-    """Deprecated: `commit_programs`, which also keeps the sources and says the lines."""
-    commit_programs(out, programs)
 
 
 def _lines(path: Path) -> int:

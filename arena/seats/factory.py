@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,7 +38,7 @@ if TYPE_CHECKING:  # each kind of seat is imported when a run first seats one
     from arena.seats.cache import ResponseCache
     from arena.seats.desk import Desk
 
-__all__ = ["SeatMaker", "make_seat"]
+__all__ = ["SeatMaker"]
 
 
 def _no_cache() -> ResponseCache | None:
@@ -167,30 +166,3 @@ _BUILDERS: dict[type[Any], Callable[[SeatMaker, Any, _Place], Seat]] = {
     LlmPolicy: _model,
 }
 """Each kind of policy (its config model) -> the builder of its seats."""
-
-
-def make_seat(
-    config: Config,
-    programs: Mapping[str, ProgramInfo],
-    game: games.Game[Any],
-    policy: str,
-    seed: int,
-    index: int,
-    seat: int,
-    pool: providers.Providers | None = None,
-    redactor: Redactor | None = None,
-    breakers: Breakers | None = None,
-    cache: ResponseCache | None = None,
-    desk: Desk | None = None,
-) -> Seat:
-    """Deprecated: a session builds one `SeatMaker` and asks its `make` for every seat."""
-    warnings.warn(
-        "make_seat is deprecated: build one SeatMaker per session and call its make",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    maker = SeatMaker(
-        config, programs, pool=pool, breakers=breakers, desk=desk,
-        redactor=redactor or Redactor(), response_cache=lambda: cache,
-    )  # fmt: skip
-    return maker.make(game, policy, seed=seed, index=index, seat=seat)
