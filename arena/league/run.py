@@ -53,7 +53,7 @@ from arena.play.match import Episode
 from arena.record.crash import crash_point
 from arena.record.ledger import commit_programs
 from arena.record.replay import Replay, write_atomic
-from arena.seats.cut import cuttable
+from arena.seats.cut import CuttableEpisode
 
 if TYPE_CHECKING:
     from arena.results.standings import GameSummary
@@ -257,8 +257,9 @@ class _Session:
                 self._started(episode)
                 try:
                     game = episode.match.game
-                    with cuttable(episode.id) as scope:
-                        replay: _Done = await self.executor.play(self.setups[game], episode)
+                    with anyio.CancelScope() as scope:
+                        setup = self._setup_in(game, CuttableEpisode(episode.id, scope))
+                        replay: _Done = await self.executor.play(setup, episode)
                     if scope.cancelled_caught:  # the run stops; only a person could finish it
                         self._let_go(episode)
                         continue
@@ -281,6 +282,14 @@ class _Session:
                     log.exception("episode_failed", episode=episode.id, error=repr(exc))
                     replay = EpisodeFailure(episode.id, repr(exc))
                 await done.send(replay)
+
+    def _setup_in(self, game: str, episode: CuttableEpisode) -> EpisodeSetup:
+        """`game`'s setup for one `episode`: with people, their tables get its scope from
+        the seat maker, so a stop cuts a game that waits on them only."""
+        setup = self.setups[game]
+        if self.desk is None:
+            return setup
+        return dataclasses.replace(setup, seat_maker=self.seat_maker.in_episode(episode))
 
     def _let_go(self, episode: Episode) -> None:
         self.backlog.let_go(episode)

@@ -27,7 +27,7 @@ import games
 from arena.config import Deadlines
 from arena.play.decisions import REPLY_CUT, decide_batch
 from arena.play.match import Episode
-from arena.play.prompts import Prompt, PromptTemplate, SeatContext, render_prompt
+from arena.play.prompts import PromptTemplate, SeatPrompt
 from arena.play.protocol import Decision, DecisionRequest, MakesSeats
 from arena.record.hooks import EpisodeHooks
 from arena.record.replay import (
@@ -145,18 +145,18 @@ class _GameLoop:
         # Only a seat asked in text is shown the list; scripted and program seats find their own.
         legal = game.legal_moves(state, seat) if player.prompted else ()
         template = self.setup.templates[self.policies[seat]]
-        context: list[SeatContext] = []
-        standings = self.standings
-
-        def prompt(feedback: str | None) -> Prompt:
-            if not context:
-                context.append(SeatContext.of(
-                    game, state, seat, game_index=self.index, aliases=self.aliases,
-                    history=tuple(self.history), notes=self.notes[seat], legal=legal,
-                    standings=standings,
-                ))  # fmt: skip
-            return render_prompt(template, context[0], feedback)
-
+        prompt = SeatPrompt(
+            template,
+            game,
+            state,
+            seat,
+            game_index=self.index,
+            aliases=self.aliases,
+            history=tuple(self.history) if player.prompted else (),  # only a prompt reads it
+            notes=self.notes[seat],
+            legal=legal,
+            standings=self.standings,
+        )
         policy = self.policies[seat]
         lists = template.lists_moves
         retry_lists = lists or self.setup.retry_lists_moves.get(policy, False)

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 import games
 from arena.config import Deadlines
-from arena.play.prompts import Prompt
+from arena.play.prompts import PromptSource
 from arena.record.replay import ReplyReport, Side
 
 __all__ = [
@@ -149,8 +149,8 @@ class DecisionRequest:
     state: Any
     seat: int
     player: Seat
-    prompt: Callable[[str | None], Prompt]
-    """Renders the prompt; the argument is the retry's feedback, or None."""
+    prompt: PromptSource
+    """What the prompt is rendered from (`prompts.SeatPrompt`), with the retry's feedback."""
     deadlines: Deadlines
     key: str = "move"
     legal: tuple[str, ...] = field(default=())

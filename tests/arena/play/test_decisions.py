@@ -10,9 +10,8 @@ import pytest
 import games
 from arena.config import Deadlines
 from arena.play.decisions import SEAT_LEAD_S, decide, decide_batch
-from arena.play.prompts import Prompt
 from arena.play.protocol import DecisionRequest, Question
-from tests.arena.fakes import Duel, ScriptSeat
+from tests.arena.fakes import Duel, FixedPrompt, ScriptSeat
 from tests.timing import MARGIN_S
 
 pytestmark = pytest.mark.anyio
@@ -37,7 +36,7 @@ def _request(seat: ScriptSeat, deadlines: Deadlines = FAST, *moves: str) -> Deci
         state,
         mover,
         seat,
-        lambda feedback: Prompt(f"PROMPT\n{feedback or ''}"),
+        FixedPrompt("PROMPT"),
         deadlines,
         legal=legal,
     )
@@ -133,7 +132,7 @@ async def test_batch_asks_both_seats_concurrently() -> None:
     state = game.initial(1)
     requests = [
         DecisionRequest(
-            game, state, seat, seats[seat], lambda f: Prompt("duel"), deadlines, legal=("a", "b")
+            game, state, seat, seats[seat], FixedPrompt("duel"), deadlines, legal=("a", "b")
         )
         for seat in (0, 1)
     ]
@@ -152,11 +151,9 @@ async def test_each_seat_retries_on_its_own_schedule() -> None:
     state = game.initial(1)
     requests = [
         DecisionRequest(
-            game, state, 0, quick_fail, lambda f: Prompt("duel"), deadlines, legal=("a", "b")
+            game, state, 0, quick_fail, FixedPrompt("duel"), deadlines, legal=("a", "b")
         ),
-        DecisionRequest(
-            game, state, 1, slow_ok, lambda f: Prompt("duel"), deadlines, legal=("a", "b")
-        ),
+        DecisionRequest(game, state, 1, slow_ok, FixedPrompt("duel"), deadlines, legal=("a", "b")),
     ]
     decisions = await decide_batch(requests)
     assert decisions[0].source == "retry"

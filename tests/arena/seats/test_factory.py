@@ -6,6 +6,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import games
@@ -81,3 +82,25 @@ def test_a_seat_draws_from_its_place_and_nothing_else(tmp_path: Path) -> None:
     assert here not in {
         draw(plan.seat_maker(), *place) for place in ((4, 2, 1), (3, 1, 1), (3, 2, 0))
     }
+
+
+@pytest.mark.anyio
+async def test_a_persons_table_gets_the_scope_of_the_episode_its_maker_was_given(
+    tmp_path: Path,
+) -> None:
+    from arena.seats.cut import CuttableEpisode
+    from arena.seats.desk import Desk
+    from arena.seats.human import HumanSeat
+
+    plan = _plan(tmp_path, person={"kind": "human", "name": "Ada"})
+    desk = Desk("f")
+    maker = plan.seat_maker(desk=desk)
+    game = games.load("connect-four")
+    episode = CuttableEpisode("e-1", anyio.CancelScope())
+    made = maker.in_episode(episode).make(game, "person", seed=1, index=1, seat=0)
+    assert isinstance(made, HumanSeat)
+    assert made.table.episode is episode
+    outside = maker.make(game, "person", seed=1, index=1, seat=1)
+    assert isinstance(outside, HumanSeat)
+    assert outside.table.episode is None  # the session's maker itself is in no episode
+    assert maker.episode is None
