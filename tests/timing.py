@@ -25,7 +25,7 @@ MARGIN_S = 1.0
 
 
 def virtual_clock() -> tuple[str, dict[str, Any]]:
-    """anyio's backend and its options for a test on a virtual clock: trio, whose clock
+    """The backend (anyio's trio) and its options for a test on a virtual clock: its clock
     jumps to the next deadline the moment every task waits (none runs on the wall clock)."""
     from trio.testing import MockClock
 

@@ -14,14 +14,8 @@ import providers
 from arena.config import parse_config
 from arena.league.health import PROBE_BACKOFF_S, EndpointHealth
 from arena.league.plan import plan_run
-from tests.timing import virtual_clock
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    return virtual_clock()
+pytestmark = [pytest.mark.anyio, pytest.mark.virtual_clock]
 
 
 class _Endpoint:

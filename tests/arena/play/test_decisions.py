@@ -13,14 +13,8 @@ from arena.config import Deadlines
 from arena.play.decisions import SEAT_LEAD_S, decide, decide_batch
 from arena.play.protocol import DecisionRequest, Question
 from tests.arena.fakes import Duel, FixedPrompt, ScriptSeat
-from tests.timing import virtual_clock
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    return virtual_clock()
+pytestmark = [pytest.mark.anyio, pytest.mark.virtual_clock]
 
 
 FAST = Deadlines(first_reply_s=0.2, retry_s=0.2, decision_s=0.5)

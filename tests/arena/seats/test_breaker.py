@@ -14,14 +14,8 @@ from arena.config import LlmPolicy
 from arena.play.protocol import Question, SeatFailure
 from arena.seats.breaker import Breakers, Circuit, Misconfigured, misconfiguration_fix
 from arena.seats.llm import LlmSeat, provider_spec
-from tests.timing import virtual_clock
 
-pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    return virtual_clock()
+pytestmark = [pytest.mark.anyio, pytest.mark.virtual_clock]
 
 
 POLICY = LlmPolicy(kind="llm", provider="openai", model="m", base_url="http://127.0.0.1:9/v1")

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import anyio
 import pytest
 
@@ -14,17 +12,11 @@ from arena.play.protocol import DecisionRequest
 from arena.seats.desk import Desk
 from arena.seats.human import HumanSeat
 from tests.arena.fakes import FixedPrompt
-from tests.timing import virtual_clock
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.virtual_clock]
 
 OWN = Deadlines(first_reply_s=2.0, retry_s=2.0, decision_s=5.0)
 """The person's own deadlines (connect-four lets a run set them)."""
-
-
-@pytest.fixture
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    return virtual_clock()
 
 
 def _seat() -> tuple[Desk, HumanSeat, DecisionRequest]:
