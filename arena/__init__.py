@@ -10,9 +10,14 @@
     cluster/   where the run's episodes are played: this process, or a Ray
                cluster's workers (the executor seam, the worker and its messages)
     play/      a match and its episodes, the game loop, one decision (deadlines,
-               the one retry, fallbacks), reading replies, prompts
-    seats/     what sits in a seat: scripted baselines, models, the mock, programs,
-               a person (at a table of the run's desk)
+               the one retry, fallbacks), reading replies, prompts; the loop hands
+               each decision what its prompt is rendered from (`SeatPrompt`) and is
+               never called back
+    seats/     what sits in a seat, made by the session's one `SeatMaker`: scripted
+               baselines, models, the mock, programs, a person (at a table of the
+               run's desk, given its episode's scope by the maker)
+    authors/   models as authors: a program written from a common brief, beside
+               its manifest, which makes it an entrant (`arena author`)
     programs/  the sandbox program seats run in, and `arena program check`
     record/    replays, the ledger, backgammon cards, the episode hooks, verify,
                the audit of a run folder (handed the store it checks against);
@@ -29,6 +34,6 @@
                handler), the run's console and progress
 
 Imports point one way: cli -> observe -> viewer, mock_llm -> league -> results -> cluster
--> seats -> programs -> play -> record -> config, logs -> redact, asgi (a test holds
-the direction).
+-> authors -> seats -> programs -> play -> record -> config, logs -> redact, asgi (a
+test holds the direction).
 """

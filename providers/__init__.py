@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from providers.advice import Problem, advise
 from providers.completion import (
     STOP_REASONS,
-    Attempt,
     Completion,
     CompletionRequest,
     Provider,
@@ -84,7 +83,6 @@ __all__ = [
     "PROTOCOLS",
     "STOP_REASONS",
     "TRUSTS",
-    "Attempt",
     "AuthError",
     "CertificateError",
     "Completion",

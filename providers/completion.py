@@ -8,7 +8,6 @@ from typing import Any, Literal, Protocol
 
 __all__ = [
     "STOP_REASONS",
-    "Attempt",
     "Completion",
     "CompletionRequest",
     "Provider",
@@ -114,10 +113,6 @@ class TransportAttempt:
     """Seconds from sending the request to its answer or failure."""
     wait_s: float = 0.0
     """Seconds slept before the next attempt (0 for the last one)."""
-
-
-Attempt = TransportAttempt
-"""Deprecated: `TransportAttempt` (one attempt of the transport's retry loop)."""
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,19 @@
-"""Shared test setup: async tests run on asyncio through anyio's pytest plugin."""
+"""Shared test setup: async tests run on asyncio through anyio's pytest plugin, or, marked
+`virtual_clock`, on trio with a virtual clock (`tests.timing.virtual_clock`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+
+from tests.timing import virtual_clock
 
 
 @pytest.fixture
-def anyio_backend() -> str:
+def anyio_backend(request: pytest.FixtureRequest) -> str | tuple[str, dict[str, Any]]:
+    if request.node.get_closest_marker("virtual_clock") is not None:
+        return virtual_clock()
     return "asyncio"
 
 

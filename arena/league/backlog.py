@@ -9,8 +9,8 @@ that was down, whenever their endpoints are up again. A rule (a budget, the
 SPRT) can close the schedule before a match starts.
 
 What is out is kept by episode: handed to the workers or on its way to the
-writer (`out`), taken by a worker (`playing`) and being played (`running`); the
-counts are their sizes. After the writer has stored an episode, the backlog
+writer (`out`), and taken by a worker until the writer has dealt with it
+(`playing`, what the progress calls in flight); the counts are their sizes. After the writer has stored an episode, the backlog
 decides whether it is played again (a game the infrastructure spoiled, under
 the cap), and after its worker was lost, whether it is tried again.
 """
@@ -106,8 +106,6 @@ class Backlog:
         self.playing: dict[str, Episode] = {}
         """Episodes a worker took, until the writer has dealt with them (what the progress
         calls in flight: a game played to its end is in flight until it is stored)."""
-        self.running: set[str] = set()
-        """Episodes a worker is playing now."""
         self._lost: Counter[str] = Counter()
         """How often each episode's process was lost this session."""
         self.rounds: Rounds | None = None
@@ -167,12 +165,7 @@ class Backlog:
     def start(self, episode: Episode) -> None:
         """A worker plays `episode` now."""
         self.playing[episode.id] = episode
-        self.running.add(episode.id)
         self._result.in_flight = len(self.playing)
-
-    def ended(self, episode: Episode) -> None:
-        """`episode`'s worker is done with it: its replay or failure goes to the writer."""
-        self.running.discard(episode.id)
 
     def let_go(self, episode: Episode) -> None:
         """The episode leaves the workers unstored (it waits, or a resume plays it)."""
@@ -180,8 +173,9 @@ class Backlog:
         self.dealt_with(episode.id)
 
     def written(self, episode_id: str) -> Episode | None:
-        """The writer takes `episode_id`'s replay or failure: the episode it was, if a worker
-        played it, which is no longer in flight."""
+        """The writer has dealt with `episode_id`'s failure (or a worker let it go, or
+        `stored` its replay): the episode it was, if a worker played it, which is no longer
+        in flight."""
         episode = self.playing.pop(episode_id, None)
         self._result.in_flight = len(self.playing)
         return episode
@@ -237,9 +231,11 @@ class Backlog:
         )  # fmt: skip
         return again
 
-    def stored(self, replay: Replay, episode: Episode | None, games: list[GameSummary]) -> None:
-        """The writer stored `replay` (`episode`'s, its `games`): counted, played again if
-        the infrastructure spoiled it, and seen by the stopping rules."""
+    def stored(self, replay: Replay, games: list[GameSummary]) -> None:
+        """The writer stored `replay` (its `games`): counted done as it leaves the episodes
+        in flight (a progress line between the two would count it as neither), played again
+        if the infrastructure spoiled it, and seen by the stopping rules."""
+        episode = self.written(replay.episode)
         self._result.played += 1
         self._result.fallbacks += sum(g.fallback_count for g in games)
         self._again_if_spoiled(replay, episode)

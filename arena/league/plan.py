@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +56,7 @@ from arena.seats.factory import SeatMaker
 
 if TYPE_CHECKING:  # programs, models and the response cache: imported when a run has them
     import providers
-    from arena.play.protocol import MakesSeats, Seat
+    from arena.play.protocol import MakesSeats
     from arena.programs import ProgramInfo, ProgramRefused
     from arena.seats.breaker import Breakers
     from arena.seats.cache import ResponseCache
@@ -200,27 +199,6 @@ class RunPlan:
             redactor=self.redactor, response_cache=lambda: self.response_cache,
             commits=self.commits,
         )  # fmt: skip
-
-    def seat_for(
-        self,
-        policy: str,
-        seed: int,
-        index: int,
-        seat: int,
-        *,
-        game: games.Game[Any],
-        pool: providers.Providers | None = None,
-        breakers: Breakers | None = None,
-        desk: Desk | None = None,
-    ) -> Seat:
-        """Deprecated: a session asks its one `seat_maker` for every seat."""
-        warnings.warn(
-            "RunPlan.seat_for is deprecated: build one seat_maker per session and call its make",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        maker = self.seat_maker(pool, breakers, desk)
-        return maker.make(game, policy, seed=seed, index=index, seat=seat)
 
     def setup_for(self, game_name: str, seat_maker: MakesSeats | None = None) -> EpisodeSetup:
         """Everything an episode of `game_name` needs, its seats made by the session's

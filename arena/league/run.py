@@ -53,18 +53,15 @@ from arena.play.match import Episode
 from arena.record.crash import crash_point
 from arena.record.ledger import commit_programs
 from arena.record.replay import Replay, write_atomic
-from arena.seats.cut import cuttable
+from arena.seats.cut import CuttableEpisode
 
 if TYPE_CHECKING:
     from arena.results.standings import GameSummary
     from arena.seats.desk import Desk
 
-__all__ = ["WAKE_S", "Failure", "begin", "execute", "open_session"]
+__all__ = ["WAKE_S", "begin", "execute", "open_session"]
 
 log = structlog.get_logger("arena.league.run")
-
-Failure = EpisodeFailure
-"""Deprecated: `EpisodeFailure`, a typed record (an episode that failed: its id, the error)."""
 
 WAKE_S = 1.0
 """The producer looks again at least this often while it waits for an endpoint or a replay."""
@@ -240,11 +237,10 @@ class _Session:
         if cut:
             self.work_scope.cancel()
 
-    def _moved(self, episode: Episode, playing: bool) -> None:
-        """A worker starts playing `episode`, or is done with it."""
-        (self.backlog.start if playing else self.backlog.ended)(episode)
-        if playing:
-            log.info("episode_started", episode=episode.id, in_flight=self.result.in_flight)
+    def _started(self, episode: Episode) -> None:
+        """A worker starts playing `episode`: it is in flight until the writer dealt with it."""
+        self.backlog.start(episode)
+        log.info("episode_started", episode=episode.id, in_flight=self.result.in_flight)
         self.on_episode(self.result)
 
     async def _work(
@@ -259,11 +255,12 @@ class _Session:
                     self.backlog.waiting.append(episode)
                     self._let_go(episode)
                     continue
-                self._moved(episode, True)
+                self._started(episode)
                 try:
                     game = episode.match.game
-                    with cuttable(episode.id) as scope:
-                        replay: _Done = await self.executor.play(self.setups[game], episode)
+                    with anyio.CancelScope() as scope:
+                        setup = self._setup_in(game, CuttableEpisode(episode.id, scope))
+                        replay: _Done = await self.executor.play(setup, episode)
                     if scope.cancelled_caught:  # the run stops; only a person could finish it
                         self._let_go(episode)
                         continue
@@ -285,9 +282,15 @@ class _Session:
                 except Exception as exc:  # an engine or seat bug must not take the run down
                     log.exception("episode_failed", episode=episode.id, error=repr(exc))
                     replay = EpisodeFailure(episode.id, repr(exc))
-                finally:
-                    self._moved(episode, False)
                 await done.send(replay)
+
+    def _setup_in(self, game: str, episode: CuttableEpisode) -> EpisodeSetup:
+        """`game`'s setup for one `episode`: with people, their tables get its scope from
+        the seat maker, so a stop cuts a game that waits on them only."""
+        setup = self.setups[game]
+        if self.desk is None:
+            return setup
+        return dataclasses.replace(setup, seat_maker=self.seat_maker.in_episode(episode))
 
     def _let_go(self, episode: Episode) -> None:
         self.backlog.let_go(episode)
@@ -324,10 +327,10 @@ class _Session:
         """The one writer: every finished replay stored in the order it finished."""
         async with done:
             async for item in done:
-                episode = self.backlog.written(item.episode)
                 outcome = "failed"
                 if isinstance(item, EpisodeFailure):
                     self.result.failed.append(item)
+                    self.backlog.written(item.episode)
                 else:
                     try:
                         # fsync and commit run in a worker thread, one episode after another,
@@ -336,8 +339,9 @@ class _Session:
                     except Exception as exc:  # one unstorable episode must not end the run
                         log.error("episode_not_stored", episode=item.episode, error=repr(exc))
                         self.result.failed.append(EpisodeFailure(item.episode, repr(exc)))
-                    else:
-                        self.backlog.stored(item, episode, summaries)
+                        self.backlog.written(item.episode)
+                    else:  # counted done as it leaves the episodes in flight: one step
+                        self.backlog.stored(item, summaries)
                         counted = any(g.scores is not None for g in summaries)
                         outcome = "counted" if counted else "no_contest"
                 log.info("episode_finished", episode=item.episode, outcome=outcome,

@@ -178,7 +178,7 @@ async def _attempt(
     Lateness is decided by arrival: a reply the seat hands back after `deadline`
     is a timeout, whichever of the scope and the reply the event loop saw first.
     """
-    rendered = req.prompt(feedback)
+    rendered = req.prompt.render(feedback)
     prompt = rendered.text
     started = anyio.current_time()
     log.info("decision_requested", seat=req.seat, attempt=n, budget_s=round(deadline - started, 3))

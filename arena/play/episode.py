@@ -15,7 +15,6 @@ import functools
 import json
 import math
 import time
-import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,8 +27,8 @@ import games
 from arena.config import Deadlines
 from arena.play.decisions import REPLY_CUT, decide_batch
 from arena.play.match import Episode
-from arena.play.prompts import Prompt, PromptTemplate, SeatContext, render_prompt
-from arena.play.protocol import Decision, DecisionRequest, MakesSeats, Seat
+from arena.play.prompts import PromptTemplate, SeatPrompt
+from arena.play.protocol import Decision, DecisionRequest, MakesSeats
 from arena.record.causes import side_of
 from arena.record.hooks import EpisodeHooks
 from arena.record.replay import (
@@ -50,17 +49,13 @@ from arena.record.validity import infrastructure_no_contest
 from games import COMPLETE, Outcome
 
 __all__ = [
-    "HOLD_S", "EpisodeSetup", "Keep", "SeatFactory", "episode_replay", "play_episode", "play_games",
+    "HOLD_S", "EpisodeSetup", "Keep", "episode_replay", "play_episode", "play_games",
 ]  # fmt: skip
 
 log = structlog.get_logger("arena.play.episode")
 
 HOLD_S = 0.005
 """The longest a game holds the event loop between two plies before it lets others run."""
-
-SeatFactory = Callable[[str, int, int, int], Seat]
-"""Deprecated: what `EpisodeSetup.seat_for` gives, (policy name, match seed, game index,
-seat) -> the seat that policy plays through; the loop asks `EpisodeSetup.seat_maker`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,20 +86,6 @@ class EpisodeSetup:
     """Policy name -> list the legal moves in a retry though its template leaves them out."""
     session: int = 0
     """The run folder's session that plays the episode (0: none said)."""
-
-    @property
-    def seat_for(self) -> SeatFactory:
-        """Deprecated: `seat_maker.make(game, policy, seed=, index=, seat=)`."""
-        warnings.warn(
-            "EpisodeSetup.seat_for is deprecated: use seat_maker.make",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-
-        def seat_for(policy: str, seed: int, index: int, seat: int) -> Seat:
-            return self.seat_maker.make(self.game, policy, seed=seed, index=index, seat=seat)
-
-        return seat_for
 
 
 class _GameLoop:
@@ -165,18 +146,18 @@ class _GameLoop:
         # Only a seat asked in text is shown the list; scripted and program seats find their own.
         legal = game.legal_moves(state, seat) if player.prompted else ()
         template = self.setup.templates[self.policies[seat]]
-        context: list[SeatContext] = []
-        standings = self.standings
-
-        def prompt(feedback: str | None) -> Prompt:
-            if not context:
-                context.append(SeatContext.of(
-                    game, state, seat, game_index=self.index, aliases=self.aliases,
-                    history=tuple(self.history), notes=self.notes[seat], legal=legal,
-                    standings=standings,
-                ))  # fmt: skip
-            return render_prompt(template, context[0], feedback)
-
+        prompt = SeatPrompt(
+            template,
+            game,
+            state,
+            seat,
+            game_index=self.index,
+            aliases=self.aliases,
+            history=tuple(self.history) if player.prompted else (),  # only a prompt reads it
+            notes=self.notes[seat],
+            legal=legal,
+            standings=self.standings,
+        )
         policy = self.policies[seat]
         lists = template.lists_moves
         retry_lists = lists or self.setup.retry_lists_moves.get(policy, False)

@@ -18,10 +18,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from string import Template
-from typing import Any
+from typing import Any, Protocol
 
 import games
 
@@ -42,8 +42,10 @@ __all__ = [
     "STABLE_END",
     "Prompt",
     "PromptError",
+    "PromptSource",
     "PromptTemplate",
     "SeatContext",
+    "SeatPrompt",
     "beside_config",
     "first_line",
     "load_template",
@@ -354,3 +356,50 @@ def render_prompt(
     if feedback:
         text = f"{text.rstrip()}\n\n{feedback}\n"
     return Prompt(text, min(len(stable), len(text)))
+
+
+class PromptSource(Protocol):
+    """What a decision request carries to render its prompt from (`SeatPrompt` in a game):
+    the decision code renders it, and nothing is asked of the game loop."""
+
+    def render(self, feedback: str | None) -> Prompt:
+        """The prompt; `feedback` is the retry's, or None for the first attempt."""
+        ...
+
+
+@dataclass(frozen=True, eq=False)
+class SeatPrompt:
+    """One seat's prompt for one decision: its template and what the seat may be told then.
+    The `SeatContext` is built when the prompt is first rendered, so a seat that reads no
+    prompt (scripted, a program) never costs one; a retry renders from the same context."""
+
+    template: PromptTemplate
+    game: games.Game[Any]
+    state: Any
+    seat: int
+    game_index: int
+    aliases: tuple[str, str]
+    history: tuple[str, ...]
+    notes: str
+    legal: tuple[str, ...]
+    standings: tuple[int, int] | None = None
+    """The standings of `state` when the loop has them (None: the game is asked)."""
+
+    @cached_property
+    def context(self) -> SeatContext:
+        """What the prompt may say about the seat's situation."""
+        return SeatContext.of(
+            self.game,
+            self.state,
+            self.seat,
+            game_index=self.game_index,
+            aliases=self.aliases,
+            history=self.history,
+            notes=self.notes,
+            legal=self.legal,
+            standings=self.standings,
+        )
+
+    def render(self, feedback: str | None) -> Prompt:
+        """The prompt, with the retry's `feedback` (None for the first attempt)."""
+        return render_prompt(self.template, self.context, feedback)

@@ -19,13 +19,12 @@ from typing import Any, ClassVar, Literal, Protocol
 
 import games
 from arena.config import Deadlines
-from arena.play.prompts import Prompt
+from arena.play.prompts import PromptSource
 from arena.record.causes import CAUSES, Cause, ForfeitCause, Side
 from arena.record.replay import ReplyReport
 
 __all__ = [
     "Answer",
-    "Attempt",
     "Decision",
     "DecisionAttempt",
     "DecisionRequest",
@@ -105,11 +104,6 @@ class DecisionAttempt:
     message (the rest as the user message); None when it went as one message."""
 
 
-Attempt = DecisionAttempt
-"""Deprecated: `DecisionAttempt` (a provider's transport attempt is
-`providers.TransportAttempt`)."""
-
-
 @dataclass(frozen=True, slots=True)
 class Decision:
     """A seat's validated move and how the arena got it."""
@@ -142,8 +136,8 @@ class DecisionRequest:
     state: Any
     seat: int
     player: Seat
-    prompt: Callable[[str | None], Prompt]
-    """Renders the prompt; the argument is the retry's feedback, or None."""
+    prompt: PromptSource
+    """What the prompt is rendered from (`prompts.SeatPrompt`), with the retry's feedback."""
     deadlines: Deadlines
     key: str = "move"
     legal: tuple[str, ...] = field(default=())

@@ -41,7 +41,6 @@ from arena.programs.check import (
     CheckGame,
     CheckPly,
     CheckReport,
-    PlyRecord,
     check_program,
     declared_games,
 )
@@ -56,7 +55,6 @@ from arena.programs.runner import (
     ProgramForfeit,
     ProgramMove,
     ProgramRunner,
-    ProgramSeat,
 )
 from arena.programs.static import ProgramInfo, ProgramRefused, check_source, register
 from arena.programs.uids import DEFAULT_PROGRAM_UIDS, UidsExhausted, block_problem
@@ -73,13 +71,11 @@ __all__ = [
     "CheckGame",
     "CheckPly",
     "CheckReport",
-    "PlyRecord",
     "ProgramForfeit",
     "ProgramInfo",
     "ProgramMove",
     "ProgramRefused",
     "ProgramRunner",
-    "ProgramSeat",
     "SandboxLimits",
     "SandboxMode",
     "SandboxUnavailable",

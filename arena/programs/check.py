@@ -31,7 +31,6 @@ __all__ = [
     "CheckGame",
     "CheckPly",
     "CheckReport",
-    "PlyRecord",
     "check_program",
     "declared_games",
 ]
@@ -56,10 +55,6 @@ class CheckPly:
         nodes = "" if self.nodes is None else f" with {self.nodes} nodes"
         over = " (over budget)" if self.over_budget else ""
         return f"seat {self.seat} played {self.move!r}{nodes}{over}"
-
-
-PlyRecord = CheckPly
-"""Deprecated: `CheckPly` (a replay's ply is `arena.record.replay.PlyRecord`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,6 @@ __all__ = [
     "ProgramForfeit",
     "ProgramMove",
     "ProgramRunner",
-    "ProgramSeat",
 ]
 
 OVER_BUDGET_FORFEIT = 3
@@ -282,11 +281,6 @@ class ProgramRunner:
             limit = f"the memory limit of {self.limits.memory_mb} MiB"
             return self._forfeited("crash", f"{doing}: the program reached {limit} ({detail})")
         return self._forfeited("exception", f"{doing}: {detail}")
-
-
-ProgramSeat = ProgramRunner
-"""Deprecated: `ProgramRunner` (the program's process and handle, not a `Seat`: that is
-`arena.seats.program.ProgramPlayer`)."""
 
 
 class _MoveCalls:

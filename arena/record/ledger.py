@@ -46,7 +46,6 @@ __all__ = [
     "numbered",
     "read_current",
     "read_lines",
-    "register_programs",
     "reveal_program",
     "source_copy",
 ]
@@ -156,11 +155,6 @@ def commit_programs(out: Path, programs: Mapping[str, Registration]) -> dict[str
             commits[(name, info.sha256)] = _lines(out / LEDGER)
         out_lines[name] = commits[(name, info.sha256)]
     return out_lines
-
-
-def register_programs(out: Path, programs: Mapping[str, Registration]) -> None:
-    """Deprecated: `commit_programs`, which also keeps the sources and says the lines."""
-    commit_programs(out, programs)
 
 
 def _lines(path: Path) -> int:

@@ -272,7 +272,3 @@ class Breakers:
                 spec, self.threshold, self.on_open, self.on_misconfigured
             )
         return found
-
-    def open_circuits(self) -> list[Circuit]:
-        """The circuits open now."""
-        return [c for c in self._circuits.values() if c.is_open]

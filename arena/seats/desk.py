@@ -16,8 +16,9 @@ decision asked before anyone looked at it does not run down unseen (the seat
 bounds the hold).
 
 A game whose every seat to act is a person with an open decision can go no
-further without them. The run plays each episode in a `cuttable` scope
-(`arena.seats.cut`), whose episode the tables made in it keep; once the run
+further without them. The run plays each episode in its own scope
+(`arena.seats.cut`), which the seat maker hands each table it makes for that
+episode; once the run
 stops (`Desk.stop`) the desk cuts the episodes of those games at once, and
 each later one as a person's decision opens in it, rather than hold the
 stop's grace period for them: a cut episode is discarded as at the end of
@@ -42,7 +43,7 @@ import games
 from arena.play.protocol import DecisionAttempt, DecisionRequest
 from arena.record.causes import Cause, side_of
 from arena.record.replay import move_json
-from arena.seats.cut import CuttableEpisode, current_episode
+from arena.seats.cut import CuttableEpisode
 
 __all__ = ["Desk", "Status", "Table", "Turn", "TurnClosed"]
 
@@ -188,7 +189,8 @@ class Table:
     movers: list[tuple[int, ...]] = field(default_factory=list)
     """The seats that played each ply of `history`."""
     episode: CuttableEpisode | None = None
-    """The episode it was made in (`cuttable`): its id, and the scope a stop may cancel."""
+    """The episode it was made for: its id, and the scope a stop may cancel (None: nothing
+    cuts it but its game's end)."""
     turn: Turn | None = None
     result: dict[str, Any] | None = None
     _turns: int = 0
@@ -310,9 +312,18 @@ class Desk:
         self.stopped = False
         """The run stops: games that wait on people only are cut."""
 
-    def table(self, game: games.Game[Any], seed: int, game_index: int, seat: int) -> Table:
+    def table(
+        self,
+        game: games.Game[Any],
+        seed: int,
+        game_index: int,
+        seat: int,
+        *,
+        episode: CuttableEpisode | None = None,
+    ) -> Table:
         """The table of `seat` in game `game_index` of the match on `seed` (a game played
-        again after a no-contest gets a fresh one)."""
+        again after a no-contest gets a fresh one), in `episode`, whose scope a stop cuts
+        while the game waits on nobody but people."""
         digest = hashlib.sha256(f"{game.name}:{seed}:{game_index}:{seat}".encode()).hexdigest()
         base = f"{game.name}-{digest[:6]}"
         key, n = base, 1
@@ -320,7 +331,7 @@ class Desk:
             n += 1
             key = f"{base}-{n}"
         aliases = game.match_format.aliases(seed, game_index)
-        table = Table(self, key, game, game_index, seat, aliases, episode=current_episode())
+        table = Table(self, key, game, game_index, seat, aliases, episode=episode)
         self.tables[key] = table
         self.changed()
         return table

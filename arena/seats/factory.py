@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import random
-import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import games
@@ -37,9 +36,10 @@ if TYPE_CHECKING:  # each kind of seat is imported when a run first seats one
     from arena.programs import ProgramInfo
     from arena.seats.breaker import Breakers
     from arena.seats.cache import ResponseCache
+    from arena.seats.cut import CuttableEpisode
     from arena.seats.desk import Desk
 
-__all__ = ["SeatMaker", "make_seat"]
+__all__ = ["SeatMaker"]
 
 
 def _no_cache() -> ResponseCache | None:
@@ -51,8 +51,8 @@ class SeatMaker:
     """Every seat of one session, each made from its policy (`arena.play.protocol.MakesSeats`).
 
     A model's seat needs the run's open provider `pool` (its replicas counted on
-    `breakers`, if given); a person's seat a table of the play page's `desk`; a
-    program's seat its registration in `programs`.
+    `breakers`, if given); a person's seat a table of the play page's `desk`, and the
+    scope of its `episode`; a program's seat its registration in `programs`.
     """
 
     config: Config
@@ -68,6 +68,13 @@ class SeatMaker:
     """The run's response cache, which a model's seat asks first, or None. It is asked for
     with every seat, so a cache is opened (and its opening logged) with the first seat a
     session makes, whatever its kind."""
+    episode: CuttableEpisode | None = None
+    """The episode these seats play in (`in_episode`): a person's table gets its scope,
+    which a stop cuts while the game waits on nobody but people."""
+
+    def in_episode(self, episode: CuttableEpisode) -> SeatMaker:
+        """This maker for the seats of one `episode`, played in its scope."""
+        return replace(self, episode=episode)
 
     def make(self, game: games.Game[Any], policy: str, *, seed: int, index: int, seat: int) -> Seat:
         """The seat `policy` plays through at `seat` of game `index` of `game`'s match on
@@ -138,7 +145,7 @@ def _human(maker: SeatMaker, spec: HumanPolicy, place: _Place) -> Seat:
         )
     from arena.seats.human import HumanSeat  # a kind's seat module loads with its first seat
 
-    table = maker.desk.table(place.game, place.seed, place.index, place.seat)
+    table = maker.desk.table(place.game, place.seed, place.index, place.seat, episode=maker.episode)
     return HumanSeat(table, spec.deadlines(), spec.first_open_s)
 
 
@@ -167,30 +174,3 @@ _BUILDERS: dict[type[Any], Callable[[SeatMaker, Any, _Place], Seat]] = {
     LlmPolicy: _model,
 }
 """Each kind of policy (its config model) -> the builder of its seats."""
-
-
-def make_seat(
-    config: Config,
-    programs: Mapping[str, ProgramInfo],
-    game: games.Game[Any],
-    policy: str,
-    seed: int,
-    index: int,
-    seat: int,
-    pool: providers.Providers | None = None,
-    redactor: Redactor | None = None,
-    breakers: Breakers | None = None,
-    cache: ResponseCache | None = None,
-    desk: Desk | None = None,
-) -> Seat:
-    """Deprecated: a session builds one `SeatMaker` and asks its `make` for every seat."""
-    warnings.warn(
-        "make_seat is deprecated: build one SeatMaker per session and call its make",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    maker = SeatMaker(
-        config, programs, pool=pool, breakers=breakers, desk=desk,
-        redactor=redactor or Redactor(), response_cache=lambda: cache,
-    )  # fmt: skip
-    return maker.make(game, policy, seed=seed, index=index, seat=seat)

@@ -20,10 +20,8 @@ from games.backgammon.rules import PLY_CAP, Backgammon, colour_of, seat_of, stan
 from games.backgammon.state import COLOURS, OPENING, BackgammonState, pip_count
 from games.backgammon.verify import (
     CardPly,
-    PlyRecord,
     VerifyFailure,
     card_ply,
-    ply_record,
     verify_card,
 )
 
@@ -35,7 +33,6 @@ __all__ = [
     "Backgammon",
     "BackgammonState",
     "CardPly",
-    "PlyRecord",
     "Roll",
     "VerifyFailure",
     "card_ply",
@@ -45,7 +42,6 @@ __all__ = [
     "game_seed",
     "opener",
     "pip_count",
-    "ply_record",
     "roll_for_ply",
     "seat_of",
     "standing_of",

@@ -33,7 +33,7 @@ from games.backgammon.state import (
     sides_from_board,
 )
 
-__all__ = ["CardPly", "PlyRecord", "VerifyFailure", "card_ply", "ply_record", "verify_card"]
+__all__ = ["CardPly", "VerifyFailure", "card_ply", "verify_card"]
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
@@ -78,12 +78,6 @@ def card_ply(
         play,
         game.board(after),
     )
-
-
-PlyRecord = CardPly
-"""Deprecated: `CardPly`."""
-ply_record = card_ply
-"""Deprecated: `card_ply`."""
 
 
 def _check_dice(card_seed: str, record: CardPly) -> VerifyFailure | None:

@@ -13,9 +13,22 @@ import anyio
 import games
 from arena.league.store import LeagueStore
 from arena.play.decisions import TextSeat
+from arena.play.prompts import Prompt
 from arena.play.protocol import Answer, Question, SeatFailure
 from arena.record.replay import AttemptRecord, Replay
 from arena.results.standings import GameSummary
+
+
+@dataclass(frozen=True)
+class FixedPrompt:
+    """A request's prompt source that renders `text`, then a line, then the retry's feedback
+    (a `prompts.PromptSource` with no game behind it)."""
+
+    text: str
+
+    def render(self, feedback: str | None) -> Prompt:
+        """`text`, a newline and the feedback (none on the first attempt)."""
+        return Prompt(f"{self.text}\n{feedback or ''}")
 
 
 @dataclass

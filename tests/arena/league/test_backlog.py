@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from arena.config import parse_config
@@ -12,6 +13,7 @@ from arena.league.backlog import LOST_TRIES, Backlog
 from arena.league.plan import RunPlan, plan_run
 from arena.league.store import LeagueStore
 from arena.league.summary import EpisodeFailure, RunResult
+from arena.play.episode import play_episode
 from arena.play.match import Episode
 
 
@@ -71,15 +73,25 @@ def test_the_schedule_goes_out_once_and_the_backlog_is_done_when_all_is_dealt_wi
     assert backlog.done
 
 
-def test_the_work_in_flight_is_what_the_workers_play(tmp_path: Path, store: LeagueStore) -> None:
-    backlog = _backlog(tmp_path, store)
+def test_an_episode_is_in_flight_from_its_worker_until_it_is_stored_and_done(
+    tmp_path: Path, store: LeagueStore
+) -> None:
+    result = RunResult()
+    plan = _plan(tmp_path)
+    backlog = Backlog(plan, store, set(), result, lambda m: False)
     first, second = _drain(backlog)[:2]
     backlog.start(first)
     backlog.start(second)
-    assert backlog.running == {first.id, second.id}
-    backlog.ended(first)
-    assert backlog.running == {second.id}
-    assert set(backlog.playing) == {first.id, second.id}  # the writer has not seen them yet
+    assert (result.in_flight, result.played) == (2, 0)
+    replay = anyio.run(play_episode, plan.setup_for("connect-four"), first)
+    # A finished game waits for the writer in flight; once stored, it is done in the same
+    # step, so a progress line in between never counts it as neither.
+    assert (result.in_flight, result.played) == (2, 0)
+    backlog.stored(replay, [])
+    assert (result.in_flight, result.played) == (1, 1)
+    assert set(backlog.playing) == {second.id}
+    assert backlog.written(second.id) == second  # a failure, dealt with by the writer
+    assert (result.in_flight, result.played) == (0, 1)
 
 
 def test_a_lost_episode_is_played_again_first_then_given_up(

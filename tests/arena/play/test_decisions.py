@@ -1,4 +1,5 @@
-"""The decision protocol (docs/rules.md#the-decision-protocol) with tiny injected deadlines and generous margins."""
+"""The decision protocol (docs/rules.md#the-decision-protocol) on a virtual clock: every
+deadline, the retry's and the decision's, is asserted to the instant, on any machine."""
 
 from __future__ import annotations
 
@@ -10,12 +11,11 @@ import pytest
 import games
 from arena.config import Deadlines
 from arena.play.decisions import SEAT_LEAD_S, decide, decide_batch
-from arena.play.prompts import Prompt
 from arena.play.protocol import DecisionRequest, Question
-from tests.arena.fakes import Duel, ScriptSeat
-from tests.timing import MARGIN_S
+from tests.arena.fakes import Duel, FixedPrompt, ScriptSeat
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.virtual_clock]
+
 
 FAST = Deadlines(first_reply_s=0.2, retry_s=0.2, decision_s=0.5)
 
@@ -37,7 +37,7 @@ def _request(seat: ScriptSeat, deadlines: Deadlines = FAST, *moves: str) -> Deci
         state,
         mover,
         seat,
-        lambda feedback: Prompt(f"PROMPT\n{feedback or ''}"),
+        FixedPrompt("PROMPT"),
         deadlines,
         legal=legal,
     )
@@ -60,7 +60,9 @@ async def test_late_first_reply_gets_the_retry() -> None:
     assert decision.source == "retry"
     assert decision.move == "b2"
     assert decision.attempts[0].cause == "timeout"
-    assert seat.started[1] - seat.started[0] < FAST.first_reply_s + MARGIN_S
+    # The retry is asked the instant the first attempt's deadline passes, not later.
+    assert seat.started[1] - seat.started[0] == pytest.approx(FAST.first_reply_s)
+    assert decision.attempts[0].latency_s == pytest.approx(FAST.first_reply_s)
 
 
 async def test_past_decision_s_falls_back_with_timeout_within_the_deadline() -> None:
@@ -72,7 +74,11 @@ async def test_past_decision_s_falls_back_with_timeout_within_the_deadline() -> 
     assert decision.source == "fallback"
     assert decision.cause == "timeout"
     assert decision.move == request.game.baseline(request.state, request.seat)
-    assert elapsed < FAST.decision_s + MARGIN_S
+    # Each attempt had its own deadline, both inside decision_s: the fallback comes as the
+    # retry's ends, not at decision_s.
+    assert [a.latency_s for a in decision.attempts] == pytest.approx([0.2, 0.2])
+    assert elapsed == pytest.approx(FAST.first_reply_s + FAST.retry_s)
+    assert elapsed < FAST.decision_s
 
 
 async def test_decision_s_cuts_a_long_retry() -> None:
@@ -81,7 +87,8 @@ async def test_decision_s_cuts_a_long_retry() -> None:
     started = anyio.current_time()
     decision = await decide(_request(seat, deadlines))
     assert decision.cause == "timeout"
-    assert anyio.current_time() - started < deadlines.decision_s + MARGIN_S
+    assert anyio.current_time() - started == pytest.approx(deadlines.decision_s)
+    assert decision.attempts[1].latency_s == pytest.approx(0.25)  # retry_s cut to what was left
 
 
 @pytest.mark.parametrize(
@@ -133,7 +140,7 @@ async def test_batch_asks_both_seats_concurrently() -> None:
     state = game.initial(1)
     requests = [
         DecisionRequest(
-            game, state, seat, seats[seat], lambda f: Prompt("duel"), deadlines, legal=("a", "b")
+            game, state, seat, seats[seat], FixedPrompt("duel"), deadlines, legal=("a", "b")
         )
         for seat in (0, 1)
     ]
@@ -152,11 +159,9 @@ async def test_each_seat_retries_on_its_own_schedule() -> None:
     state = game.initial(1)
     requests = [
         DecisionRequest(
-            game, state, 0, quick_fail, lambda f: Prompt("duel"), deadlines, legal=("a", "b")
+            game, state, 0, quick_fail, FixedPrompt("duel"), deadlines, legal=("a", "b")
         ),
-        DecisionRequest(
-            game, state, 1, slow_ok, lambda f: Prompt("duel"), deadlines, legal=("a", "b")
-        ),
+        DecisionRequest(game, state, 1, slow_ok, FixedPrompt("duel"), deadlines, legal=("a", "b")),
     ]
     decisions = await decide_batch(requests)
     assert decisions[0].source == "retry"
@@ -236,6 +241,8 @@ async def test_the_decision_ends_with_its_attempts_not_a_second_cut() -> None:
     # to what was left of decision_s: no extra record of an arena cut-off.
     assert [a.n for a in decision.attempts] == [1, 2]
     assert all(a.prompt for a in decision.attempts)
+    assert [a.latency_s for a in decision.attempts] == pytest.approx([0.1, 0.15])
+    assert decision.latency_s == pytest.approx(deadlines.decision_s)
 
 
 async def test_the_mock_seats_slow_fault_answers_clearly_late() -> None:

@@ -30,7 +30,6 @@ import games
 from arena.config import Deadlines
 from arena.play.decisions import RETRY_REASONS, SHORT_REPLY, decide, read_reply, retry_text
 from arena.play.prompts import (
-    Prompt,
     SeatContext,
     first_line,
     prompts_dir,
@@ -40,7 +39,7 @@ from arena.play.prompts import (
 from arena.play.protocol import DecisionRequest
 from games import MoveError
 from games.core import normalise_token
-from tests.arena.fakes import ScriptSeat
+from tests.arena.fakes import FixedPrompt, ScriptSeat
 
 POSITIONS = {
     "backgammon": 40,
@@ -411,7 +410,7 @@ async def test_any_reply_stopped_at_the_token_limit_gets_the_short_answer_reques
     state = game.apply(game.initial(1), {0: "a1"})
     seat = ScriptSeat([("reply", reply), ("reply", '{"move": "b1"}')], stop_reason="length")
     request = DecisionRequest(
-        game, state, 1, seat, lambda feedback: Prompt(f"PROMPT\n{feedback or ''}"),
+        game, state, 1, seat, FixedPrompt("PROMPT"),
         Deadlines(first_reply_s=0.5, retry_s=0.5, decision_s=1.5), legal=game.legal_moves(state, 1),
     )  # fmt: skip
     decision = await decide(request)

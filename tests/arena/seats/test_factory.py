@@ -1,4 +1,4 @@
-"""The seat maker: one per session, a builder per kind of policy, the old entry points kept."""
+"""The seat maker: one per session, a builder per kind of policy."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import games
@@ -13,7 +14,7 @@ from arena.config import PolicyConfig, parse_config
 from arena.league.plan import plan_run
 from arena.play.protocol import MakesSeats
 from arena.seats import factory
-from arena.seats.factory import SeatMaker, make_seat
+from arena.seats.factory import SeatMaker
 from arena.seats.mock import MockSeat
 from arena.seats.program import ProgramPlayer
 from arena.seats.scripted import ScriptedSeat
@@ -67,16 +68,39 @@ def test_the_response_cache_is_asked_with_every_seat(tmp_path: Path) -> None:
     assert asked == [None]
 
 
-def test_a_seat_is_the_same_from_the_old_entry_points(tmp_path: Path) -> None:
+def test_a_seat_draws_from_its_place_and_nothing_else(tmp_path: Path) -> None:
     plan = _plan(tmp_path)
     game = games.load("connect-four")
-    new = plan.seat_maker().make(game, "mock", seed=3, index=2, seat=1)
-    with pytest.warns(DeprecationWarning, match="make_seat"):
-        old = make_seat(plan.config, plan.programs, game, "mock", 3, 2, 1)
-    with pytest.warns(DeprecationWarning, match="seat_for"):
-        planned = plan.seat_for("mock", 3, 2, 1, game=game)
-    with pytest.warns(DeprecationWarning, match="seat_for"):
-        set_up = plan.setup_for("connect-four").seat_for("mock", 3, 2, 1)
-    assert isinstance(old, MockSeat)
-    draws = [seat._rng.random() for seat in (new, old, planned, set_up)]  # type: ignore[attr-defined]
-    assert len(set(draws)) == 1, "every way draws from the same seeded generator"
+
+    def draw(maker: MakesSeats, seed: int, index: int, seat: int) -> float:
+        made = maker.make(game, "mock", seed=seed, index=index, seat=seat)
+        return float(made._rng.random())  # type: ignore[attr-defined]
+
+    here = draw(plan.seat_maker(), 3, 2, 1)
+    assert draw(plan.seat_maker(), 3, 2, 1) == here, "another session's maker, the same seat"
+    assert draw(SeatMaker(plan.config), 3, 2, 1) == here
+    assert here not in {
+        draw(plan.seat_maker(), *place) for place in ((4, 2, 1), (3, 1, 1), (3, 2, 0))
+    }
+
+
+@pytest.mark.anyio
+async def test_a_persons_table_gets_the_scope_of_the_episode_its_maker_was_given(
+    tmp_path: Path,
+) -> None:
+    from arena.seats.cut import CuttableEpisode
+    from arena.seats.desk import Desk
+    from arena.seats.human import HumanSeat
+
+    plan = _plan(tmp_path, person={"kind": "human", "name": "Ada"})
+    desk = Desk("f")
+    maker = plan.seat_maker(desk=desk)
+    game = games.load("connect-four")
+    episode = CuttableEpisode("e-1", anyio.CancelScope())
+    made = maker.in_episode(episode).make(game, "person", seed=1, index=1, seat=0)
+    assert isinstance(made, HumanSeat)
+    assert made.table.episode is episode
+    outside = maker.make(game, "person", seed=1, index=1, seat=1)
+    assert isinstance(outside, HumanSeat)
+    assert outside.table.episode is None  # the session's maker itself is in no episode
+    assert maker.episode is None
