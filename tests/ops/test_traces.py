@@ -34,7 +34,7 @@ from tests.ops.league import Tally, league_config
 
 pytestmark = pytest.mark.anyio
 
-FAULTS = "500=0.05,prose=0.1,illegal=0.08"
+FAULTS = "500=0.05,prose=0.15,illegal=0.15"
 
 
 def _value(value: AnyValue) -> Any:
