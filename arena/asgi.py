@@ -164,9 +164,16 @@ async def send_bytes(
     """One whole response: `headers` (its content type among them), then its length, then
     `body` in one write; with `head`, as the answer to a HEAD request: all but the body
     (its length said all the same)."""
-    await send({"type": "http.response.start", "status": status, "headers": [
-        *headers, (b"content-length", b"%d" % len(body)),
-    ]})  # fmt: skip
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                *headers,
+                (b"content-length", b"%d" % len(body)),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": b"" if head else body})
 
 

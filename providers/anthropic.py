@@ -63,10 +63,13 @@ def build_request(spec: ProviderSpec, request: CompletionRequest) -> WireRequest
         body["temperature"] = request.temperature
     if request.schema is not None:  # the reply is the input of a tool the model must call
         name = request.schema.name
-        body["tools"] = [{
-            "name": name, "description": f"Give your reply: its {name}, and what you say.",
-            "input_schema": dict(request.schema.schema),
-        }]  # fmt: skip
+        body["tools"] = [
+            {
+                "name": name,
+                "description": f"Give your reply: its {name}, and what you say.",
+                "input_schema": dict(request.schema.schema),
+            }
+        ]
         body["tool_choice"] = {"type": "tool", "name": name}
     headers = {"accept": "application/json", "anthropic-version": API_VERSION}
     key = spec.reveal_key()

@@ -172,9 +172,13 @@ class ProviderSpec(BaseModel):
         # only the secret header values, read from the environment since, are new.
         if not (info.context or {}).get(_CHECKED):
             check_settings(
-                self.protocol, self.params, self.headers, self.secret_headers,
-                self.client_cert, self.client_key,
-            )  # fmt: skip
+                self.protocol,
+                self.params,
+                self.headers,
+                self.secret_headers,
+                self.client_cert,
+                self.client_key,
+            )
         check_header_values(v.get_secret_value() for v in self.secret_headers.values())
         return self
 
@@ -319,9 +323,13 @@ class EndpointSettings(BaseModel):
     @model_validator(mode="after")
     def _checked(self) -> Self:
         check_settings(
-            self.provider, self.params, self.headers, self.headers_env,
-            self.client_cert, self.client_key,
-        )  # fmt: skip
+            self.provider,
+            self.params,
+            self.headers,
+            self.headers_env,
+            self.client_cert,
+            self.client_key,
+        )
         if self.client_key_password_env and self.client_cert is None:
             raise ValueError(
                 "client_key_password_env is the pass phrase of the client certificate's key: "

@@ -43,9 +43,13 @@ from arena.record.replay import write_atomic
 from arena.redact import Redactor
 
 __all__ = [
-    "AuthorAttempt", "Authored", "authoring_policies", "default_out", "extract_program",
+    "AuthorAttempt",
+    "Authored",
+    "authoring_policies",
+    "default_out",
+    "extract_program",
     "write_programs",
-]  # fmt: skip
+]
 
 log = structlog.get_logger("arena.authors")
 
@@ -185,10 +189,16 @@ async def _author(
         try:
             answer: Answer = await ask(question, deadline=anyio.current_time() + table.author_s)
         except SeatFailure as failure:
-            authored.attempts.append(AuthorAttempt(
-                n, prompt, None, "failed", f"{failure.cause}: {failure.detail}",
-                latency_s=time.monotonic() - asked,
-            ))  # fmt: skip
+            authored.attempts.append(
+                AuthorAttempt(
+                    n,
+                    prompt,
+                    None,
+                    "failed",
+                    f"{failure.cause}: {failure.detail}",
+                    latency_s=time.monotonic() - asked,
+                )
+            )
             authored.verdict = "failed"
             break
         attempt = _attempt(n, prompt, answer, time.monotonic() - asked)
@@ -199,8 +209,13 @@ async def _author(
         else:
             await _check(config, authored, attempt, code)
         authored.attempts.append(attempt)
-        log.info("program_authored", policy=authored.policy, game=authored.game, attempt=n,
-                 verdict=attempt.verdict)  # fmt: skip
+        log.info(
+            "program_authored",
+            policy=authored.policy,
+            game=authored.game,
+            attempt=n,
+            verdict=attempt.verdict,
+        )
         if attempt.verdict == "passed":
             authored.verdict = "passed"
             break
@@ -213,9 +228,17 @@ def _attempt(n: int, prompt: str, answer: Answer, latency_s: float) -> AuthorAtt
     usage = answer.usage or {}
     tokens_in = sum(int(usage.get(k) or 0) for k in ("input_uncached", "cache_read", "cache_write"))
     return AuthorAttempt(
-        n, prompt, answer.text, "refused", "", tokens_in, int(usage.get("output") or 0),
-        answer.cost_usd, answer.cached, latency_s,
-    )  # fmt: skip
+        n,
+        prompt,
+        answer.text,
+        "refused",
+        "",
+        tokens_in,
+        int(usage.get("output") or 0),
+        answer.cost_usd,
+        answer.cached,
+        latency_s,
+    )
 
 
 async def _check(config: Config, authored: Authored, attempt: AuthorAttempt, code: str) -> None:
@@ -224,9 +247,12 @@ async def _check(config: Config, authored: Authored, attempt: AuthorAttempt, cod
     trial.write_text(code, encoding="utf-8")
     try:
         report = await check_program(
-            trial, authored.game, node_budget=config.run.node_budget,
-            sandbox=config.run.sandbox, trusted=False,  # a model's program: never trusted
-        )  # fmt: skip
+            trial,
+            authored.game,
+            node_budget=config.run.node_budget,
+            sandbox=config.run.sandbox,
+            trusted=False,  # a model's program: never trusted
+        )
     finally:
         trial.unlink(missing_ok=True)
     attempt.sha256 = hashlib.sha256(code.encode()).hexdigest()

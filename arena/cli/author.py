@@ -25,23 +25,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--game", required=True, help="a game programs play, e.g. connect-four")
     parser.add_argument(
-        "--policy", action="append", default=[], metavar="P",
+        "--policy",
+        action="append",
+        default=[],
+        metavar="P",
         help="an llm or mock policy to write a program (repeatable; default: every one)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--out", type=Path,
+        "--out",
+        type=Path,
         help="where the programs and their manifests go (default: authored/ beside the "
         "config); never a folder `arena view` publishes",
-    )  # fmt: skip
+    )
     parser.add_argument("--show-brief", action="store_true", help="print the brief, ask nothing")
     parser.add_argument(
-        "--mock-llm", action="store_true",
+        "--mock-llm",
+        action="store_true",
         help="serve the mock LLM on 127.0.0.1:PORT meanwhile and point every llm policy at it",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--mock-port", type=argtypes.port, default=8765, metavar="PORT",
+        "--mock-port",
+        type=argtypes.port,
+        default=8765,
+        metavar="PORT",
         help="the port of --mock-llm's server (default %(default)s)",
-    )  # fmt: skip
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -107,9 +115,14 @@ def _print(results: list[Authored], out: Path) -> None:
     for r in results:
         cost = "-" if r.cost_usd is None else f"{r.cost_usd:.4f}"
         table.add_row(
-            r.policy, r.verdict, str(r.revisions), f"{r.tokens:,}", cost, f"{r.seconds:.1f}",
+            r.policy,
+            r.verdict,
+            str(r.revisions),
+            f"{r.tokens:,}",
+            cost,
+            f"{r.seconds:.1f}",
             (r.sha256 or "-")[:12],
-        )  # fmt: skip
+        )
     stdout().print(table)
     for r in results:
         if r.verdict != "passed" and r.attempts:

@@ -65,13 +65,15 @@ def progress_bar(
         Progress,
         TextColumn,
         TimeRemainingColumn,
-    )  # fmt: skip
+    )
 
     columns = (
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
         TextColumn("in flight {task.fields[in_flight]} | fallbacks {task.fields[fallbacks]}"),
         TimeRemainingColumn(),
-    )  # fmt: skip
+    )
     with Progress(*columns, console=console.rich) as progress:
         task = progress.add_task(name, total=total, in_flight=0, fallbacks=0)
         yield functools.partial(progress.update, task)
@@ -118,10 +120,13 @@ class ProgressLines:
             import structlog
 
             structlog.get_logger("arena.cli.run").info(
-                "progress", done=done, total=total, in_flight=result.in_flight,
+                "progress",
+                done=done,
+                total=total,
+                in_flight=result.in_flight,
                 fallbacks=result.fallbacks_before + result.fallbacks,
                 wall_s=round(now - self.started, 3),
-            )  # fmt: skip
+            )
             return
         self.console.print(
             f"{counts}, {now - self.started:.0f} s", highlight=False, markup=False, soft_wrap=True

@@ -89,22 +89,26 @@ def play_with_progress(
                     f"{plan.config.run.name}, a standing pool in {plan.out}, session {plan.session}: the "
                     f"{result.finished_before} episodes of earlier sessions are kept and rated; "
                     "new entrants play their placement first",
-                    "pool_resuming", session=plan.session, finished_before=result.finished_before,
-                )  # fmt: skip
+                    "pool_resuming",
+                    session=plan.session,
+                    finished_before=result.finished_before,
+                )
             elif lines.starting and result.finished_before:
                 say(
                     f"resuming {plan.config.run.name} in {plan.out}: {result.finished_before} of "
                     f"{result.episodes} episodes were finished earlier and are kept; the rest are "
                     "played now (--force-new starts over)",
-                    "run_resuming", finished_before=result.finished_before,
+                    "run_resuming",
+                    finished_before=result.finished_before,
                     episodes=result.episodes,
-                )  # fmt: skip
+                )
             lines.starting = False
             move(
                 completed=result.played + result.skipped + len(result.failed),
-                total=episodes + result.replays, in_flight=result.in_flight,
+                total=episodes + result.replays,
+                in_flight=result.in_flight,
                 fallbacks=result.fallbacks_before + result.fallbacks,
-            )  # fmt: skip
+            )
             if not show:
                 lines.maybe(result, episodes + result.replays)
 
@@ -123,10 +127,13 @@ def play_with_progress(
                     url = await servers.enter_async_context(
                         serving(app, port=port, flag="--mock-port")
                     )
-                    lines_said.append((
-                        f"mock LLM serving on {url} (faults: {faults or 'none'})",
-                        "mock_llm_serving", {"url": url, "faults": faults or "none"},
-                    ))  # fmt: skip
+                    lines_said.append(
+                        (
+                            f"mock LLM serving on {url} (faults: {faults or 'none'})",
+                            "mock_llm_serving",
+                            {"url": url, "faults": faults or "none"},
+                        )
+                    )
                 desk: Desk | None = None
                 if plan.people:
                     from arena.viewer.play import play_page  # uvicorn and the page: with people
@@ -134,11 +141,14 @@ def play_with_progress(
                     page = await servers.enter_async_context(
                         play_page(plan.config.run.name, play_port)
                     )
-                    lines_said.append((
-                        f"play page: open {page.url} in your browser to play "
-                        f"{', '.join(plan.people)} (its token lets only you in)",
-                        "play_page_serving", {"url": page.url, "people": list(plan.people)},
-                    ))  # fmt: skip
+                    lines_said.append(
+                        (
+                            f"play page: open {page.url} in your browser to play "
+                            f"{', '.join(plan.people)} (its token lets only you in)",
+                            "play_page_serving",
+                            {"url": page.url, "people": list(plan.people)},
+                        )
+                    )
                     desk = page.desk
                 for line, event, fields in lines_said:
                     say(line, event, **fields)
@@ -146,9 +156,14 @@ def play_with_progress(
                     if not show:
                         ticking.start_soon(tick)
                     result = await execute(
-                        plan, on_episode=on_episode, grace_s=grace_s, handle_signals=True,
-                        check_endpoints=check, ray_address=ray_address, desk=desk,
-                    )  # fmt: skip
+                        plan,
+                        on_episode=on_episode,
+                        grace_s=grace_s,
+                        handle_signals=True,
+                        check_endpoints=check,
+                        ray_address=ray_address,
+                        desk=desk,
+                    )
                     ticking.cancel_scope.cancel()
                 on_episode(result)  # the end (a resume that had nothing left to play too)
                 return result

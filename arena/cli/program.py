@@ -40,18 +40,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument(
-        "paths", type=Path, nargs="+", metavar="PATH",
+        "paths",
+        type=Path,
+        nargs="+",
+        metavar="PATH",
         help="player programs, e.g. players/greedy.py or players/*.py",
-    )  # fmt: skip
+    )
     check.add_argument(
         "--game",
         help="the game to check every PATH on, e.g. connect-four (default: the games each "
         "names in its GAMES, else every game programs play)",
     )
     check.add_argument(
-        "--verbose", action="store_true",
+        "--verbose",
+        action="store_true",
         help="the whole report of every check, not one line each",
-    )  # fmt: skip
+    )
     check.add_argument(
         "--seed", type=int, default=1, help="the match seed of the two games (default %(default)s)"
     )
@@ -86,9 +90,10 @@ def handle(args: argparse.Namespace) -> int:
     many = sum(len(planned.games) or 1 for planned in plan) > 1
     detailed = args.verbose or not many
     line = partial(
-        _line, width=max(len(str(path)) for path in args.paths),
+        _line,
+        width=max(len(str(path)) for path in args.paths),
         games=max(len(game) for planned in plan for game in planned.games or ("-",)),
-    )  # fmt: skip
+    )
     said: list[bool] = []  # each line's verdict: passed
     for planned in plan:
         if planned.refused:  # no game to check it on
@@ -106,8 +111,10 @@ def handle(args: argparse.Namespace) -> int:
             if every:
                 break
     if len(said) > 1:
-        print(f"{len(plan)} file(s), {len(said)} check(s): {said.count(True)} passed, "
-              f"{said.count(False)} refused")  # fmt: skip
+        print(
+            f"{len(plan)} file(s), {len(said)} check(s): {said.count(True)} passed, "
+            f"{said.count(False)} refused"
+        )
     return 0 if all(said) else 1
 
 
@@ -119,9 +126,13 @@ def _check(args: argparse.Namespace, path: Path, game: str) -> CheckReport:
     from arena.programs import SandboxUnavailable, check_program
 
     check = partial(
-        check_program, path, game, seed=args.seed, node_budget=args.node_budget,
+        check_program,
+        path,
+        game,
+        seed=args.seed,
+        node_budget=args.node_budget,
         sandbox=args.sandbox,
-    )  # fmt: skip
+    )
     try:
         return anyio.run(check)
     except SandboxUnavailable as exc:

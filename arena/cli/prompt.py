@@ -56,10 +56,16 @@ def handle(args: argparse.Namespace) -> int:
     schema: list[dict[str, object]] = []
     try:
         prompt, chat = preview_prompt(
-            game=args.game, seed=args.seed, ply=args.ply, game_index=args.game_index,
-            seat=args.seat, config=args.config, policy=args.policy, card_seed=args.card_seed,
+            game=args.game,
+            seed=args.seed,
+            ply=args.ply,
+            game_index=args.game_index,
+            seat=args.seat,
+            config=args.config,
+            policy=args.policy,
+            card_seed=args.card_seed,
             schema_out=schema,
-        )  # fmt: skip
+        )
     except PromptError as exc:  # the policy's template: missing, or one the game cannot use
         where = f"{args.config}: policies.{args.policy}.prompt: " if args.policy else ""
         raise ConfigError(f"{where}{exc}") from exc

@@ -147,18 +147,29 @@ def handle(args: argparse.Namespace) -> int:
     # The folder is held before anything in it is written: a second run stops here.
     with hold_run_folder(plan.out):
         arena.logs.configure_logging(
-            plan.out / "events.jsonl", console=True, verbose=args.verbose,
-            fresh=resume == "new", redactor=plan.redactor, json_console=json_lines,
-        )  # fmt: skip
+            plan.out / "events.jsonl",
+            console=True,
+            verbose=args.verbose,
+            fresh=resume == "new",
+            redactor=plan.redactor,
+            json_console=json_lines,
+        )
         try:
             mock = (args.mock_port, args.mock_faults) if args.mock_llm else None
             show = not args.no_progress and not json_lines and console.rich.is_terminal
             with _watching(args, config, plan.out) as said:
                 result = play_with_progress(
-                    plan, console, show=show, mock=mock, grace_s=args.grace,
-                    check=not args.no_preflight, ray_address=args.ray_address,
-                    play_port=args.play_port, said=tuple(said), json_lines=json_lines,
-                )  # fmt: skip
+                    plan,
+                    console,
+                    show=show,
+                    mock=mock,
+                    grace_s=args.grace,
+                    check=not args.no_preflight,
+                    ray_address=args.ray_address,
+                    play_port=args.play_port,
+                    said=tuple(said),
+                    json_lines=json_lines,
+                )
             return _print_outcome(plan, result, json_lines)
         finally:
             arena.logs.close_logging()
@@ -214,8 +225,11 @@ def _print_pool(out: Console, result: RunResult) -> None:
     out.print(entrants_table(result.tables["entrants"], out.width))
     pool = result.stopping.get("pool", {})
     if pool.get("placement_matches"):
-        out.print(f"placement: {pool['placement_matches']} match(es) of new entrants played first",
-                  highlight=False, markup=False)  # fmt: skip
+        out.print(
+            f"placement: {pool['placement_matches']} match(es) of new entrants played first",
+            highlight=False,
+            markup=False,
+        )
     by_roster = set(pool.get("retired_by_roster", []))  # the config's are the user's own
     for e in result.tables["entrants"]:
         if e["name"] in by_roster:

@@ -116,8 +116,12 @@ async def ray_executor(plan: Plan, address: str | None) -> AsyncIterator[RayExec
         where = address or "a Ray instance on this machine"
         resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
         nodes: list[dict[str, Any]] = ray.nodes()  # type: ignore[no-untyped-call]
-        log.info("cluster_joined", address=where, cpus=resources.get("CPU"),
-                 nodes=sum(1 for n in nodes if n.get("Alive")))  # fmt: skip
+        log.info(
+            "cluster_joined",
+            address=where,
+            cpus=resources.get("CPU"),
+            nodes=sum(1 for n in nodes if n.get("Alive")),
+        )
         yield RayExecutor(plan, ray.put(spec), spec.key, where)
     finally:
         if joined:

@@ -71,9 +71,12 @@ def _check_stopping(config: Config, source: str) -> None:
             f"{len(config.policies)} ({', '.join(config.policies)}): keep two, or remove [run.sprt]"
         )
     chooser = (
-        "[run.sprt]" if run.sprt is not None
-        else 'schedule = "adaptive"' if run.schedule == "adaptive" else None
-    )  # fmt: skip
+        "[run.sprt]"
+        if run.sprt is not None
+        else 'schedule = "adaptive"'
+        if run.schedule == "adaptive"
+        else None
+    )
     if chooser is not None and len(run.games) != 1:
         raise ConfigError(
             f"{source}: {chooser} reads its matches in schedule order, one games entry at a "
@@ -96,9 +99,10 @@ def _check_stopping(config: Config, source: str) -> None:
         )
     if run.budget_usd is not None:
         unpriced = [
-            name for name, p in config.policies.items()
+            name
+            for name, p in config.policies.items()
             if isinstance(p, LlmPolicy) and p.price is None
-        ]  # fmt: skip
+        ]
         if unpriced:
             raise ConfigError(
                 f"{source}: run.budget_usd = {run.budget_usd} needs the cost of every reply, "

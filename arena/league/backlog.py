@@ -186,9 +186,13 @@ class Backlog:
         self._lost[episode.id] += 1
         tries = self._lost[episode.id]
         log.warning(
-            "episode_lost", episode=episode.id, error=why, lost=tries, kept=kept,
+            "episode_lost",
+            episode=episode.id,
+            error=why,
+            lost=tries,
+            kept=kept,
             note="played again from its start" if tries < LOST_TRIES else "given up",
-        )  # fmt: skip
+        )
         if kept is not None:
             self._result.replays += 1
         if tries >= LOST_TRIES:
@@ -209,9 +213,11 @@ class Backlog:
             self.again_later(episode, spoiled[0].result.detail if spoiled[0].result else "")
         else:
             log.warning(
-                "no_contest_kept", episode=episode.id, replays=episode.replay,
+                "no_contest_kept",
+                episode=episode.id,
+                replays=episode.replay,
                 reason="played again as often as replay_no_contest allows",
-            )  # fmt: skip
+            )
 
     def again_later(self, episode: Episode, why: str) -> None:
         """Play `episode` again, before the schedule goes on."""
@@ -226,9 +232,13 @@ class Backlog:
         indices = episode.game_indices
         which = {"game_index": indices[0]} if len(indices) == 1 else {"game_indices": list(indices)}
         log.warning(
-            "episode_replayed", episode=episode.id, replay=again.id, reason=why,
-            game=episode.match.game, **which,
-        )  # fmt: skip
+            "episode_replayed",
+            episode=episode.id,
+            replay=again.id,
+            reason=why,
+            game=episode.match.game,
+            **which,
+        )
         return again
 
     def stored(self, replay: Replay, games: list[GameSummary]) -> None:
@@ -277,8 +287,12 @@ class Backlog:
                 self._result.stopped_by = picked
                 log.info("run_stopping", reason=picked, ranking_probability=rounds.probability)
                 return
-            log.info("round_picked", first_index=picked[0].index, matches=len(picked),
-                     ranking_probability=round(rounds.probability, 4))  # fmt: skip
+            log.info(
+                "round_picked",
+                first_index=picked[0].index,
+                matches=len(picked),
+                ranking_probability=round(rounds.probability, 4),
+            )
             yield from picked
             yield _ROUND_END
 

@@ -258,9 +258,15 @@ class EndpointHealth:
         url = circuit.spec.base_url
         fix = misconfiguration_fix(circuit.spec, found)
         log.error(
-            "endpoint_misconfigured", policy=names[0] if names else None, policies=names,
-            url=url, status=found.status, body=found.body, times=found.times, fix=fix,
-        )  # fmt: skip
+            "endpoint_misconfigured",
+            policy=names[0] if names else None,
+            policies=names,
+            url=url,
+            status=found.status,
+            body=found.body,
+            times=found.times,
+            fix=fix,
+        )
         what = (
             f"HTTP {found.status}"
             if found.status is not None
@@ -297,9 +303,15 @@ class EndpointHealth:
             "openai", "gateway_wait", setting=f"its wait: {seen_s}; ours: {', '.join(ours)}"
         )
         log.error(
-            "endpoint_misconfigured", policy=min(names), policies=sorted(names),
-            url=urls[0] if urls else None, status=504, body="", times=len(waits), fix=fix,
-        )  # fmt: skip
+            "endpoint_misconfigured",
+            policy=min(names),
+            policies=sorted(names),
+            url=urls[0] if urls else None,
+            status=504,
+            body="",
+            times=len(waits),
+            fix=fix,
+        )
         self.misconfigured = True
         self._stop(
             f"{replay.episode} was a no-contest again, every fallback a gateway's timeout: "

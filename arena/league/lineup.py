@@ -154,9 +154,13 @@ def stored_run(out: Path) -> StoredRun | None:
         if run is None:
             return None
         return StoredRun(
-            run[0], run[1], store.stored_templates(), store.entrants(), store.rules_versions(),
+            run[0],
+            run[1],
+            store.stored_templates(),
+            store.entrants(),
+            store.rules_versions(),
             max(store.sessions(), default=0),
-        )  # fmt: skip
+        )
     finally:
         store.close()
 

@@ -195,10 +195,15 @@ class RunPlan:
         """The one seat maker of a session: models' seats on the open provider `pool`,
         counted on `breakers`, people's at their tables of the play page's `desk`."""
         return SeatMaker(
-            self.config, self.programs, pool=pool, breakers=breakers, desk=desk,
-            redactor=self.redactor, response_cache=lambda: self.response_cache,
+            self.config,
+            self.programs,
+            pool=pool,
+            breakers=breakers,
+            desk=desk,
+            redactor=self.redactor,
+            response_cache=lambda: self.response_cache,
             commits=self.commits,
-        )  # fmt: skip
+        )
 
     def setup_for(self, game_name: str, seat_maker: MakesSeats | None = None) -> EpisodeSetup:
         """Everything an episode of `game_name` needs, its seats made by the session's
@@ -335,8 +340,13 @@ def _check_endpoints(config: Config) -> None:
 
                     phrase = replica.client_key_password
                     secret = phrase.get_secret_value() if phrase is not None else None
-                    tls_context(config.run.trust, replica.ca_bundle, replica.client_cert,
-                                replica.client_key, secret)  # fmt: skip
+                    tls_context(
+                        config.run.trust,
+                        replica.ca_bundle,
+                        replica.client_cert,
+                        replica.client_key,
+                        secret,
+                    )
         except ValueError as exc:
             raise ConfigError(f"policies.{name}: {exc}") from exc
 

@@ -486,8 +486,13 @@ class PoolRounds:
             self.index += 1
         self.store.schedule(out, self.session, phase)
         crash_point("scheduled")
-        log.info("pool_scheduled", phase=phase, matches=len(out), first_index=out[0].index,
-                 ranking_probability=round(self.probability, 4))  # fmt: skip
+        log.info(
+            "pool_scheduled",
+            phase=phase,
+            matches=len(out),
+            first_index=out[0].index,
+            ranking_probability=round(self.probability, 4),
+        )
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -495,6 +500,9 @@ class PoolRounds:
         round, the matches scheduled so far, this session's placement matches and the
         entrants the roster rule retired."""
         return {
-            "target": self.target, "probability": self.probability, "matches": self.index,
-            "placement_matches": self.placed, "retired_by_roster": self.retired,
-        }  # fmt: skip
+            "target": self.target,
+            "probability": self.probability,
+            "matches": self.index,
+            "placement_matches": self.placed,
+            "retired_by_roster": self.retired,
+        }

@@ -166,9 +166,11 @@ def _mark(
         connection.execute("DELETE FROM sessions")
         connection.executemany(
             "INSERT INTO sessions (number, started, ended) VALUES (?, ?, ?)",
-            [(n, now, None if unfinished and n == lineup.last else now)
-             for n in range(1, lineup.last + 1)],
-        )  # fmt: skip
+            [
+                (n, now, None if unfinished and n == lineup.last else now)
+                for n in range(1, lineup.last + 1)
+            ],
+        )
         for event in read_current(out):  # the retirements, as the ledger wrote them
             if event.get("event") == "entrant_retired":
                 retired = {k: v for k, v in event.items() if k not in ("event", "policy", "time")}
@@ -288,17 +290,25 @@ class _Lineup:
             templates = self.templates.get(name, {})
             stored = self.fingerprints.get(name)
             played: dict[str, Any] | None = played_as(
-                spec, templates=templates, program_sha256=self.programs.get(name),
+                spec,
+                templates=templates,
+                program_sha256=self.programs.get(name),
                 node_budget=self.config.run.node_budget,
-            )  # fmt: skip
+            )
             if stored is None or fingerprint(played or {}) != stored:
                 played = None  # the config no longer tells what it played as: its hash stays
             author = self.authors.get(name, spec.author)
             if author is None and isinstance(spec, HumanPolicy):
                 author = spec.name
-            out.append({
-                "name": name, "kind": spec.kind, "author": author, "templates": templates,
-                "fingerprint": stored, "played_as": played,
-                "added": self.first.get(name, self.last),
-            })  # fmt: skip
+            out.append(
+                {
+                    "name": name,
+                    "kind": spec.kind,
+                    "author": author,
+                    "templates": templates,
+                    "fingerprint": stored,
+                    "played_as": played,
+                    "added": self.first.get(name, self.last),
+                }
+            )
         return out

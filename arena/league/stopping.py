@@ -142,15 +142,17 @@ class StopRules:
         """What summary.json shows: spending against the budgets, and the test."""
         return {
             "budgets": {
-                "usd": self.budget_usd, "tokens": self.budget_tokens,
+                "usd": self.budget_usd,
+                "tokens": self.budget_tokens,
                 "matches": self.budget_matches,
             },
             "spent": {
-                "usd": round(self.cost_usd, 6), "tokens": self.tokens,
+                "usd": round(self.cost_usd, 6),
+                "tokens": self.tokens,
                 "matches": len(self.started),
             },
             "sprt": self._sprt_json(),
-        }  # fmt: skip
+        }
 
     def _sprt_json(self) -> dict[str, Any] | None:
         if self.sprt is None:

@@ -191,9 +191,11 @@ def pool_tables(
 
     run = config.run
     entrants = entrant_rows(
-        store.entrants(), store.game_summaries(), tables["ratings"]["bt"],
+        store.entrants(),
+        store.game_summaries(),
+        tables["ratings"]["bt"],
         placement=min(run.placement_matches, run.matches),
-    )  # fmt: skip
+    )
     return {"entrants": entrants}
 
 

@@ -26,9 +26,17 @@ __all__ = [
 ]
 
 FAULTS = (
-    "429", "500", "529", "hang", "slow", "garbage", "truncated", "prose", "illegal",
+    "429",
+    "500",
+    "529",
+    "hang",
+    "slow",
+    "garbage",
+    "truncated",
+    "prose",
+    "illegal",
     "schema_ignored",
-)  # fmt: skip
+)
 """Every fault the server can inject, in the order rates are drawn. Under a schema
 request (decoding = "schema") `prose` and `illegal` become choices from the schema's enum,
 as a provider that enforces it answers; `schema_ignored` is one that does not."""

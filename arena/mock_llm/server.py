@@ -123,9 +123,14 @@ class MockLLM:
         if await self._delay(fault, receive):
             protocol, path_model = endpoint
             status, answer, headers = respond(
-                protocol, request, fault, rng, f"mock{digest.hex()[:16]}", path_model,
+                protocol,
+                request,
+                fault,
+                rng,
+                f"mock{digest.hex()[:16]}",
+                path_model,
                 self.reasoning,
-            )  # fmt: skip
+            )
             await send_bytes(send, status, answer, _json_headers(headers))
         else:  # sent only if the client is still there: the server is stopping
             await _send_json(send, 503, {"error": {"message": "mock server stopping"}})
@@ -185,8 +190,10 @@ MODELS = ("mock-1",)
 def _models(path: str, models: Sequence[str]) -> dict[str, Any] | None:
     """The answer to a protocol's models call (the preflight's probe), or None."""
     if path in ("/v1/models", "/models"):  # OpenAI-compatible and Anthropic lists
-        return {"object": "list", "data": [{"id": m, "object": "model", "type": "model"}
-                                           for m in models]}  # fmt: skip
+        return {
+            "object": "list",
+            "data": [{"id": m, "object": "model", "type": "model"} for m in models],
+        }
     if path.startswith("/v1/models/"):  # Anthropic: one model
         return {"id": path.removeprefix("/v1/models/"), "type": "model"}
     if path.startswith("/v1beta/models/") and ":" not in path:  # Gemini: one model
@@ -306,8 +313,16 @@ def main_mock_llm(
     """`arena mock-llm`: serve the mock on host:port until Ctrl-C."""
     parse_faults(faults)  # refuse a bad spec before binding anything
     run = partial(
-        serve, host, port, latency_ms=latency_ms, faults=faults, slow_ms=slow_ms, seed=seed,
-        outage=outage, reasoning=reasoning, models=models,
-    )  # fmt: skip
+        serve,
+        host,
+        port,
+        latency_ms=latency_ms,
+        faults=faults,
+        slow_ms=slow_ms,
+        seed=seed,
+        outage=outage,
+        reasoning=reasoning,
+        models=models,
+    )
     with suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it already handled
         anyio.run(run)

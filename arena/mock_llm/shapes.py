@@ -66,19 +66,27 @@ def _openai_ok(r: Reply) -> dict[str, Any]:
     if r.reasoning:
         message["reasoning_content"] = r.reasoning  # vLLM's and DeepSeek's field
     return {
-        "id": f"chatcmpl-{r.id}", "object": "chat.completion", "created": 1_750_000_000,
-        "model": r.model, "system_fingerprint": "fp_mock",
-        "choices": [{
-            "index": 0, "logprobs": None, "finish_reason": "length" if r.truncated else "stop",
-            "message": message,
-        }],
+        "id": f"chatcmpl-{r.id}",
+        "object": "chat.completion",
+        "created": 1_750_000_000,
+        "model": r.model,
+        "system_fingerprint": "fp_mock",
+        "choices": [
+            {
+                "index": 0,
+                "logprobs": None,
+                "finish_reason": "length" if r.truncated else "stop",
+                "message": message,
+            }
+        ],
         "usage": {
-            "prompt_tokens": r.input_tokens, "completion_tokens": out,
+            "prompt_tokens": r.input_tokens,
+            "completion_tokens": out,
             "total_tokens": r.input_tokens + out,
             "prompt_tokens_details": {"cached_tokens": 0},
             "completion_tokens_details": {"reasoning_tokens": thought},
         },
-    }  # fmt: skip
+    }
 
 
 def _anthropic_ok(r: Reply) -> dict[str, Any]:
@@ -87,14 +95,20 @@ def _anthropic_ok(r: Reply) -> dict[str, Any]:
         content.insert(0, {"type": "thinking", "thinking": r.reasoning, "signature": "mock"})
     thought = _tokens(r.reasoning) if r.reasoning else 0
     return {
-        "id": f"msg_{r.id}", "type": "message", "role": "assistant", "model": r.model,
+        "id": f"msg_{r.id}",
+        "type": "message",
+        "role": "assistant",
+        "model": r.model,
         "content": content,
-        "stop_reason": "max_tokens" if r.truncated else "end_turn", "stop_sequence": None,
+        "stop_reason": "max_tokens" if r.truncated else "end_turn",
+        "stop_sequence": None,
         "usage": {
-            "input_tokens": r.input_tokens, "output_tokens": _tokens(r.text) + thought,
-            "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+            "input_tokens": r.input_tokens,
+            "output_tokens": _tokens(r.text) + thought,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
         },
-    }  # fmt: skip
+    }
 
 
 def _gemini_ok(r: Reply) -> dict[str, Any]:
@@ -106,13 +120,17 @@ def _gemini_ok(r: Reply) -> dict[str, Any]:
         usage["thoughtsTokenCount"] = _tokens(r.reasoning)
     usage["totalTokenCount"] = r.input_tokens + out + usage.get("thoughtsTokenCount", 0)
     return {
-        "candidates": [{
-            "content": {"parts": parts, "role": "model"},
-            "finishReason": "MAX_TOKENS" if r.truncated else "STOP", "index": 0,
-        }],
+        "candidates": [
+            {
+                "content": {"parts": parts, "role": "model"},
+                "finishReason": "MAX_TOKENS" if r.truncated else "STOP",
+                "index": 0,
+            }
+        ],
         "usageMetadata": usage,
-        "modelVersion": r.model, "responseId": r.id,
-    }  # fmt: skip
+        "modelVersion": r.model,
+        "responseId": r.id,
+    }
 
 
 # status -> (OpenAI error type, Anthropic error type, Gemini status)

@@ -36,9 +36,12 @@ def policy_facts(config: Config) -> dict[str, PolicyFacts]:
         if isinstance(policy, LlmPolicy):
             endpoints = tuple(endpoint_of(spec) for spec in policy.specs(os.environ))
             facts[name] = PolicyFacts(
-                policy.provider, policy.model, policy.max_tokens, endpoints,
+                policy.provider,
+                policy.model,
+                policy.max_tokens,
+                endpoints,
                 policy.price is not None,
-            )  # fmt: skip
+            )
         else:
             facts[name] = PolicyFacts(policy.kind)
     return facts

@@ -151,17 +151,25 @@ class LiveRun:
                 self.recent.popleft()
             policies = sorted({p for p, _ in self.decisions} | set(self.latency))
             return {
-                "run": self.name, "started": self.started, "finished": self.finished,
-                "played": self.before + sum(self.outcomes.values()), "at_most": self.at_most,
-                "outcomes": dict(self.outcomes), "in_flight": self.in_flight,
+                "run": self.name,
+                "started": self.started,
+                "finished": self.finished,
+                "played": self.before + sum(self.outcomes.values()),
+                "at_most": self.at_most,
+                "outcomes": dict(self.outcomes),
+                "in_flight": self.in_flight,
                 "decisions_per_s": round(len(self.recent) / RATE_WINDOW_S, 2),
                 "policies": [self._policy(p) for p in policies],
-                "fallbacks": [{"policy": p, "cause": c, "count": n}
-                              for (p, c), n in sorted(self.fallbacks.items())],
-                "endpoints": [{"endpoint": e, "up": e not in self.down, "since": self.down.get(e)}
-                              for e in sorted(self.endpoints)],
+                "fallbacks": [
+                    {"policy": p, "cause": c, "count": n}
+                    for (p, c), n in sorted(self.fallbacks.items())
+                ],
+                "endpoints": [
+                    {"endpoint": e, "up": e not in self.down, "since": self.down.get(e)}
+                    for e in sorted(self.endpoints)
+                ],
                 "updated": self.last,
-            }  # fmt: skip
+            }
 
     def _policy(self, policy: str) -> dict[str, Any]:
         window = self.latency.get(policy, LatencyWindow())
@@ -169,10 +177,12 @@ class LiveRun:
             "policy": policy,
             "decisions": sum(n for (p, _), n in self.decisions.items() if p == policy),
             "fallbacks": self.decisions[policy, "fallback"],
-            "p50_ms": window.percentile(0.5), "p95_ms": window.percentile(0.95),
-            "tokens_in": self.tokens[policy, "input"], "tokens_out": self.tokens[policy, "output"],
+            "p50_ms": window.percentile(0.5),
+            "p95_ms": window.percentile(0.95),
+            "tokens_in": self.tokens[policy, "input"],
+            "tokens_out": self.tokens[policy, "output"],
             "cost_usd": round(self.cost.get(policy, 0.0), 6),
-        }  # fmt: skip
+        }
 
     @property
     def playing(self) -> bool:

@@ -40,36 +40,52 @@ class RunMetrics:
         self.registry = registry = CollectorRegistry(auto_describe=True)
         self.facts = facts
         self.decisions = Counter(
-            "cog_decisions", "Decisions, by how the played move came: first reply, retry or "
-            "fallback", ["policy", "how"], registry=registry,
-        )  # fmt: skip
+            "cog_decisions",
+            "Decisions, by how the played move came: first reply, retry or fallback",
+            ["policy", "how"],
+            registry=registry,
+        )
         self.fallbacks = Counter(
-            "cog_fallbacks", "Fallbacks, by cause and by whose failure (side)",
-            ["policy", "cause", "side"], registry=registry,
-        )  # fmt: skip
+            "cog_fallbacks",
+            "Fallbacks, by cause and by whose failure (side)",
+            ["policy", "cause", "side"],
+            registry=registry,
+        )
         self.requests = Histogram(
-            "cog_request_duration_seconds", "Each request to a seat's provider, start to answer",
-            ["policy", "protocol"], buckets=LATENCY_BUCKETS_S, registry=registry,
-        )  # fmt: skip
+            "cog_request_duration_seconds",
+            "Each request to a seat's provider, start to answer",
+            ["policy", "protocol"],
+            buckets=LATENCY_BUCKETS_S,
+            registry=registry,
+        )
         self.tokens = Counter(
-            "cog_tokens", "Tokens the providers reported (input, output, reasoning)",
-            ["policy", "kind"], registry=registry,
-        )  # fmt: skip
+            "cog_tokens",
+            "Tokens the providers reported (input, output, reasoning)",
+            ["policy", "kind"],
+            registry=registry,
+        )
         self.cost = Counter(
-            "cog_cost_usd", "What the replies cost, in USD (0 for unpriced policies)",
-            ["policy"], registry=registry,
-        )  # fmt: skip
+            "cog_cost_usd",
+            "What the replies cost, in USD (0 for unpriced policies)",
+            ["policy"],
+            registry=registry,
+        )
         self.episodes = Counter(
-            "cog_episodes_finished", "Episodes the writer dealt with: counted, no_contest "
-            "(every game of it a no-contest) or failed", ["outcome"], registry=registry,
-        )  # fmt: skip
+            "cog_episodes_finished",
+            "Episodes the writer dealt with: counted, no_contest "
+            "(every game of it a no-contest) or failed",
+            ["outcome"],
+            registry=registry,
+        )
         self.in_flight = Gauge(
             "cog_episodes_in_flight", "Episodes being played now", registry=registry
         )
         self.endpoint_up = Gauge(
-            "cog_endpoint_up", "1 while each of the policy's endpoints' circuits is closed, 0 "
-            "while one is open", ["policy"], registry=registry,
-        )  # fmt: skip
+            "cog_endpoint_up",
+            "1 while each of the policy's endpoints' circuits is closed, 0 while one is open",
+            ["policy"],
+            registry=registry,
+        )
         self._down: set[str] = set()
         for policy, fact in facts.items():
             if fact.endpoints:
@@ -78,11 +94,14 @@ class RunMetrics:
         for outcome in ("counted", "no_contest", "failed"):
             self.episodes.labels(outcome).inc(0)
         self._handlers = {
-            "reply_received": self._reply, "fallback_recorded": self._fallback,
-            "episode_started": self._episode, "episode_finished": self._episode,
-            "endpoint_down": self._endpoint, "endpoint_up": self._endpoint,
+            "reply_received": self._reply,
+            "fallback_recorded": self._fallback,
+            "episode_started": self._episode,
+            "episode_finished": self._episode,
+            "endpoint_down": self._endpoint,
+            "endpoint_up": self._endpoint,
             "run_finished": self._run_finished,
-        }  # fmt: skip
+        }
 
     def __call__(self, event: MutableMapping[str, Any]) -> None:
         """Count `event`, if it says something the metrics count."""

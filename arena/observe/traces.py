@@ -90,10 +90,13 @@ class RunTraces:
         """Where the episodes' replays are, to read prompts and replies (None: never)."""
         self._episodes: dict[str, _Episode] = {}
         self._handlers = {
-            "episode_started": self._started, "decision_requested": self._requested,
-            "reply_received": self._replied, "fallback_recorded": self._fell_back,
-            "episode_finished": self._finished, "run_finished": self._run_finished,
-        }  # fmt: skip
+            "episode_started": self._started,
+            "decision_requested": self._requested,
+            "reply_received": self._replied,
+            "fallback_recorded": self._fell_back,
+            "episode_finished": self._finished,
+            "run_finished": self._run_finished,
+        }
 
     def __call__(self, event: MutableMapping[str, Any]) -> None:
         """Note `event`, if it is part of a trace."""
@@ -178,15 +181,18 @@ class RunTraces:
     ) -> None:
         labels = decision.labels
         attributes: dict[str, Any] = {
-            "cog.policy": str(labels.get("policy")), "cog.alias": str(labels.get("alias")),
-            "cog.seat": decision.key[1], "cog.game_index": decision.key[0],
+            "cog.policy": str(labels.get("policy")),
+            "cog.alias": str(labels.get("alias")),
+            "cog.seat": decision.key[1],
+            "cog.game_index": decision.key[0],
             "cog.decision.how": decision.how or "unfinished",
-        }  # fmt: skip
+        }
         if decision.fallback is not None:
             attributes["cog.fallback.cause"] = decision.fallback[0]
             attributes["cog.fallback.side"] = str(decision.fallback[1])
-        span = self.tracer.start_span("decision", under, start_time=decision.start,
-                                      attributes=attributes)  # fmt: skip
+        span = self.tracer.start_span(
+            "decision", under, start_time=decision.start, attributes=attributes
+        )
         inner = trace.set_span_in_context(span)
         finished = decision.end or end
         for n, request in enumerate(decision.requests):
@@ -210,9 +216,10 @@ class RunTraces:
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": PROVIDER_NAMES.get(fact.protocol, fact.protocol),
             "gen_ai.request.model": model,
-            "cog.policy": policy, "cog.alias": str(labels.get("alias")),
+            "cog.policy": policy,
+            "cog.alias": str(labels.get("alias")),
             "cog.attempt": request.attempt,
-        }  # fmt: skip
+        }
         if fact.max_tokens is not None:
             attributes["gen_ai.request.max_tokens"] = fact.max_tokens
         if "input_tokens" in got:
@@ -225,8 +232,13 @@ class RunTraces:
         cause = got.get("cause") if got else "unanswered"
         if cause is not None:
             attributes["error.type"] = str(cause)
-        span = self.tracer.start_span(f"chat {model}", under, kind=SpanKind.CLIENT,
-                                      start_time=request.start, attributes=attributes)  # fmt: skip
+        span = self.tracer.start_span(
+            f"chat {model}",
+            under,
+            kind=SpanKind.CLIENT,
+            start_time=request.start,
+            attributes=attributes,
+        )
         if cause is not None:
             span.set_status(Status(StatusCode.ERROR, str(cause)))
         span.end(end_time=end)

@@ -254,15 +254,25 @@ async def _text_decision(seat: TextSeat, req: DecisionRequest) -> Decision:
         attempts.append(_logged(record, req.seat))
         if record.cause is None and extracted is not None:
             return Decision(
-                req.seat, move, "reply" if n == 1 else "retry", anyio.current_time() - started,
-                tuple(attempts), extracted.say, extracted.notes, None, extracted.move,
-            )  # fmt: skip
+                req.seat,
+                move,
+                "reply" if n == 1 else "retry",
+                anyio.current_time() - started,
+                tuple(attempts),
+                extracted.say,
+                extracted.notes,
+                None,
+                extracted.move,
+            )
         cut = record.report is not None and record.report.stop_reason == "length"
         feedback = retry_text(
-            record.cause or "timeout", record.error, key=req.key,
+            record.cause or "timeout",
+            record.error,
+            key=req.key,
             legal=req.legal if req.retry_lists else (),  # a template that leaves them out
-            move_help=req.move_help if req.retry_lists or not req.legal else None, cut=cut,
-        )  # fmt: skip
+            move_help=req.move_help if req.retry_lists or not req.legal else None,
+            cut=cut,
+        )
     cause = attempts[-1].cause if attempts else "timeout"
     move = req.game.baseline(req.state, req.seat)
     latency = anyio.current_time() - started

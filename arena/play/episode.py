@@ -49,8 +49,13 @@ from arena.record.validity import infrastructure_no_contest
 from games import COMPLETE, Outcome
 
 __all__ = [
-    "HOLD_S", "EpisodeSetup", "Keep", "episode_replay", "play_episode", "play_games",
-]  # fmt: skip
+    "HOLD_S",
+    "EpisodeSetup",
+    "Keep",
+    "episode_replay",
+    "play_episode",
+    "play_games",
+]
 
 log = structlog.get_logger("arena.play.episode")
 
@@ -195,9 +200,11 @@ class _GameLoop:
         standings = (game.standing(self.state, 0), game.standing(self.state, 1))
         self.standings = standings
         record = {
-            "ply": ply, "decisions": records, "standings": list(standings),
+            "ply": ply,
+            "decisions": records,
+            "standings": list(standings),
             "integrity": game.integrity(self.state),
-        }  # fmt: skip
+        }
         try:  # the record is checked whole when the game finishes (`PlyRecord`)
             self.plies.append(json.dumps(record, allow_nan=False))
         except (TypeError, ValueError):  # a value plain JSON cannot hold: pydantic's own way
@@ -206,11 +213,16 @@ class _GameLoop:
     def finish(self, outcome: Outcome, wall_s: float) -> GameRecord:
         """The game's record, whole: its plies, its result and its wall time."""
         return GameRecord(
-            index=self.index, aliases=list(self.aliases), integrity=self.integrity,
-            programs=self.programs, fallbacks=self.fallbacks, listed=self.unlisted,
+            index=self.index,
+            aliases=list(self.aliases),
+            integrity=self.integrity,
+            programs=self.programs,
+            fallbacks=self.fallbacks,
+            listed=self.unlisted,
             plies=_plies().validate_json(f"[{','.join(self.plies)}]"),
-            result=GameResult(**outcome.to_json(), plies=len(self.plies)), wall_s=wall_s,
-        )  # fmt: skip
+            result=GameResult(**outcome.to_json(), plies=len(self.plies)),
+            wall_s=wall_s,
+        )
 
     def _decision_json(self, d: Decision) -> dict[str, Any]:
         """The decision as its `DecisionRecord`'s fields (checked when the game finishes)."""
@@ -344,11 +356,17 @@ async def _play_game(
     for player in loop.players:
         player.ended(outcome)
     log.info(
-        "game_finished", ending=outcome.ending, reason=outcome.reason,
-        game_index=index, policies=list(loop.policies), aliases=list(loop.aliases),
-        scores=list(outcome.scores) if outcome.scores else None, plies=len(record.plies),
-        fallbacks=len(record.fallbacks), wall_s=record.wall_s,
-    )  # fmt: skip
+        "game_finished",
+        ending=outcome.ending,
+        reason=outcome.reason,
+        game_index=index,
+        policies=list(loop.policies),
+        aliases=list(loop.aliases),
+        scores=list(outcome.scores) if outcome.scores else None,
+        plies=len(record.plies),
+        fallbacks=len(record.fallbacks),
+        wall_s=record.wall_s,
+    )
     return record
 
 

@@ -90,10 +90,14 @@ def preview_prompt(
     elif seat not in seats:
         raise ConfigError(f"--seat {seat} does not act at ply {ply} (seats to act: {list(seats)})")
     context = SeatContext.of(
-        rules, state, seat, game_index=game_index,
+        rules,
+        state,
+        seat,
+        game_index=game_index,
         aliases=rules.match_format.aliases(seed, game_index),
-        history=tuple(history), notes="",
-    )  # fmt: skip
+        history=tuple(history),
+        notes="",
+    )
     spec = loaded.policies[policy] if config is not None and policy is not None else None
     chat = isinstance(spec, LlmPolicy) and spec.layout == "chat"
     if isinstance(spec, LlmPolicy) and spec.reply_decoding == "schema" and schema_out is not None:

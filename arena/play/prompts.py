@@ -218,10 +218,18 @@ class SeatContext:
         if standings is None:
             standings = (game.standing(state, 0), game.standing(state, 1))
         return cls(
-            game.name, game_index, seat, aliases[seat], aliases[1 - seat], game.view(state, seat),
-            history, game.legal_moves(state, seat) if legal is None else legal, standings, notes,
+            game.name,
+            game_index,
+            seat,
+            aliases[seat],
+            aliases[1 - seat],
+            game.view(state, seat),
+            history,
+            game.legal_moves(state, seat) if legal is None else legal,
+            standings,
+            notes,
             game.reply_key(state),
-        )  # fmt: skip
+        )
 
 
 def _named_side(ctx: SeatContext) -> str | None:

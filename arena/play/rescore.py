@@ -121,11 +121,17 @@ class Change:
     def to_json(self) -> dict[str, Any]:
         """The change as a JSON object."""
         return {
-            "ply": self.ply, "seat": self.seat, "alias": self.alias, "kind": self.kind,
-            "recorded": self.recorded.describe(), "now": self.now.describe(),
-            "recorded_move": self.recorded.move, "now_move": self.now.move,
-            "retry_unasked": self.retry_unasked, "reply": _excerpt(self.now.reply or ""),
-        }  # fmt: skip
+            "ply": self.ply,
+            "seat": self.seat,
+            "alias": self.alias,
+            "kind": self.kind,
+            "recorded": self.recorded.describe(),
+            "now": self.now.describe(),
+            "recorded_move": self.recorded.move,
+            "now_move": self.now.move,
+            "retry_unasked": self.retry_unasked,
+            "reply": _excerpt(self.now.reply or ""),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,11 +149,13 @@ class GameRescore:
     def to_json(self) -> dict[str, Any]:
         """The game's rescore as a JSON object."""
         return {
-            "episode": self.episode, "game": self.game, "game_index": self.index,
+            "episode": self.episode,
+            "game": self.game,
+            "game_index": self.index,
             "counts": {kind: self.counts.get(kind, 0) for kind in KINDS},
             "first_change": self.first.to_json() if self.first else None,
             "stopped": self.stopped,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,8 +386,9 @@ def print_table(result: RunRescore, console: Console) -> None:
         f"arena rescore {result.run}: {result.replays} replay(s), {len(result.games)} game(s), "
         f"{sum(totals.values())} text-seat decision(s) re-read with the current readers, "
         f"{changed} would change. The games follow their recorded moves; no model was asked.",
-        highlight=False, markup=False,
-    )  # fmt: skip
+        highlight=False,
+        markup=False,
+    )
     if changed:
         for table in _first_changes(result, console.width):
             console.print(table)
@@ -391,8 +400,9 @@ def print_table(result: RunRescore, console: Console) -> None:
             console.print(
                 f"{game.episode} game {game.index}: re-read only up to where it stopped: "
                 f"{game.stopped}",
-                highlight=False, markup=False,
-            )  # fmt: skip
+                highlight=False,
+                markup=False,
+            )
 
 
 def print_json(result: RunRescore) -> None:

@@ -133,8 +133,13 @@ def _binds() -> tuple[str, ...]:
 
 def _namespaces(drops_privileges: bool) -> list[str]:
     if drops_privileges:  # see the module's docstring: no user namespace for root
-        return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-                "--unshare-cgroup-try"]  # fmt: skip
+        return [
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]
     extra = ["--cap-drop", "ALL"] if os.geteuid() == 0 else []
     return ["--unshare-all", *extra]
 
@@ -160,12 +165,18 @@ def bwrap_command(
         "--new-session",
         *_binds(),
         *child,
-        "--proc", "/proc",
-        "--dev", "/dev",
-        "--perms", "1777", "--tmpfs", "/tmp",
-        "--chdir", "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--tmpfs",
+        "/tmp",
+        "--chdir",
+        "/",
         *inside,
-    ]  # fmt: skip
+    ]
 
 
 @functools.cache
@@ -181,9 +192,12 @@ def bwrap_problem() -> str:
     command = bwrap_command(inside, drops_privileges=os.geteuid() == 0)
     try:
         done = subprocess.run(
-            command, capture_output=True, timeout=_PROBE_TIMEOUT_S,
-            env={"PATH": "/usr/bin:/bin"}, check=False,
-        )  # fmt: skip
+            command,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT_S,
+            env={"PATH": "/usr/bin:/bin"},
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{found} could not be run: {exc}"
     if done.returncode != 0:

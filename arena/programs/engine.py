@@ -25,12 +25,23 @@ from typing import Any
 import games
 
 __all__ = [
-    "BATCHES", "COMMON_HELPERS", "MAX_BATCH", "EngineHelpers", "HelperRefused", "helper_names",
-]  # fmt: skip
+    "BATCHES",
+    "COMMON_HELPERS",
+    "MAX_BATCH",
+    "EngineHelpers",
+    "HelperRefused",
+    "helper_names",
+]
 
 COMMON_HELPERS = (
-    "legal_moves", "apply", "standing", "outcome", "to_act", "apply_many", "standing_many",
-)  # fmt: skip
+    "legal_moves",
+    "apply",
+    "standing",
+    "outcome",
+    "to_act",
+    "apply_many",
+    "standing_many",
+)
 BATCHES = {"apply_many": 1, "standing_many": 0}
 """The batched helpers, each with the position of its list argument: one node per item,
 one message in all."""

@@ -28,11 +28,30 @@ with load."""
 
 ALLOWED_MODULES = frozenset(
     {
-        "__future__", "abc", "array", "bisect", "cmath", "collections", "copy", "dataclasses",
-        "decimal", "enum", "fractions", "functools", "heapq", "itertools", "json", "math",
-        "numbers", "operator", "re", "statistics", "string", "typing",
+        "__future__",
+        "abc",
+        "array",
+        "bisect",
+        "cmath",
+        "collections",
+        "copy",
+        "dataclasses",
+        "decimal",
+        "enum",
+        "fractions",
+        "functools",
+        "heapq",
+        "itertools",
+        "json",
+        "math",
+        "numbers",
+        "operator",
+        "re",
+        "statistics",
+        "string",
+        "typing",
     }
-)  # fmt: skip
+)
 """The only modules a program may import (and their submodules that are preloaded)."""
 
 PRELOADED_MODULES = (*sorted(ALLOWED_MODULES), "collections.abc")
@@ -73,12 +92,39 @@ FORBIDDEN_NAMES: dict[str, str] = dict(_NAME_REASONS)
 """Names a program may not use at all, with the reason the refusal gives."""
 
 _ESCAPES = (
-    "__subclasses__", "__globals__", "__builtins__", "__import__", "__bases__", "__base__",
-    "__mro__", "mro", "__code__", "__closure__", "__self__", "__loader__", "__spec__",
-    "__reduce__", "__reduce_ex__", "__getattribute__", "__init_subclass__", "__subclasshook__",
-    "f_globals", "f_locals", "f_back", "f_builtins", "f_code", "tb_frame", "tb_next",
-    "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "func_globals",
-)  # fmt: skip
+    "__subclasses__",
+    "__globals__",
+    "__builtins__",
+    "__import__",
+    "__bases__",
+    "__base__",
+    "__mro__",
+    "mro",
+    "__code__",
+    "__closure__",
+    "__self__",
+    "__loader__",
+    "__spec__",
+    "__reduce__",
+    "__reduce_ex__",
+    "__getattribute__",
+    "__init_subclass__",
+    "__subclasshook__",
+    "f_globals",
+    "f_locals",
+    "f_back",
+    "f_builtins",
+    "f_code",
+    "tb_frame",
+    "tb_next",
+    "gi_frame",
+    "gi_code",
+    "cr_frame",
+    "cr_code",
+    "ag_frame",
+    "ag_code",
+    "func_globals",
+)
 FORBIDDEN_ATTRIBUTES: dict[str, str] = {
     **{name: "it leads out of the sandbox's namespace" for name in _ESCAPES},
     **{name: _NAME_REASONS[name] for name in ("time", "datetime", "os", "sys")},

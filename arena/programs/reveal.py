@@ -106,9 +106,13 @@ async def _replay_game(
 
 
 async def _compare(
-    game: games.Game[Any], state: Any, seat: int, decision: Any, runner: ProgramRunner,
+    game: games.Game[Any],
+    state: Any,
+    seat: int,
+    decision: Any,
+    runner: ProgramRunner,
     move_s: float,
-) -> str | None:  # fmt: skip
+) -> str | None:
     """Why the program's move here is not the recorded one, or None."""
     try:
         played = await runner.choose(game, state, seat, timeout_s=move_s)

@@ -153,10 +153,14 @@ class CardEpisodes:
         secret = {"card": card.id, "attempt": card.attempt, "seed": card.seed}
         append_line(out / SECRETS, secret, private=True)
         commit: dict[str, Any] = {
-            "event": "commit", "card": card.id, "attempt": card.attempt,
-            "episode": card.episode or card.id, "commitment": card.commitment,
-            "dice": self.dice, "time": time.time(),
-        }  # fmt: skip
+            "event": "commit",
+            "card": card.id,
+            "attempt": card.attempt,
+            "episode": card.episode or card.id,
+            "commitment": card.commitment,
+            "dice": self.dice,
+            "time": time.time(),
+        }
         if self.dice == "derived":
             commit["note"] = (
                 "derived dice: the seed follows from the master seed; this commitment proves nothing"
@@ -235,9 +239,13 @@ class CardEpisodes:
             return None
         card, attempt = commits[-1]["card"], commits[-1]["attempt"]
         reveal = next(
-            (e for e in events if e.get("event") == "reveal" and (e["card"], e["attempt"]) == (card, attempt)),
+            (
+                e
+                for e in events
+                if e.get("event") == "reveal" and (e["card"], e["attempt"]) == (card, attempt)
+            ),
             None,
-        )  # fmt: skip
+        )
         path = self.out / PARTIAL / f"{episode}~a{attempt}.json"
         if reveal is None or reveal.get("status") != "cancelled" or not path.exists():
             return None
@@ -256,9 +264,13 @@ class CardEpisodes:
 
 def _reveal(out: Path, card: str, attempt: int, seed: str | None, status: str, reason: str) -> None:
     event: dict[str, Any] = {
-        "event": "reveal", "card": card, "attempt": attempt, "seed": seed, "status": status,
+        "event": "reveal",
+        "card": card,
+        "attempt": attempt,
+        "seed": seed,
+        "status": status,
         "time": time.time(),
-    }  # fmt: skip
+    }
     if reason:
         event["reason"] = reason
     append_line(out / LEDGER, event)
@@ -369,13 +381,18 @@ def cancelled_card_replay(kept: Replay, reveal: dict[str, Any]) -> Replay:
         if index not in played
     ]
     integrity = {
-        **kept.integrity, "dice": reveal.get("dice"), "card_seed": reveal.get("seed"),
+        **kept.integrity,
+        "dice": reveal.get("dice"),
+        "card_seed": reveal.get("seed"),
         "status": "cancelled",
-    }  # fmt: skip
+    }
     return kept.model_copy(
-        update={"episode": f"{kept.episode}{CANCELLED_MARK}{kept.integrity.get('attempt')}",
-                "games": [*kept.games, *cut], "integrity": integrity}
-    )  # fmt: skip
+        update={
+            "episode": f"{kept.episode}{CANCELLED_MARK}{kept.integrity.get('attempt')}",
+            "games": [*kept.games, *cut],
+            "integrity": integrity,
+        }
+    )
 
 
 def _records(replay: Replay) -> list[CardPly]:
@@ -388,10 +405,17 @@ def _records(replay: Replay) -> list[CardPly]:
             if roll is None or board is None:
                 break
             (decision,) = ply.decisions
-            records.append(CardPly(
-                game.index, roll[0], roll[1], (roll[2], roll[3]), board, str(decision.move),
-                ply.integrity.get("board", {}),
-            ))  # fmt: skip
+            records.append(
+                CardPly(
+                    game.index,
+                    roll[0],
+                    roll[1],
+                    (roll[2], roll[3]),
+                    board,
+                    str(decision.move),
+                    ply.integrity.get("board", {}),
+                )
+            )
             board, roll = ply.integrity.get("board"), ply.integrity.get("roll")
     return records
 

@@ -148,10 +148,16 @@ def commit_programs(out: Path, programs: Mapping[str, Registration]) -> dict[str
     for name, info in programs.items():
         keep_source(out, info)
         if (name, info.sha256) not in commits:
-            append_line(out / LEDGER, {
-                "event": "program_registered", "policy": name, "path": str(info.path),
-                "sha256": info.sha256, "time": time.time(),
-            })  # fmt: skip
+            append_line(
+                out / LEDGER,
+                {
+                    "event": "program_registered",
+                    "policy": name,
+                    "path": str(info.path),
+                    "sha256": info.sha256,
+                    "time": time.time(),
+                },
+            )
             commits[(name, info.sha256)] = _lines(out / LEDGER)
         out_lines[name] = commits[(name, info.sha256)]
     return out_lines
@@ -236,10 +242,16 @@ def reveal_program(out: Path, policy: str) -> bool:
             "program file it was registered from, if unchanged), then run the same command "
             "to resume. Nothing was revealed"
         )
-    append_line(out / LEDGER, {
-        "event": "program_reveal", "policy": policy, "sha256": sha256,
-        "source": data.decode("utf-8", errors="replace"), "time": time.time(),
-    })  # fmt: skip
+    append_line(
+        out / LEDGER,
+        {
+            "event": "program_reveal",
+            "policy": policy,
+            "sha256": sha256,
+            "source": data.decode("utf-8", errors="replace"),
+            "time": time.time(),
+        },
+    )
     return True
 
 

@@ -32,9 +32,14 @@ from arena.record.causes import CAUSES, INFRASTRUCTURE, SEAT
 from arena.results.standings import GameSummary, Row, SeatStats
 
 __all__ = [
-    "ATTEMPTS", "entrant_export_rows", "fallback_rows", "game_rows", "h2h_rows", "move_text",
+    "ATTEMPTS",
+    "entrant_export_rows",
+    "fallback_rows",
+    "game_rows",
+    "h2h_rows",
+    "move_text",
     "standings_rows",
-]  # fmt: skip
+]
 
 ATTEMPTS = 2
 """Attempts a decision gets (the reply and the one retry): columns per fallback row."""
@@ -55,13 +60,18 @@ def standings_rows(
             rated = name == "overall"
             bt = ratings["bt"].get(row["policy"]) if rated else None
             elo = ratings["elo"].get(row["policy"]) if rated else None
-            out.append({
-                "game": name, **_standing(row), "elo": elo,
-                "bt_rating": bt["rating"] if bt else None, "bt_low": bt["low"] if bt else None,
-                "bt_high": bt["high"] if bt else None,
-                "bt_on_prior": bool(bt.get("on_prior")) if bt else None,
-                "fingerprint": fingerprints.get(row["policy"]),
-            })  # fmt: skip
+            out.append(
+                {
+                    "game": name,
+                    **_standing(row),
+                    "elo": elo,
+                    "bt_rating": bt["rating"] if bt else None,
+                    "bt_low": bt["low"] if bt else None,
+                    "bt_high": bt["high"] if bt else None,
+                    "bt_on_prior": bool(bt.get("on_prior")) if bt else None,
+                    "fingerprint": fingerprints.get(row["policy"]),
+                }
+            )
     return out
 
 
@@ -78,18 +88,30 @@ def entrant_export_rows(entrants: Iterable[dict[str, Any]]) -> list[dict[str, An
 def _standing(row: dict[str, Any]) -> dict[str, Any]:
     sides = row.get("fallbacks_by_side", {})
     return {
-        "policy": row["policy"], "games": row["games"], "wins": row["wins"], "draws": row["draws"],
-        "losses": row["losses"], "no_contest": row["no_contest"], "replayed": row.get("replayed", 0),
+        "policy": row["policy"],
+        "games": row["games"],
+        "wins": row["wins"],
+        "draws": row["draws"],
+        "losses": row["losses"],
+        "no_contest": row["no_contest"],
+        "replayed": row.get("replayed", 0),
         "mean_score": row["mean_score"],
-        "decisions": row["decisions"], "own_play": row["own_play"],
-        "fallback_rate": row["fallback_rate"], "fallbacks": sum(row["fallbacks"].values()),
-        "fallbacks_seat": sides.get(SEAT, 0), "fallbacks_infrastructure": sides.get(INFRASTRUCTURE, 0),
+        "decisions": row["decisions"],
+        "own_play": row["own_play"],
+        "fallback_rate": row["fallback_rate"],
+        "fallbacks": sum(row["fallbacks"].values()),
+        "fallbacks_seat": sides.get(SEAT, 0),
+        "fallbacks_infrastructure": sides.get(INFRASTRUCTURE, 0),
         **{f"fallbacks_{cause}": row["fallbacks"].get(cause, 0) for cause in CAUSES},
-        "forfeits": row.get("forfeits", 0), "asked": row["asked"],
-        "latency_p50_ms": _ms(row["latency_p50_ms"]), "latency_p95_ms": _ms(row["latency_p95_ms"]),
-        "tokens_in": row["tokens_in"], "tokens_out": row["tokens_out"], "cost_usd": row["cost_usd"],
+        "forfeits": row.get("forfeits", 0),
+        "asked": row["asked"],
+        "latency_p50_ms": _ms(row["latency_p50_ms"]),
+        "latency_p95_ms": _ms(row["latency_p95_ms"]),
+        "tokens_in": row["tokens_in"],
+        "tokens_out": row["tokens_out"],
+        "cost_usd": row["cost_usd"],
         "decoding": row.get("decoding"),
-    }  # fmt: skip
+    }
 
 
 def _ms(value: float) -> float:
@@ -100,9 +122,17 @@ def _ms(value: float) -> float:
 def h2h_rows(tables: dict[str, Any]) -> list[dict[str, Any]]:
     """Head to head, one row per ordered pair of policies that met."""
     return [
-        {"policy": a, "opponent": b, "wins": v[0], "draws": v[1], "losses": v[2], "no_contest": v[3]}
-        for key, v in tables["h2h"].items() for a, b in [key.split("|", 1)]
-    ]  # fmt: skip
+        {
+            "policy": a,
+            "opponent": b,
+            "wins": v[0],
+            "draws": v[1],
+            "losses": v[2],
+            "no_contest": v[3],
+        }
+        for key, v in tables["h2h"].items()
+        for a, b in [key.split("|", 1)]
+    ]
 
 
 def fallback_rows(stored: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -133,15 +163,22 @@ def game_rows(games: Iterable[GameSummary]) -> Iterator[dict[str, Any]]:
     """One flat row per stored game."""
     for g in games:
         row: dict[str, Any] = {
-            "episode": g.episode, "match_index": g.match_index, "game": g.game,
-            "game_index": g.game_index, "policy_0": g.policies[0], "policy_1": g.policies[1],
-            "score_0": g.scores[0] if g.scores else None, "score_1": g.scores[1] if g.scores else None,
+            "episode": g.episode,
+            "match_index": g.match_index,
+            "game": g.game,
+            "game_index": g.game_index,
+            "policy_0": g.policies[0],
+            "policy_1": g.policies[1],
+            "score_0": g.scores[0] if g.scores else None,
+            "score_1": g.scores[1] if g.scores else None,
             # a no-contest's stored reason is how its play stopped; the row says what counts
-            "no_contest": g.scores is None, "reason": "no-contest" if g.scores is None else g.reason,
+            "no_contest": g.scores is None,
+            "reason": "no-contest" if g.scores is None else g.reason,
             "ending": g.ending,
-            "detail": g.detail or None, "plies": g.plies,
+            "detail": g.detail or None,
+            "plies": g.plies,
             "same_author": g.same_author,
-        }  # fmt: skip
+        }
         for seat, stats in enumerate(g.seats):
             row |= {f"{k}_{seat}": v for k, v in _seat(stats).items()}
         yield row
@@ -151,11 +188,15 @@ def _seat(stats: SeatStats) -> dict[str, Any]:
     latency = Row("")
     latency.latency_counts.update(stats.latencies_ms)
     return {
-        "decisions": stats.decisions, "own": stats.own,
+        "decisions": stats.decisions,
+        "own": stats.own,
         "fallbacks": sum(stats.fallbacks.values()),
         "fallbacks_seat": stats.sides.get(SEAT, 0),
         "fallbacks_infrastructure": stats.sides.get(INFRASTRUCTURE, 0),
-        "forfeited": stats.forfeited, "latency_p50_ms": _ms(latency.latency_ms(50)),
-        "latency_p95_ms": _ms(latency.latency_ms(95)), "tokens_in": stats.tokens_in,
-        "tokens_out": stats.tokens_out, "cost_usd": stats.cost_usd,
-    }  # fmt: skip
+        "forfeited": stats.forfeited,
+        "latency_p50_ms": _ms(latency.latency_ms(50)),
+        "latency_p95_ms": _ms(latency.latency_ms(95)),
+        "tokens_in": stats.tokens_in,
+        "tokens_out": stats.tokens_out,
+        "cost_usd": stats.cost_usd,
+    }

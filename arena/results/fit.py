@@ -81,9 +81,12 @@ def fitted(title: str, columns: Sequence[Column], width: int, *, more: str = "")
     table = Table(title=title, caption="\n".join(said) or None, caption_justify="left")
     for c in kept:
         table.add_column(
-            c.header, justify="right" if c.right else "left", no_wrap=not c.wrap,
-            min_width=None if c.wrap else c.width, overflow="fold",
-        )  # fmt: skip
+            c.header,
+            justify="right" if c.right else "left",
+            no_wrap=not c.wrap,
+            min_width=None if c.wrap else c.width,
+            overflow="fold",
+        )
     for i in range(len(columns[0].cells)):
         table.add_row(*(c.cells[i] for c in kept))
     return table

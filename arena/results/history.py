@@ -93,12 +93,14 @@ def session_history(
     for session, kept in sorted(snapshots, key=lambda item: item[0]):
         if session not in wanted:
             continue
-        out.append({
-            "session": session,
-            "bt": {
-                p: {"rating": r["rating"], "low": r["low"], "high": r["high"]}
-                for p, r in kept.get("bt", {}).items()
-            },
-            "elo": dict(kept.get("elo", {})),
-        })  # fmt: skip
+        out.append(
+            {
+                "session": session,
+                "bt": {
+                    p: {"rating": r["rating"], "low": r["low"], "high": r["high"]}
+                    for p, r in kept.get("bt", {}).items()
+                },
+                "elo": dict(kept.get("elo", {})),
+            }
+        )
     return out

@@ -63,16 +63,20 @@ def entrant_rows(
             status = "active"
         rating = bt.get(name)
         seen = sorted(sessions[name])
-        out.append({
-            "name": name, "kind": r.get("kind"), "fingerprint": r.get("fingerprint"),
-            "author": r.get("author"),
-            "status": status,
-            "retired": (r.get("retired") or {}).get("why"),
-            "first_session": seen[0] if seen else r.get("added"),
-            "last_session": seen[-1] if seen else None,
-            "games": games_of[name],
-            "bt": dict(rating) if rating is not None else None,
-        })  # fmt: skip
+        out.append(
+            {
+                "name": name,
+                "kind": r.get("kind"),
+                "fingerprint": r.get("fingerprint"),
+                "author": r.get("author"),
+                "status": status,
+                "retired": (r.get("retired") or {}).get("why"),
+                "first_session": seen[0] if seen else r.get("added"),
+                "last_session": seen[-1] if seen else None,
+                "games": games_of[name],
+                "bt": dict(rating) if rating is not None else None,
+            }
+        )
     return out
 
 

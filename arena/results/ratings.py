@@ -299,9 +299,12 @@ def _bootstrap_fit(league: _League, seed: int, resamples: int) -> _BTFit:
     resampled = resampled_strengths(counts, league.rows, theta, seed, resamples)
     centred_on = centre(counts)
     return _BTFit(
-        league.shown, league.policies, on_elo_scale(theta, centred_on),
-        on_elo_scale(resampled, centred_on), on_prior(counts),
-    )  # fmt: skip
+        league.shown,
+        league.policies,
+        on_elo_scale(theta, centred_on),
+        on_elo_scale(resampled, centred_on),
+        on_prior(counts),
+    )
 
 
 def _bt_fit(matches: Iterable[MatchOutcome], seed: int, resamples: int) -> _BTFit:

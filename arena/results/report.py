@@ -41,9 +41,15 @@ from arena.results.standings import GameSummary
 from arena.results.tables import league_tables
 
 __all__ = [
-    "League", "LeagueSource", "authors_table", "entrants_table", "render", "sprt_lines", "sprt_row",
+    "League",
+    "LeagueSource",
+    "authors_table",
+    "entrants_table",
+    "render",
+    "sprt_lines",
+    "sprt_row",
     "standings_tables",
-]  # fmt: skip
+]
 
 
 class LeagueSource(Protocol):
@@ -191,14 +197,29 @@ def _table(
         Column("W-D-L", cells(lambda r: f"{r['wins']}-{r['draws']}-{r['losses']}"), 96),
         Column("NC", cells(lambda r: str(r["no_contest"])), 95),
         Column("games", cells(lambda r: str(r["games"])), 60),
-        Column("own\nplay", cells(lambda r: f"{r['own_play']:.1%}"), 90, notes=own_play_notes(rows)),
+        Column(
+            "own\nplay", cells(lambda r: f"{r['own_play']:.1%}"), 90, notes=own_play_notes(rows)
+        ),
         Column("fallbacks\nseat/infra", cells(sides), 85),
         Column("forfeits", cells(lambda r: str(r.get("forfeits", 0))), 55, empty=frozenset("0")),
-        Column("p50/p95\nms", cells(lambda r: f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}"), 80),
-        Column("tokens", cells(lambda r: f"{r['tokens_in'] + r['tokens_out']:,}"), 75, empty=frozenset("0")),
-        Column("cost $", cells(lambda r: "-" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"), 70,
-               empty=frozenset("-")),
-    ]  # fmt: skip
+        Column(
+            "p50/p95\nms",
+            cells(lambda r: f"{r['latency_p50_ms']:.0f}/{r['latency_p95_ms']:.0f}"),
+            80,
+        ),
+        Column(
+            "tokens",
+            cells(lambda r: f"{r['tokens_in'] + r['tokens_out']:,}"),
+            75,
+            empty=frozenset("0"),
+        ),
+        Column(
+            "cost $",
+            cells(lambda r: "-" if r["cost_usd"] is None else f"{r['cost_usd']:.4f}"),
+            70,
+            empty=frozenset("-"),
+        ),
+    ]
     if any(r.get("replayed") for r in rows):  # a league that played some plays again
         after_nc = next(i for i, c in enumerate(columns) if c.header == "NC") + 1
         columns.insert(after_nc, Column("replayed", cells(lambda r: str(r["replayed"])), 58))
@@ -210,11 +231,22 @@ def _table(
         lambda r: "\n".join(f"{c} {n}" for c, n in sorted(r["fallbacks"].items())) or "-"
     )
     instead = [  # left out at this width, the causes are said under the table
-        f"{r['policy']} fell back: " + ", ".join(f"{c} {n}" for c, n in sorted(r["fallbacks"].items()))
-        for r in rows if r["fallbacks"]
-    ]  # fmt: skip
-    columns.append(Column("fallbacks\nby cause", causes, 50, right=False, wrap=True,
-                          empty=frozenset("-"), instead=instead))  # fmt: skip
+        f"{r['policy']} fell back: "
+        + ", ".join(f"{c} {n}" for c, n in sorted(r["fallbacks"].items()))
+        for r in rows
+        if r["fallbacks"]
+    ]
+    columns.append(
+        Column(
+            "fallbacks\nby cause",
+            causes,
+            50,
+            right=False,
+            wrap=True,
+            empty=frozenset("-"),
+            instead=instead,
+        )
+    )
     return fitted(title, columns, width, more=_MORE)
 
 
@@ -273,8 +305,10 @@ def entrants_table(entrants: list[dict[str, Any]], width: int) -> Table:
         Column("games", cells(lambda e: str(e["games"])), 90, notes=same_author_note(rows)),
         Column("fingerprint", cells(lambda e: (e["fingerprint"] or "-")[:12]), 80, right=False),
         Column("sessions", cells(sessions), 70),
-        Column("author", cells(lambda e: e["author"] or "-"), 60, right=False, empty=frozenset("-")),
-    ]  # fmt: skip
+        Column(
+            "author", cells(lambda e: e["author"] or "-"), 60, right=False, empty=frozenset("-")
+        ),
+    ]
     return fitted("entrants, by Bradley-Terry rating (docs/pool.md)", columns, width, more=_MORE)
 
 
@@ -301,7 +335,7 @@ def authors_table(entrants: list[dict[str, Any]], width: int) -> Table:
         Column("BT [95%]", cells(rated("player")), 95, right=False),
         Column("as an author", cells(lambda r: r["program"]), 90, right=False),
         Column("BT [95%] ", cells(rated("program")), 95, right=False),
-    ]  # fmt: skip
+    ]
     title = "models and the programs they wrote, rated against everyone else (docs/authors.md)"
     return fitted(title, columns, width, more=_MORE)
 
@@ -339,25 +373,35 @@ def _games_table(rows: list[dict[str, Any]], width: int) -> Table:
     scores = ["NC" if r["no_contest"] else f"{r['score_0']}:{r['score_1']}" for r in rows]
     fallbacks = [f"{r['fallbacks_0']}/{r['fallbacks_1']}" for r in rows]
     columns = [
-        Column("match", cells("match_index"), 1000), Column("game", cells("game"), 95, right=False),
-        Column("g", cells("game_index"), 85), Column("seat 0", cells("policy_0"), 100, right=False),
-        Column("seat 1", cells("policy_1"), 100, right=False), Column("score", scores, 98),
-        Column("ending", cells("ending"), 80, right=False), Column("plies", cells("plies"), 70),
-        Column("fallbacks", fallbacks, 75), Column("episode", cells("episode"), 10, right=False),
-    ]  # fmt: skip
+        Column("match", cells("match_index"), 1000),
+        Column("game", cells("game"), 95, right=False),
+        Column("g", cells("game_index"), 85),
+        Column("seat 0", cells("policy_0"), 100, right=False),
+        Column("seat 1", cells("policy_1"), 100, right=False),
+        Column("score", scores, 98),
+        Column("ending", cells("ending"), 80, right=False),
+        Column("plies", cells("plies"), 70),
+        Column("fallbacks", fallbacks, 75),
+        Column("episode", cells("episode"), 10, right=False),
+    ]
     return fitted(f"games ({len(rows)})", columns, width, more=_MORE)
 
 
 def _fallbacks_table(rows: list[dict[str, Any]], width: int) -> Table:
     cells = partial(_texts, rows)
     columns = [
-        Column("match", cells("match_index"), 1000), Column("game", cells("game"), 90, right=False),
-        Column("g", cells("game_index"), 80), Column("ply", cells("ply"), 85),
-        Column("policy", cells("policy"), 95, right=False), Column("cause", cells("cause"), 100, right=False),
-        Column("side", cells("side"), 70, right=False), Column("move", cells("move"), 75, right=False),
+        Column("match", cells("match_index"), 1000),
+        Column("game", cells("game"), 90, right=False),
+        Column("g", cells("game_index"), 80),
+        Column("ply", cells("ply"), 85),
+        Column("policy", cells("policy"), 95, right=False),
+        Column("cause", cells("cause"), 100, right=False),
+        Column("side", cells("side"), 70, right=False),
+        Column("move", cells("move"), 75, right=False),
         Column("last error", cells("last_error"), 60, right=False, wrap=True),
-        Column("alias", cells("alias"), 20, right=False), Column("episode", cells("episode"), 10, right=False),
-    ]  # fmt: skip
+        Column("alias", cells("alias"), 20, right=False),
+        Column("episode", cells("episode"), 10, right=False),
+    ]
     return fitted(f"fallbacks ({len(rows)})", columns, width, more=_MORE)
 
 
@@ -370,18 +414,23 @@ def sprt_lines(sprt: dict[str, Any]) -> list[str]:
         "H0": f"H0 accepted: {first} is not stronger than {second} by more than {sprt['elo0']:g} Elo",
         "inconclusive": f"inconclusive: max_matches = {sprt['max_matches']} reached without a verdict",
         "running": "no verdict yet",
-    }[sprt["status"]]  # fmt: skip
+    }[sprt["status"]]
     after = sprt["after"]["matches"]
     return [
         f"SPRT {first} vs {second}: {verdict} ({sprt['matches']} matches counted"
-        + (f", {after} more finished after the verdict and left out" if after else "") + ")",
+        + (f", {after} more finished after the verdict and left out" if after else "")
+        + ")",
         f"  LLR {sprt['llr']:+.3f} in [{sprt['lower']:+.3f}, {sprt['upper']:+.3f}]  "
         f"(elo0 {sprt['elo0']:g}, elo1 {sprt['elo1']:g}, alpha {sprt['alpha']:g}, beta {sprt['beta']:g})",
         "  pentanomial (first's points 0, 0.5, 1, 1.5, 2): "
         + " ".join(str(n) for n in sprt["pentanomial"])
-        + (f"; {sprt['no_contests']} no-contest match(es) not counted" if sprt["no_contests"] else ""),
+        + (
+            f"; {sprt['no_contests']} no-contest match(es) not counted"
+            if sprt["no_contests"]
+            else ""
+        ),
         f"  Elo {_estimate(sprt['elo'])}  normalised Elo {_estimate(sprt['nelo'])}  (95%)",
-    ]  # fmt: skip
+    ]
 
 
 def _estimate(e: dict[str, float | None]) -> str:

@@ -63,10 +63,15 @@ class SeatStats:
         """JSON-able; without `latencies`, their count stands for the per-decision list."""
         timing: dict[str, Any] = {"latencies_ms": list(self.latencies_ms)} if latencies else {}
         return {
-            **timing, "decisions": self.decisions, "fallbacks": self.fallbacks,
-            "sides": self.sides, "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
-            "cost_usd": self.cost_usd, "forfeited": self.forfeited,
-        }  # fmt: skip
+            **timing,
+            "decisions": self.decisions,
+            "fallbacks": self.fallbacks,
+            "sides": self.sides,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": self.cost_usd,
+            "forfeited": self.forfeited,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SeatStats:
@@ -81,12 +86,15 @@ class SeatStats:
                 if side is not None:
                     sides[side] += n
         return cls(
-            tuple(int(x) for x in data["latencies_ms"]), fallbacks,
-            int(data["tokens_in"]), int(data["tokens_out"]),
+            tuple(int(x) for x in data["latencies_ms"]),
+            fallbacks,
+            int(data["tokens_in"]),
+            int(data["tokens_out"]),
             None if data["cost_usd"] is None else float(data["cost_usd"]),
             int(data["decisions"]) if "decisions" in data else None,
-            {str(k): int(v) for k, v in sides.items()}, bool(data.get("forfeited", False)),
-        )  # fmt: skip
+            {str(k): int(v) for k, v in sides.items()},
+            bool(data.get("forfeited", False)),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +127,20 @@ class GameSummary:
         """JSON-able, for the league store (whole) and summary.json (`latencies=False`)."""
         seats = [s.to_json(latencies=latencies) for s in self.seats]
         return {
-            "episode": self.episode, "match_index": self.match_index, "game": self.game,
-            "game_index": self.game_index, "policies": list(self.policies),
-            "scores": list(self.scores) if self.scores is not None else None, "reason": self.reason,
-            "ending": self.ending, "plies": self.plies, "seats": seats,
-            "same_author": self.same_author, **({"session": self.session} if self.session else {}),
+            "episode": self.episode,
+            "match_index": self.match_index,
+            "game": self.game,
+            "game_index": self.game_index,
+            "policies": list(self.policies),
+            "scores": list(self.scores) if self.scores is not None else None,
+            "reason": self.reason,
+            "ending": self.ending,
+            "plies": self.plies,
+            "seats": seats,
+            "same_author": self.same_author,
+            **({"session": self.session} if self.session else {}),
             **({"detail": self.detail} if self.detail else {}),
-        }  # fmt: skip
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameSummary:
@@ -133,13 +148,20 @@ class GameSummary:
         scores = data["scores"]
         seats = data["seats"]
         return cls(
-            data["episode"], int(data["match_index"]), data["game"], int(data["game_index"]),
+            data["episode"],
+            int(data["match_index"]),
+            data["game"],
+            int(data["game_index"]),
             (data["policies"][0], data["policies"][1]),
             (int(scores[0]), int(scores[1])) if scores is not None else None,
-            data["reason"], data["ending"], int(data["plies"]),
-            (SeatStats.from_json(seats[0]), SeatStats.from_json(seats[1])), bool(data["same_author"]),
-            int(data.get("session", 0)), str(data.get("detail", "")),
-        )  # fmt: skip
+            data["reason"],
+            data["ending"],
+            int(data["plies"]),
+            (SeatStats.from_json(seats[0]), SeatStats.from_json(seats[1])),
+            bool(data["same_author"]),
+            int(data.get("session", 0)),
+            str(data.get("detail", "")),
+        )
 
 
 def _seat_stats(record: GameRecord, seat: int) -> SeatStats:
@@ -167,9 +189,11 @@ def _seat_stats(record: GameRecord, seat: int) -> SeatStats:
     sides = Counter(str(f.side) for f in mine if f.side is not None)
     result = record.result
     forfeited = (  # the forfeiting seat loses; both at once draw
-        result is not None and result.ending == "forfeit" and result.scores is not None
+        result is not None
+        and result.ending == "forfeit"
+        and result.scores is not None
         and result.scores[seat] <= result.scores[1 - seat]
-    )  # fmt: skip
+    )
     return SeatStats(
         tuple(latencies),
         dict(causes),
@@ -193,13 +217,23 @@ def summarise(replay: Replay) -> list[GameSummary]:
         result = record.result
         scores = result.scores
         a, b = authors.get(first), authors.get(second)
-        out.append(GameSummary(
-            replay.episode, replay.match.index, replay.game, record.index, (first, second),
-            (int(scores[0]), int(scores[1])) if scores is not None else None,
-            result.reason, result.ending, result.plies,
-            (_seat_stats(record, 0), _seat_stats(record, 1)), a is not None and a == b,
-            replay.session, result.detail,
-        ))  # fmt: skip
+        out.append(
+            GameSummary(
+                replay.episode,
+                replay.match.index,
+                replay.game,
+                record.index,
+                (first, second),
+                (int(scores[0]), int(scores[1])) if scores is not None else None,
+                result.reason,
+                result.ending,
+                result.plies,
+                (_seat_stats(record, 0), _seat_stats(record, 1)),
+                a is not None and a == b,
+                replay.session,
+                result.detail,
+            )
+        )
     return out
 
 
@@ -295,17 +329,27 @@ class Row:
     def to_json(self) -> dict[str, Any]:
         """JSON-able, for summary.json and `arena report`."""
         return {
-            "policy": self.policy, "games": self.games, "wins": self.wins, "draws": self.draws,
-            "losses": self.losses, "no_contest": self.no_contest, "replayed": self.replayed,
+            "policy": self.policy,
+            "games": self.games,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "no_contest": self.no_contest,
+            "replayed": self.replayed,
             "mean_score": round(self.mean_score, 4),
-            "decisions": self.decisions, "own_play": round(self.own_play, 4),
-            "fallback_rate": round(self.fallback_rate, 4), "fallbacks": dict(self.fallbacks),
+            "decisions": self.decisions,
+            "own_play": round(self.own_play, 4),
+            "fallback_rate": round(self.fallback_rate, 4),
+            "fallbacks": dict(self.fallbacks),
             "forfeits": self.forfeits,
             "fallbacks_by_side": {s: self.sides.get(s, 0) for s in (SEAT, INFRASTRUCTURE)},
-            "asked": self.asked, "latency_p50_ms": self.latency_ms(50),
-            "latency_p95_ms": self.latency_ms(95), "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out, "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
-        }  # fmt: skip
+            "asked": self.asked,
+            "latency_p50_ms": self.latency_ms(50),
+            "latency_p95_ms": self.latency_ms(95),
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+        }
 
 
 class Table:

@@ -116,9 +116,16 @@ class PairCounts:
 
         r, n = rows.points, rows.games
         return cls(
-            policies, first, second, total(r), total(n), total(r * r), total(r * n),
-            total(n * n), len(rows.pair),
-        )  # fmt: skip
+            policies,
+            first,
+            second,
+            total(r),
+            total(n),
+            total(r * r),
+            total(r * n),
+            total(n * n),
+            len(rows.pair),
+        )
 
     @property
     def rated(self) -> _BoolArray:

@@ -48,7 +48,7 @@ __all__ = [
     "ranked_standings",
     "rated_points",
     "with_decoding",
-]  # fmt: skip
+]
 
 
 def _result(game: GameSummary, first: str) -> float | None:
@@ -123,10 +123,15 @@ class _Matches:
         first, second = (
             played[0].policies if played[0].game_index == 1 else played[0].policies[::-1]
         )
-        self.outcomes.append(MatchOutcome(
-            played[0].match_index, first, second, tuple(_result(g, first) for g in played),
-            played[0].same_author,
-        ))  # fmt: skip
+        self.outcomes.append(
+            MatchOutcome(
+                played[0].match_index,
+                first,
+                second,
+                tuple(_result(g, first) for g in played),
+                played[0].same_author,
+            )
+        )
 
 
 def rated_points(matches: Iterable[MatchOutcome], bt: Mapping[str, BTRating]) -> dict[str, float]:
@@ -291,9 +296,13 @@ def league_tables(
     for a, b in ab_pairs(config):
         differs = ab_differs(config, a, b)
         entry: dict[str, Any] = {
-            "a": a, "b": b, "differs": differs, "h2h": tables["h2h"].get(f"{a}|{b}"),
-            "own_play": {p: own[p] for p in (a, b) if p in own}, "fallback": fallback,
-        }  # fmt: skip
+            "a": a,
+            "b": b,
+            "differs": differs,
+            "h2h": tables["h2h"].get(f"{a}|{b}"),
+            "own_play": {p: own[p] for p in (a, b) if p in own},
+            "fallback": fallback,
+        }
         if differs in ("decoding", SCHEMA_FORM):  # the sentence names what each sends
             entry["decodings"] = [decoding_sent(config.policies[p]) for p in (a, b)]
         if stored is not None:

@@ -46,8 +46,13 @@ from arena.redact import Redactor
 from providers.pool import WIRE_PROTOCOLS
 
 __all__ = [
-    "FORMAT", "RequestKey", "ResponseCache", "default_cache_dir", "request_key", "run_cache",
-]  # fmt: skip
+    "FORMAT",
+    "RequestKey",
+    "ResponseCache",
+    "default_cache_dir",
+    "request_key",
+    "run_cache",
+]
 
 log = structlog.get_logger("arena.seats.cache")
 

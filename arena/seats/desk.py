@@ -135,9 +135,16 @@ class Turn:
         except games.MoveError as exc:
             cause: Cause = "illegal" if isinstance(exc, games.Illegal) else "unreadable"
             self.tries.append(
-                DecisionAttempt(len(self.tries) + 1, "", latency, written, cause, str(exc),
-                        side=side_of(cause, False))
-            )  # fmt: skip
+                DecisionAttempt(
+                    len(self.tries) + 1,
+                    "",
+                    latency,
+                    written,
+                    cause,
+                    str(exc),
+                    side=side_of(cause, False),
+                )
+            )
             self.refused.append({"move": written, "error": str(exc)})
             self.tried.set()
             return str(exc)
@@ -217,9 +224,14 @@ class Table:
         game, state, seat = request.game, request.state, request.seat
         self._turns += 1
         turn = Turn(
-            self._turns, request, now, min(first_s, decision_s), decision_s,
-            view=game.view(state, seat), last=now,
-        )  # fmt: skip
+            self._turns,
+            request,
+            now,
+            min(first_s, decision_s),
+            decision_s,
+            view=game.view(state, seat),
+            last=now,
+        )
         if not held:
             turn.start()
         if not request.legal and request.move_help is not None:
@@ -253,9 +265,13 @@ class Table:
             if scores[0] != scores[1]:
                 winner = self.aliases[0 if scores[0] > scores[1] else 1]
         self.result = {
-            "scores": scores, "ending": outcome.ending, "reason": outcome.reason,
-            "detail": outcome.detail, "text": text, "winner": winner,
-        }  # fmt: skip
+            "scores": scores,
+            "ending": outcome.ending,
+            "reason": outcome.reason,
+            "detail": outcome.detail,
+            "text": text,
+            "winner": winner,
+        }
         self.status = "over"
         self.desk.changed()
 
@@ -263,9 +279,13 @@ class Table:
         """The run stopped while the game waited on the person: it is played again when the
         run resumes."""
         self.result = {
-            "scores": None, "ending": "cut", "reason": "stopped", "detail": None, "winner": None,
+            "scores": None,
+            "ending": "cut",
+            "reason": "stopped",
+            "detail": None,
+            "winner": None,
             "text": "stopped: the run was interrupted; this game starts again when it resumes",
-        }  # fmt: skip
+        }
         self.status = "over"
         self.desk.changed()
 
@@ -390,10 +410,14 @@ class Desk:
         for table in self.waiting_on_people():
             episode = table.episode
             if episode is not None and not episode.scope.cancel_called:
-                log.warning("game_cut", episode=episode.id, game=table.game.name,
-                            game_index=table.game_index,
-                            table=table.id, note="only a person's move could finish it; a "
-                            "resume plays its episode again")  # fmt: skip
+                log.warning(
+                    "game_cut",
+                    episode=episode.id,
+                    game=table.game.name,
+                    game_index=table.game_index,
+                    table=table.id,
+                    note="only a person's move could finish it; a resume plays its episode again",
+                )
                 episode.scope.cancel()
             table.cut()
 

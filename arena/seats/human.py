@@ -73,9 +73,14 @@ class HumanSeat(Seat):
             source: Source = "reply" if len(tries) == 1 else "retry"
             return Decision(request.seat, turn.move, source, latency, tries, extracted=turn.written)
         late = DecisionAttempt(
-            len(tries) + 1, "", anyio.current_time() - turn.last, None, "timeout", NO_REPLY,
+            len(tries) + 1,
+            "",
+            anyio.current_time() - turn.last,
+            None,
+            "timeout",
+            NO_REPLY,
             side=side_of("timeout", False),
-        )  # fmt: skip
+        )
         move = request.game.baseline(request.state, request.seat)
         return Decision(request.seat, move, "fallback", latency, (*tries, late), cause="timeout")
 

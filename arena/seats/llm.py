@@ -230,9 +230,11 @@ class LlmSeat(TextSeat):
                     circuit.refused_form(error)
                     hint = providers.advise(self._policy.provider, "schema_form")
                     raise SeatFailure(
-                        failure.cause, f"{failure.detail} ({hint})",
-                        status=failure.report.status, retries=failure.report.retries,
-                    ) from error  # fmt: skip
+                        failure.cause,
+                        f"{failure.detail} ({hint})",
+                        status=failure.report.status,
+                        retries=failure.report.retries,
+                    ) from error
                 if isinstance(error, providers.ProviderError):
                     circuit.refused(error)
                 if failure.cause in INFRASTRUCTURE_CAUSES and circuit.misconfigured is None:

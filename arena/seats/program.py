@@ -43,8 +43,13 @@ def _announce(program: ProgramRunner) -> None:
         return
     fallback = f"{bwrap_problem()}: auto falls back to process mode"
     why = "asked for" if program.requested == "process" else fallback
-    log.warning("program_sandbox", mode="process", requested=program.requested, why=why,
-                not_contained=PROCESS_MODE_GAPS)  # fmt: skip
+    log.warning(
+        "program_sandbox",
+        mode="process",
+        requested=program.requested,
+        why=why,
+        not_contained=PROCESS_MODE_GAPS,
+    )
 
 
 class ProgramPlayer(Seat):
@@ -78,9 +83,13 @@ class ProgramPlayer(Seat):
         latency = anyio.current_time() - started
         if chosen.over_budget:
             return Decision(
-                request.seat, chosen.move, "fallback", latency, cause="over_budget",
+                request.seat,
+                chosen.move,
+                "fallback",
+                latency,
+                cause="over_budget",
                 nodes=chosen.nodes,
-            )  # fmt: skip
+            )
         return Decision(request.seat, chosen.move, "reply", latency, nodes=chosen.nodes)
 
     def describe(self) -> dict[str, Any]:

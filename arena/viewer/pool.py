@@ -134,10 +134,15 @@ def _entrants(run: Path, policies: Mapping[str, Any]) -> list[dict[str, Any]]:
         from arena.league.pool import Retirement  # a pool with no store yet only
 
         return [
-            {"name": name, "fingerprint": None, "author": spec.author, "added": None,
-             "retired": Retirement.by_config(None).to_json() if spec.retired else None}
+            {
+                "name": name,
+                "fingerprint": None,
+                "author": spec.author,
+                "added": None,
+                "retired": Retirement.by_config(None).to_json() if spec.retired else None,
+            }
             for name, spec in policies.items()
-        ]  # fmt: skip
+        ]
     try:
         return store.entrants()
     finally:

@@ -50,17 +50,19 @@ def orders_help(view: dict[str, Any]) -> str:
     """The orders schema with this seat's squad letters and map size."""
     own, enemy, size = view["squad_letter"], view["enemy_letter"], view["map_size"]
     squad = '"squad": "<your squad>"'
-    return "\n".join([
-        'Reply with "orders": a JSON list, one object per squad to re-task; <your squad> is '
-        f"one of yours ({own}1..{own}9), <enemy squad> one of the enemy's ({enemy}1..{enemy}9):",
-        f'  {{{squad}, "do": "advance"}}  - toward the living enemy\'s centroid',
-        f'  {{{squad}, "do": "attack", "enemy": "<enemy squad>"}}  - toward that squad\'s centroid',
-        f'  {{{squad}, "do": "move", "to": [<x>, <y>]}}  - toward a cell, '
-        f"x and y in 1..{size}, (1, 1) bottom-left; attacks on the way",
-        f'  {{{squad}, "do": "hold"}}  - stay, attack neighbours',
-        f'  {{{squad}, "do": "retreat"}}  - toward your back edge, no attacks',
-        "Squads you do not name keep their order; [] keeps every order.",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            'Reply with "orders": a JSON list, one object per squad to re-task; <your squad> is '
+            f"one of yours ({own}1..{own}9), <enemy squad> one of the enemy's ({enemy}1..{enemy}9):",
+            f'  {{{squad}, "do": "advance"}}  - toward the living enemy\'s centroid',
+            f'  {{{squad}, "do": "attack", "enemy": "<enemy squad>"}}  - toward that squad\'s centroid',
+            f'  {{{squad}, "do": "move", "to": [<x>, <y>]}}  - toward a cell, '
+            f"x and y in 1..{size}, (1, 1) bottom-left; attacks on the way",
+            f'  {{{squad}, "do": "hold"}}  - stay, attack neighbours',
+            f'  {{{squad}, "do": "retreat"}}  - toward your back edge, no attacks',
+            "Squads you do not name keep their order; [] keeps every order.",
+        ]
+    )
 
 
 def _living(rows: list[dict[str, Any]]) -> str:

@@ -180,10 +180,17 @@ class Battle(Game[BattleState]):
             for seat in (0, 1)
         )
         return BattleState(
-            layout=layout, seed=seed, game=game, tick=tick, turn=tick // self.turn_ticks,
-            x=x, y=y, hp=life, orders=(orders[0], orders[1]),
+            layout=layout,
+            seed=seed,
+            game=game,
+            tick=tick,
+            turn=tick // self.turn_ticks,
+            x=x,
+            y=y,
+            hp=life,
+            orders=(orders[0], orders[1]),
             digest=hashlib.sha256(f"{seed}:{game}".encode()).digest(),
-        )  # fmt: skip
+        )
 
     # -- rules ----------------------------------------------------------------
 
@@ -214,12 +221,22 @@ class Battle(Game[BattleState]):
         for array in (field.x, field.y, field.hp):
             array.setflags(write=False)
         return BattleState(
-            layout=s.layout, seed=s.seed, game=s.game, tick=tick, turn=s.turn + 1,
-            x=field.x, y=field.y, hp=field.hp, orders=orders, digest=field.digest,
+            layout=s.layout,
+            seed=s.seed,
+            game=s.game,
+            tick=tick,
+            turn=s.turn + 1,
+            x=field.x,
+            y=field.y,
+            hp=field.hp,
+            orders=orders,
+            digest=field.digest,
             chain=tuple(chain),
-            reward_milli=(s.reward_milli[0] + field.reward_milli[0],
-                          s.reward_milli[1] + field.reward_milli[1]),
-        )  # fmt: skip
+            reward_milli=(
+                s.reward_milli[0] + field.reward_milli[0],
+                s.reward_milli[1] + field.reward_milli[1],
+            ),
+        )
 
     def _merge(self, s: BattleState, seat: int, orders: object) -> tuple[SquadOrder, ...]:
         """`seat`'s nine orders after `orders` (an `Orders` value) replaces some."""
@@ -320,12 +337,14 @@ class Battle(Game[BattleState]):
         """
         self._check_seat(s, seat)
         own, enemy = squad_prefix(s.game, seat), squad_prefix(s.game, 1 - seat)
-        return Orders(random_orders(
-            [f"{own}{k}" for k in sorted(s.living_squads(seat))],
-            [f"{enemy}{k}" for k in sorted(s.living_squads(1 - seat))],
-            self.map_size,
-            rng,
-        ))  # fmt: skip
+        return Orders(
+            random_orders(
+                [f"{own}{k}" for k in sorted(s.living_squads(seat))],
+                [f"{enemy}{k}" for k in sorted(s.living_squads(1 - seat))],
+                self.map_size,
+                rng,
+            )
+        )
 
     # -- view -----------------------------------------------------------------
 

@@ -55,8 +55,16 @@ class BattleState:
         return hash((self.game, self.tick, self.digest))
 
     def _scalars(self) -> tuple[object, ...]:
-        return (self.seed, self.game, self.tick, self.turn, self.orders, self.digest, self.chain,
-                self.reward_milli)  # fmt: skip
+        return (
+            self.seed,
+            self.game,
+            self.tick,
+            self.turn,
+            self.orders,
+            self.digest,
+            self.chain,
+            self.reward_milli,
+        )
 
     def _arrays(self) -> tuple[NDArray[np.int64], ...]:
         return self.x, self.y, self.hp

@@ -63,9 +63,12 @@ RECOVERY = 1
 ATTACK_OFFSETS = ((-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1))
 """The 8 neighbours, in the rules' tie-break order (y grows upward)."""
 MOVE_OFFSETS = (
-    (0, -2), (-1, -1), (0, -1), (1, -1), (-2, 0), (-1, 0),
-    (1, 0), (2, 0), (-1, 1), (0, 1), (1, 1), (0, 2),
-)  # fmt: skip
+                        (0, -2),
+              (-1, -1), (0, -1),  (1, -1),
+    (-2, 0),  (-1, 0),            (1, 0),   (2, 0),
+              (-1, 1),  (0, 1),   (1, 1),
+                        (0, 2),
+)  # fmt: skip  # a table laid out by hand: the cells within distance 2, one row per y
 """The 12 move offsets within distance 2, in the rules' tie-break order."""
 
 REWARD_MILLI = {"step": -5, "dead": -100, "attack": -100, "attack_opponent": 200, "kill": 5000}

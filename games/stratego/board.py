@@ -68,13 +68,33 @@ MARSHAL, BOMB = 10, 11
 CODES = "FS23456789XB"
 """The one-letter code of each kind, indexed by kind."""
 NAMES = (
-    "Flag", "Spy", "Scout", "Miner", "Sergeant", "Lieutenant", "Captain",
-    "Major", "Colonel", "General", "Marshal", "Bomb",
-)  # fmt: skip
+    "Flag",
+    "Spy",
+    "Scout",
+    "Miner",
+    "Sergeant",
+    "Lieutenant",
+    "Captain",
+    "Major",
+    "Colonel",
+    "General",
+    "Marshal",
+    "Bomb",
+)
 COUNTS: dict[str, int] = {
-    "F": 1, "B": 6, "S": 1, "2": 8, "3": 5, "4": 4,
-    "5": 4, "6": 4, "7": 3, "8": 2, "9": 1, "X": 1,
-}  # fmt: skip
+    "F": 1,
+    "B": 6,
+    "S": 1,
+    "2": 8,
+    "3": 5,
+    "4": 4,
+    "5": 4,
+    "6": 4,
+    "7": 3,
+    "8": 2,
+    "9": 1,
+    "X": 1,
+}
 """How many of each piece a side sets up (40 in all), in the order setups list them."""
 VALUES: tuple[int, ...] = (1000, 100, 10, 25, 15, 20, 30, 45, 70, 110, 170, 20)
 """The standing value of each kind, indexed by kind."""

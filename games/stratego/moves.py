@@ -148,9 +148,23 @@ def start_play(seed: int | str, game: int, board: tuple[int, ...], mover: int) -
     key, squares = placement(board)
     legal = legal_for(board, squares[mover], mover, NO_STREAK, None, key)
     return StrategoState(
-        seed, game, "play", board, mover, 0, 0, key, squares,
-        (NO_STREAK, NO_STREAK), None, 0, (), -1, None, legal,
-    )  # fmt: skip
+        seed=seed,
+        game=game,
+        phase="play",
+        board=board,
+        mover=mover,
+        ply=0,
+        quiet=0,
+        key=key,
+        movable=squares,
+        streaks=(NO_STREAK, NO_STREAK),
+        chase=None,
+        chase_overflow=0,
+        battles=(),
+        last_move=-1,
+        flag_taken_by=None,
+        legal=legal,
+    )
 
 
 def _shifted(squares: tuple[int, ...], gone: int, arrived: int | None) -> tuple[int, ...]:
@@ -228,6 +242,20 @@ def _after(
     over = flag_taken_by is not None or quiet >= NO_BATTLE_LIMIT or ply >= PLY_CAP
     legal = () if over else legal_for(cells, squares[other], other, streaks[other], chase[0], key)
     return StrategoState(
-        s.seed, s.game, "play", cells, other, ply, quiet, key, squares, streaks,
-        chase[0], s.chase_overflow + chase[1], battles, m, flag_taken_by, legal,
-    )  # fmt: skip
+        seed=s.seed,
+        game=s.game,
+        phase="play",
+        board=cells,
+        mover=other,
+        ply=ply,
+        quiet=quiet,
+        key=key,
+        movable=squares,
+        streaks=streaks,
+        chase=chase[0],
+        chase_overflow=s.chase_overflow + chase[1],
+        battles=battles,
+        last_move=m,
+        flag_taken_by=flag_taken_by,
+        legal=legal,
+    )

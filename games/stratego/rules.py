@@ -213,9 +213,23 @@ class Stratego(Game[StrategoState]):
         if game not in (1, 2):
             raise ValueError(f"game must be 1 or 2 (its index in the match), got {game!r}")
         return StrategoState(
-            seed, game, "setup", BLANK, 0, 0, 0, 0, ((), ()), (NO_STREAK, NO_STREAK),
-            None, 0, (), -1, None, (),
-        )  # fmt: skip
+            seed=seed,
+            game=game,
+            phase="setup",
+            board=BLANK,
+            mover=0,
+            ply=0,
+            quiet=0,
+            key=0,
+            movable=((), ()),
+            streaks=(NO_STREAK, NO_STREAK),
+            chase=None,
+            chase_overflow=0,
+            battles=(),
+            last_move=-1,
+            flag_taken_by=None,
+            legal=(),
+        )
 
     def from_board(self, board: str, to_move: int) -> StrategoState:
         """A play-phase position from 100 Gravon letters (rank 1 first, files a to j).
