@@ -2,16 +2,20 @@
 play next, and the rounds of a run (`AdaptiveRounds`).
 
 An adaptive league plays in rounds. Before each round the run loop asks two
-questions of the complete matches so far, both answered from one bootstrap,
-the one `ratings.bradley_terry` draws with the league's master seed:
+questions of the complete matches so far, both answered from one set of samples
+of the strengths: where the bootstrap is cheap (`ratings.bootstrap_is_cheap`),
+the bootstrap `ratings.bradley_terry` draws with the league's master seed; beyond,
+draws from a normal around the fit with the by-match sandwich covariance (the
+interval `bradley_terry` gives at that size), so a round costs seconds at 1,000
+policies where 1,000 refits would cost minutes:
 
-- `ranking_probability`: the share of bootstrap resamples whose whole ranking
-  (every policy ordered by Bradley-Terry rating) is the point estimate's
-  ranking. The league stops once this reaches its target.
+- `ranking_probability`: the share of samples whose whole ranking (every
+  policy ordered by Bradley-Terry rating) is the point estimate's ranking. The
+  league stops once this reaches its target.
 - `pick_round`: the next round's pairs. First a round robin in config order,
-  every pair once; then the pairs whose order the resamples agree on least.
+  every pair once; then the pairs whose order the samples agree on least.
 
-`round_view` draws the bootstrap once and `pick_round_from_view` picks from
+`round_view` draws the samples once and `pick_round_from_view` picks from
 it, so a loop that asks both questions each round fits the league once.
 
 Matches are picked `round_matches` at a time. Round r is a pure function of the
@@ -75,18 +79,20 @@ Pair = tuple[str, str]
 
 @dataclass(frozen=True, slots=True)
 class RoundView:
-    """What one bootstrap of the complete matches says about the ranking."""
+    """What one set of samples of the strengths (bootstrap or sandwich; see `round_view`)
+    says about the ranking."""
 
     policies: tuple[str, ...]
     """The league's policies in config order."""
     ranking: tuple[str, ...]
     """The policies by point-estimate Bradley-Terry rating, best first (ties: config order)."""
     probability: float
-    """The share of resamples ranking every policy as `ranking` does (0.0 while any policy
+    """The share of samples ranking every policy as `ranking` does (0.0 while any policy
     has no rated match)."""
     uncertainty: Mapping[Pair, float]
-    """Per pair (config order): min(P(first above second), P(second above first)) over
-    the resamples, a tie counting half each way; 0.5 when either has no rated match."""
+    """Per pair (config order): min(P(first above second), P(second above first)): over
+    the bootstrap resamples, a tie counting half each way, or the sandwich normal's own;
+    0.5 when either has no rated match."""
 
 
 def _check_policies(
@@ -255,11 +261,11 @@ def round_view(
 def ranking_probability(
     matches: Sequence[MatchOutcome], policies: Sequence[str], *, seed: int, resamples: int = 1000
 ) -> float:
-    """The probability that the whole Bradley-Terry ranking is right, by the bootstrap.
+    """The probability that the whole Bradley-Terry ranking is right.
 
-    The share of `resamples` bootstrap resamples (those `bradley_terry` draws
-    with `seed`) whose ranking of all `policies` equals the point estimate's.
-    0.0 with no rated match, or while any policy has none.
+    The share of `round_view`'s `resamples` samples (where the bootstrap is cheap, those
+    `bradley_terry` draws with `seed`) whose ranking of all `policies` equals the point
+    estimate's. 0.0 with no rated match, or while any policy has none.
     """
     return round_view(matches, policies, seed=seed, resamples=resamples).probability
 
@@ -352,7 +358,7 @@ def pick_round(
     Criterion. While some pair has never played, those pairs come first, in
     config order, so the first rounds are a round robin. The rest of the round
     goes by uncertainty: each pair's weight is u = min(P(a above b), P(b above
-    a)) over the bootstrap resamples of `ranking_probability` (0.5 when either
+    a)) over the samples of `ranking_probability` (0.5 when either
     has no rated match), largest for the neighbours in the ranking whose order
     is open, near 0 for settled ones. Picks go greedily to the largest weight,
     a pair's weight divided by (1 + its picks this round), so a very uncertain
@@ -365,7 +371,7 @@ def pick_round(
     counts = _played_array(played, policies)
     unplayed = np.flatnonzero(counts == 0)
     if len(unplayed) >= k:
-        # The round robin fills the round: no bootstrap needed.
+        # The round robin fills the round: no fit needed.
         first, second = np.triu_indices(len(policies), 1)
         return [(policies[first[n]], policies[second[n]]) for n in unplayed[:k]]
     view = round_view(matches, policies, seed=seed, resamples=resamples)
