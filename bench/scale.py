@@ -197,7 +197,8 @@ def main() -> None:
     parser.add_argument("--round", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(*args.child, pool_round=args.round)
+        entrants, matches = args.child
+        child(entrants, matches, pool_round=args.round)
         return
     console = Console(width=max(Console().width, 100))
     met = ratings_section(SMALL if args.small else SIZES, console)
