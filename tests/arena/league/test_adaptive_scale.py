@@ -187,3 +187,15 @@ def test_the_two_rounds_agree_on_the_whole_rankings_probability(spread: float, s
     normal = round_view(outcomes, names, seed=5, interval="sandwich").probability
     assert 0.1 < boot < 0.95
     assert abs(normal - boot) < 0.08
+
+
+def test_the_sandwich_round_leaves_a_policy_without_a_match_open() -> None:
+    names, outcomes, played = random_league(6, 200, 51)
+    view = round_view(outcomes, [*names, "late"], seed=1, interval="sandwich")
+    assert view.probability == 0.0
+    assert view.ranking[-1] == "late"
+    assert all(view.uncertainty[(name, "late")] == 0.5 for name in names)
+    assert 0.0 <= min(view.uncertainty.values()) <= max(view.uncertainty.values()) <= 0.5
+    # The newcomer's pairs are the round robin's, first in config order.
+    picks = pick_round_from_view(view, played, k=3, cap=100)
+    assert picks == [(names[0], "late"), (names[1], "late"), (names[2], "late")]
