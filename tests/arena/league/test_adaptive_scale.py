@@ -123,6 +123,8 @@ def test_where_the_bootstrap_is_used_the_round_is_the_loops_to_the_bit(
     assert dict(view.uncertainty) == old.uncertainty
     for k, cap in [(1, 100), (5, 100), (12, 3), (40, 100), (200, 4)]:
         assert pick_round_from_view(view, played, k=k, cap=cap) == loop_pick(old, played, k, cap)
+        # A view built by hand, its uncertainty a plain dict, picks the same.
+        assert pick_round_from_view(old, played, k=k, cap=cap) == loop_pick(old, played, k, cap)
 
 
 def test_a_separated_league_is_the_loops_too() -> None:
