@@ -179,6 +179,7 @@ def _bootstrap_view(
 
 
 def _normal_cdf(z: _FloatArray) -> _FloatArray:
+    """The standard normal's distribution function at each of `z` (NaN stays NaN)."""
     erf = np.fromiter((math.erf(x) for x in (z / math.sqrt(2.0)).tolist()), np.float64, len(z))
     return 0.5 * (1.0 + erf)
 
