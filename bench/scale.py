@@ -12,7 +12,8 @@ outcomes are built). Targets on a 2-core machine: 200 entrants / 100,000 matches
 10 s CPU and 512 MB; 1,000 / 1,000,000 at most 60 s and 2 GB; Elo in seconds. The row
 at the bootstrap's largest size shows what the bootstrap costs where it still applies.
 A second table gives the CPU a pool pays for each adaptive round (`round_view`: the
-fit and 1,000 bootstrap resamples, whatever the size) up to 200 entrants.
+fit and 1,000 samples of the strengths, bootstrap resamples where the bootstrap is cheap,
+else draws from the sandwich's normal) up to 1,000 entrants; target: seconds at 1,000.
 
 `--small` runs small sizes only (the smoke test's).
 """
@@ -44,6 +45,8 @@ from bench.history_sizes import sizes_table
 
 ELO_TARGET_S = 10.0
 """'Elo in seconds': at most this many CPU seconds at any size."""
+ROUND_TARGET_S = 10.0
+"""'A round at 1,000 entrants in seconds': at most this many CPU seconds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +69,12 @@ ROUNDS = [
     Size(50, 10_000, None, None),
     Size(100, 20_000, None, None),
     Size(200, 40_000, None, None),
+    Size(500, 100_000, None, None),
+    Size(1_000, 200_000, ROUND_TARGET_S, None),
+    Size(1_000, 1_000_000, ROUND_TARGET_S, None),
 ]
-"""Pool sizes whose adaptive round is measured: `round_view`, 1,000 resamples, once per
-round of a session (figures to read: a pool grows as far as a round's cost allows)."""
+"""Pool sizes whose adaptive round is measured: `round_view`, 1,000 samples, once per
+round of a session (a pool grows as far as a round's cost allows)."""
 SMALL_ROUNDS = [Size(12, 400, None, None)]
 
 
@@ -160,17 +166,25 @@ def ratings_section(sizes: list[Size], console: Console) -> bool:
     return all_met
 
 
-def rounds_section(sizes: list[Size], console: Console) -> None:
-    """Measure and print a pool's adaptive round at each size."""
-    table = Table(title="A pool's adaptive round (bootstrap of 1,000 resamples, once a round)")
-    for header in ("entrants", "matches", "round CPU s", "peak MB"):
+def rounds_section(sizes: list[Size], console: Console) -> bool:
+    """Measure and print a pool's adaptive round at each size; whether the targets are met."""
+    table = Table(title="A pool's adaptive round (1,000 samples of the strengths, once a round)")
+    for header in ("entrants", "matches", "samples", "round CPU s", "peak MB", "target"):
         table.add_column(header, justify="right")
+    table.add_column("met")
+    all_met = True
     for size in sizes:
         f = measure(size, pool_round=True)
+        method = "bootstrap" if bootstrap_is_cheap(size.entrants, size.matches) else "sandwich"
+        met = size.cpu_s is None or f["round_s"] <= size.cpu_s
+        all_met &= met
         table.add_row(
-            f"{size.entrants:,}", f"{size.matches:,}", f"{f['round_s']:.2f}", f"{f['peak_mb']:.0f}"
-        )
+            f"{size.entrants:,}", f"{size.matches:,}", method, f"{f['round_s']:.2f}",
+            f"{f['peak_mb']:.0f}", "" if size.cpu_s is None else f"<= {size.cpu_s:g} s",
+            "yes" if met else "NO",
+        )  # fmt: skip
     console.print(table)
+    return all_met
 
 
 def main() -> None:
@@ -183,11 +197,12 @@ def main() -> None:
     parser.add_argument("--round", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(*args.child, pool_round=args.round)
+        entrants, matches = args.child
+        child(entrants, matches, pool_round=args.round)
         return
     console = Console(width=max(Console().width, 100))
     met = ratings_section(SMALL if args.small else SIZES, console)
-    rounds_section(SMALL_ROUNDS if args.small else ROUNDS, console)
+    met &= rounds_section(SMALL_ROUNDS if args.small else ROUNDS, console)
     # what the store and summary.json keep per game does not grow with the entrants
     console.print(sizes_table(200 if args.small else 2000, (10, 40)))
     console.print(f"targets: {'all met' if met else 'NOT all met'}")
