@@ -24,6 +24,7 @@ from tenacity import RetryCallState
 
 from providers.advice import Problem, advise
 from providers.completion import Completion, CompletionRequest, TransportAttempt
+from providers.endpoint import Endpoint
 from providers.errors import (
     AuthError,
     CertificateError,
@@ -242,7 +243,7 @@ class HTTPProvider:
         self,
         spec: ProviderSpec,
         wire: WireProtocol,
-        http: httpx.AsyncClient,
+        http: Endpoint,
         limiter: anyio.CapacityLimiter,
         retry: RetryPolicy,
     ) -> None:
@@ -317,7 +318,7 @@ class HTTPProvider:
                     _parsed_url(url),
                     headers=self._with_own(headers),
                     json=body,
-                    timeout=timeout,
+                    attempt_s=timeout,
                 ) as response:
                     content = await _read_capped(self.spec, response)
             status = response.status_code
@@ -350,7 +351,7 @@ class HTTPProvider:
             with translate_httpx_errors(self.spec):
                 timeout = max(deadline - began, _MIN_ATTEMPT_S)
                 async with self._http.stream(
-                    "GET", url, headers=self._with_own(headers), timeout=timeout
+                    "GET", url, headers=self._with_own(headers), attempt_s=timeout
                 ) as response:
                     content = await _read_capped(self.spec, response)
         if scope.cancelled_caught:

@@ -1,15 +1,15 @@
 """The HTTP clients and connection slots of one run.
 
-One `httpx.AsyncClient` per endpoint (protocol, base URL and the TLS settings
-of its connections), shared by every model and key behind it so keep-alive
-connections are reused. Its requests go over aiohttp's connection pool (the
-`httpx-aiohttp` transport): one pool for any number of requests in flight, idle
-connections closed after the spec's `idle_expiry_s`, and no cookie jar of its
-own (httpx's jar is the one that keeps and sends cookies). An endpoint the
-proxy environment variables (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`,
-`NO_PROXY`) route through a proxy is mounted in the same client on httpx's own
-transport, which speaks HTTP and SOCKS proxies. A test's transport
-(`httpx.MockTransport`) replaces the network entirely.
+One `providers.endpoint.Endpoint` per endpoint (protocol, base URL and the TLS
+settings of its connections), shared by every model and key behind it so
+keep-alive connections are reused, with one cookie jar. Its requests go over
+aiohttp's connection pool (the `httpx-aiohttp` transport): one pool for any
+number of requests in flight, idle connections closed after the spec's
+`idle_expiry_s`, and no cookie jar of its own (the endpoint's is the one that
+keeps and sends cookies). An endpoint the proxy environment variables
+(`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`) route through a proxy
+has httpx's own transport instead, which speaks HTTP and SOCKS proxies. A
+test's transport (`httpx.MockTransport`) replaces the network entirely.
 
 Why aiohttp's pool under httpx rather than httpx's own (httpcore's): with many
 requests in flight on one client, httpcore's pool scans its connections on
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
-from urllib.parse import urlsplit
 
 import anyio
 
@@ -44,6 +43,7 @@ if TYPE_CHECKING:  # the HTTP stack is imported when the first client is made
     import httpx
 
     from providers.client import HTTPProvider
+    from providers.endpoint import Endpoint
     from providers.retry import RetryPolicy
 
 __all__ = ["WIRE_PROTOCOLS", "Providers", "proxy_for"]
@@ -62,7 +62,7 @@ _KEEPALIVE = 64
 _HEAD_BYTES = 64 * 1024
 _HEADERS = 1024
 
-_Endpoint = tuple[str, str, str | None, str | None, str | None, float]
+_EndpointKey = tuple[str, str, str | None, str | None, str | None, float]
 _SlotKey = tuple[str, str, str | None, str]
 
 
@@ -84,7 +84,7 @@ class Providers:
         self._retry = retry
         self._transport = transport
         self._trust: Trust = trust
-        self._http: dict[_Endpoint, httpx.AsyncClient] = {}
+        self._http: dict[_EndpointKey, Endpoint] = {}
         self._slots: dict[_SlotKey, anyio.CapacityLimiter] = {}
         self._clients: dict[ProviderSpec, HTTPProvider] = {}
         self._open = False
@@ -128,7 +128,7 @@ class Providers:
             self._clients[spec] = provider
         return provider
 
-    def _endpoint(self, spec: ProviderSpec) -> httpx.AsyncClient:
+    def _endpoint(self, spec: ProviderSpec) -> Endpoint:
         key = (
             spec.protocol,
             spec.base_url,
@@ -142,31 +142,29 @@ class Providers:
             client = self._http[key] = self._new_client(spec)
         return client
 
-    def _new_client(self, spec: ProviderSpec) -> httpx.AsyncClient:
-        """The endpoint's client: aiohttp's pool, or a proxy's transport where the environment
-        routes the endpoint through one."""
+    def _new_client(self, spec: ProviderSpec) -> Endpoint:
+        """The endpoint's way out: aiohttp's pool, or a proxy's transport where the environment
+        routes the endpoint through one (every URL of an endpoint is under its base URL, so
+        one transport serves them all)."""
         import httpx  # 90 ms: only once an endpoint's client is made
 
+        from providers.endpoint import Endpoint
+
         if self._transport is not None:
-            return httpx.AsyncClient(transport=self._transport, timeout=None, trust_env=False)
+            return Endpoint(self._transport)
         tls = self._tls(spec)
-        mounts: dict[str, httpx.AsyncBaseTransport | None] = {}
         proxy = proxy_for(spec.base_url)
-        if proxy is not None:
-            parts = urlsplit(spec.base_url)
-            limits = httpx.Limits(
-                max_connections=None,
-                max_keepalive_connections=_KEEPALIVE,
-                keepalive_expiry=spec.idle_expiry_s,
-            )
-            mounts[f"{parts.scheme}://{parts.netloc}"] = httpx.AsyncHTTPTransport(
+        if proxy is None:
+            return Endpoint(_aiohttp_transport(tls, spec.idle_expiry_s))
+        limits = httpx.Limits(
+            max_connections=None,
+            max_keepalive_connections=_KEEPALIVE,
+            keepalive_expiry=spec.idle_expiry_s,
+        )
+        return Endpoint(
+            httpx.AsyncHTTPTransport(
                 proxy=proxy, verify=tls or False, limits=limits, trust_env=False
             )
-        return httpx.AsyncClient(
-            transport=_aiohttp_transport(tls, spec.idle_expiry_s),
-            mounts=mounts,
-            timeout=None,  # the call's deadline bounds each attempt
-            trust_env=False,  # the proxies are mounted above; .netrc is not read
         )
 
     def _tls(self, spec: ProviderSpec) -> ssl.SSLContext | None:
@@ -193,7 +191,7 @@ def _aiohttp_transport(
     tls: ssl.SSLContext | None, idle_expiry_s: float
 ) -> httpx.AsyncBaseTransport:
     """The `httpx-aiohttp` transport: aiohttp's pool with no limit of its own (the slots are the gate), idle
-    connections closed after `idle_expiry_s`, no cookie jar (httpx's keeps them)."""
+    connections closed after `idle_expiry_s`, no cookie jar (the `Endpoint` keeps them)."""
     import aiohttp  # with httpx-aiohttp, 280 ms: only once an endpoint's client is made
     from httpx_aiohttp import AiohttpTransport
 

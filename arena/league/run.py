@@ -50,7 +50,7 @@ from arena.league.store import LeagueStore
 from arena.league.summary import EpisodeFailure, Progress, RunResult, close_session, start_over
 from arena.play.episode import EpisodeSetup
 from arena.play.match import Episode
-from arena.record.crash import crash_point
+from arena.record.crash import crash_point, group_limit
 from arena.record.ledger import commit_programs
 from arena.record.replay import Replay, write_atomic
 from arena.seats.cut import CuttableEpisode
@@ -66,6 +66,8 @@ log = structlog.get_logger("arena.league.run")
 WAKE_S = 1.0
 """The producer looks again at least this often while it waits for an endpoint or a replay."""
 _Done = Replay | EpisodeFailure  # what a worker hands the writer
+_GROUP = 64
+"""The most finished episodes the writer keeps as one group (one folder fsync, one commit)."""
 
 
 async def execute(
@@ -316,36 +318,66 @@ class _Session:
                 if self.desk is not None:  # what only a person can finish does not wait
                     self.desk.stop()
 
-    def _store_durably(self, replay: Replay) -> list[GameSummary]:
-        """Store the replay, then tell its game's hooks it is durable (a card's reveal)."""
-        summaries = self.store.keep(replay, self.plan.out)
-        crash_point("store")
-        self.setups[replay.game].hooks.stored(replay)
-        return summaries
+    def _store_durably(self, replays: list[Replay]) -> list[list[GameSummary] | Exception]:
+        """Store the replays as one group, then tell each one's game hooks it is durable (a
+        card's reveal); each one's summaries, or why it is not stored. A group the store
+        refuses (all or none is stored) is stored again one by one, so only the episode that
+        cannot be stored fails."""
+        try:
+            kept = self.store.keep_all(replays, self.plan.out)
+        except Exception as exc:
+            if len(replays) == 1:
+                return [exc]
+            return [self._store_durably([replay])[0] for replay in replays]
+        results: list[list[GameSummary] | Exception] = []
+        for replay, summaries in zip(replays, kept, strict=True):
+            crash_point("store")
+            try:
+                self.setups[replay.game].hooks.stored(replay)
+            except Exception as exc:
+                results.append(exc)
+            else:
+                results.append(summaries)
+        return results
 
     async def _write(self, done: MemoryObjectReceiveStream[_Done]) -> None:
-        """The one writer: every finished replay stored in the order it finished."""
+        """The one writer: every finished replay stored in the order it finished, those that
+        finished together (waiting while the last group was stored) as one group."""
         async with done:
-            async for item in done:
-                outcome = "failed"
-                if isinstance(item, EpisodeFailure):
-                    self.result.failed.append(item)
-                    self.backlog.written(item.episode)
-                else:
+            async for first in done:
+                group = [first]
+                limit = group_limit() or _GROUP
+                while len(group) < limit:
                     try:
-                        # fsync and commit run in a worker thread, one episode after another,
-                        # so the event loop (and every deadline on it) never waits on the disk.
-                        summaries = await anyio.to_thread.run_sync(self._store_durably, item)
-                    except Exception as exc:  # one unstorable episode must not end the run
-                        log.error("episode_not_stored", episode=item.episode, error=repr(exc))
-                        self.result.failed.append(EpisodeFailure(item.episode, repr(exc)))
-                        self.backlog.written(item.episode)
-                    else:  # counted done as it leaves the episodes in flight: one step
-                        self.backlog.stored(item, summaries)
-                        counted = any(g.scores is not None for g in summaries)
-                        outcome = "counted" if counted else "no_contest"
-                log.info("episode_finished", episode=item.episode, outcome=outcome,
-                         in_flight=self.result.in_flight)  # fmt: skip
-                self.backlog.dealt_with(item.episode)
-                self._poke()
-                self.on_episode(self.result)
+                        group.append(done.receive_nowait())
+                    except (anyio.WouldBlock, anyio.EndOfStream):
+                        break
+                replays = [item for item in group if not isinstance(item, EpisodeFailure)]
+                # fsyncs and commit run in a worker thread, one group after another, so the
+                # event loop (and every deadline on it) never waits on the disk.
+                stored = iter(
+                    await anyio.to_thread.run_sync(self._store_durably, replays) if replays else []
+                )
+                for item in group:
+                    self._written(item, None if isinstance(item, EpisodeFailure) else next(stored))
+
+    def _written(self, item: _Done, stored: list[GameSummary] | Exception | None) -> None:
+        """Account for one episode the writer dealt with: `stored` its summaries, or why it
+        is not stored (None: it failed before)."""
+        outcome = "failed"
+        if isinstance(item, EpisodeFailure):
+            self.result.failed.append(item)
+            self.backlog.written(item.episode)
+        elif isinstance(stored, Exception):  # one unstorable episode must not end the run
+            log.error("episode_not_stored", episode=item.episode, error=repr(stored))
+            self.result.failed.append(EpisodeFailure(item.episode, repr(stored)))
+            self.backlog.written(item.episode)
+        elif stored is not None:  # counted done as it leaves the episodes in flight: one step
+            self.backlog.stored(item, stored)
+            counted = any(g.scores is not None for g in stored)
+            outcome = "counted" if counted else "no_contest"
+        log.info("episode_finished", episode=item.episode, outcome=outcome,
+                 in_flight=self.result.in_flight)  # fmt: skip
+        self.backlog.dealt_with(item.episode)
+        self._poke()
+        self.on_episode(self.result)

@@ -1,9 +1,9 @@
 """The league's SQLite store: one file per run, written in transactions.
 
-`runs/<name>/league.db`, WAL mode. Only the run's writer task writes; a
-finished episode (its games, fallback records and summary) goes in in one
-transaction after its replay file is on disk, so a kill at any moment loses at
-most the episodes in flight, and a resumed run never plays a finished one
+`runs/<name>/league.db`, WAL mode. Only the run's writer task writes; finished
+episodes (games, fallback records, summaries) go in a group at a time, one
+transaction after their replay files are on disk, so a kill at any moment loses
+at most the episodes in flight, and a resumed run never plays a finished one
 again. Readers (`arena report`, the viewer) open it read-only.
 
 The replays hold everything the store holds: `arena rebuild RUN` re-creates a
@@ -16,7 +16,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from arena.config import ConfigError
 from arena.play.match import Match
 from arena.record.crash import crash_point
-from arena.record.replay import write_atomic
+from arena.record.replay import fsync_folder, write_atomic
 from arena.record.validity import INFRASTRUCTURE_NC
 from arena.results.rating_tables import RATING_SESSIONS, RatingTables
 
@@ -199,6 +199,9 @@ class LeagueStore(RatingTables):
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        if self._db.in_transaction:  # inside another: its commit is this one's
+            yield self._db
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db
@@ -366,24 +369,30 @@ class LeagueStore(RatingTables):
         return {row[0] for row in rows}
 
     def keep(self, replay: Replay, out: Path) -> list[GameSummary]:
-        """A finished episode kept for good: its replay file first (written atomically to
-        `out/replays/`), then the store (one transaction); its game summaries."""
-        path = out / "replays" / f"{replay.episode}.json"
-        text = replay.model_dump_json()
-        write_atomic(path, text)
-        crash_point("replay")
-        return self.record(replay, path, hashlib.sha256(text.encode()).hexdigest())
+        """A finished episode kept for good (`keep_all` of one); its game summaries."""
+        return self.keep_all([replay], out)[0]
+
+    def keep_all(self, replays: Sequence[Replay], out: Path) -> list[list[GameSummary]]:
+        """Finished episodes kept for good as one group: each replay file written atomically to
+        `out/replays/` and fsynced, one fsync of the folder, then one transaction for them all
+        (none is stored before every file of the group is on the disk); each one's summaries."""
+        folder, kept = out / "replays", []
+        for replay in replays:
+            path, text = folder / f"{replay.episode}.json", replay.model_dump_json()
+            write_atomic(path, text, folder=False)
+            crash_point("replay")
+            kept.append((replay, path, hashlib.sha256(text.encode()).hexdigest()))
+        fsync_folder(folder)
+        with self._transaction():
+            return [self.record(*entry) for entry in kept]
 
     def record(self, replay: Replay, replay_path: Path, digest: str) -> list[GameSummary]:
-        """Store a finished episode in one transaction, with the SHA-256 of its replay file
-        (`digest`, which `arena verify` checks the file against); its game summaries."""
-        from arena.results.standings import (
-            summarise,  # not before the first move (see test_startup)
-        )
+        """Store a finished episode in one transaction (or in the one open), with the SHA-256
+        of its replay file (`digest`, which `arena verify` checks); its game summaries."""
+        from arena.results.standings import summarise  # not before the first move (test_startup)
 
-        summaries = summarise(replay)
-        match = replay.match
-        seats = replay.spectator.policies
+        summaries, match, seats = summarise(replay), replay.match, replay.spectator.policies
+        details = {g.index: g.result.detail for g in replay.games if g.result is not None}
         with self._transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO episodes (id, match_index, match_id, entry, game, k, seed, "
@@ -402,7 +411,7 @@ class LeagueStore(RatingTables):
                     (
                         s.episode, s.game_index, s.match_index, s.game, s.policies[0], s.policies[1],
                         json.dumps(list(s.scores)) if s.scores is not None else None, s.reason, s.ending,
-                        _detail(replay, s.game_index), s.plies, json.dumps(s.to_json()),
+                        details.get(s.game_index, ""), s.plies, json.dumps(s.to_json()),
                     ),
                 )  # fmt: skip
             for game in replay.games:
@@ -424,16 +433,13 @@ class LeagueStore(RatingTables):
             "SELECT id, match_index, match_id, replay, digest, finished FROM episodes "
             "ORDER BY match_index, id"
         )
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor]
+        return [dict(zip([d[0] for d in cursor.description], row, strict=True)) for row in cursor]
 
     def stored_results(self) -> dict[str, dict[int, tuple[object, ...]]]:
         """Episode -> game index -> (scores, reason, ending, plies), as stored."""
         out: dict[str, dict[int, tuple[object, ...]]] = {}
-        rows = self._db.execute(
-            "SELECT episode, game_index, scores, reason, ending, plies FROM games"
-        )
-        for episode, index, scores, reason, ending, plies in rows:
+        query = "SELECT episode, game_index, scores, reason, ending, plies FROM games"
+        for episode, index, scores, reason, ending, plies in self._db.execute(query):
             parsed = json.loads(scores) if scores is not None else None
             out.setdefault(episode, {})[int(index)] = (parsed, reason, ending, int(plies))
         return out
@@ -458,8 +464,7 @@ class LeagueStore(RatingTables):
 
     def fallback_rows(self) -> Iterator[dict[str, Any]]:
         """Every fallback record, one dict each, in schedule order, read as it is iterated."""
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(fallbacks)")}
-        side = "f.side" if "side" in columns else "NULL AS side"  # read-only, from before sides
+        side = "f.side" if "side" in self._columns("fallbacks") else "NULL AS side"  # before sides
         cursor = self._db.execute(
             "SELECT f.episode, e.match_index, e.game, f.game_index, f.ply, f.seat, f.alias, f.policy, "
             f"f.cause, {side}, f.last_error, f.attempts, f.move "
@@ -493,8 +498,3 @@ def _probe(connection: sqlite3.Connection) -> None:
     """Read every table once: a damaged or truncated file fails here, not mid-report."""
     for table in ("run", "episodes", "games", "fallbacks", "rating_events"):
         connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
-
-
-def _detail(replay: Replay, index: int) -> str:
-    found = (g.result.detail for g in replay.games if g.index == index and g.result is not None)
-    return next(found, "")

@@ -20,7 +20,7 @@ import os
 import re
 import signal
 
-__all__ = ["EPISODE_STEPS", "KILL_AT", "POOL_STEPS", "STEPS", "crash_point"]
+__all__ = ["EPISODE_STEPS", "KILL_AT", "POOL_STEPS", "STEPS", "crash_point", "group_limit"]
 
 KILL_AT = "COG_TEST_KILL_AT"
 EPISODE_STEPS = ("commit", "game", "replay", "store")
@@ -53,3 +53,15 @@ def crash_point(step: str) -> None:
         _LEFT[step] -= 1
         if _LEFT[step] == 0:
             os.kill(os.getpid(), signal.SIGKILL)
+
+
+def group_limit() -> int | None:
+    """The most finished episodes the writer may keep as one group (`LeagueStore.keep_all`)
+    with a `replay` or `store` kill armed, so that it still finds exactly the episodes its
+    count says stored: a group ends with the fatal `store`, and the fatal `replay` begins
+    one (the episodes before it stored, none after). None when neither is armed."""
+    if "store" in _LEFT:
+        return _LEFT["store"]
+    if "replay" in _LEFT:
+        return max(_LEFT["replay"] - 1, 1)
+    return None

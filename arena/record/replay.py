@@ -42,6 +42,7 @@ __all__ = [
     "ReplayUnreadable",
     "ReplyReport",
     "Spectator",
+    "fsync_folder",
     "kept_reply",
     "load_replay",
     "move_json",
@@ -335,14 +336,17 @@ def results_digest(text: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
+def write_atomic(path: Path, text: str, *, durable: bool = True, folder: bool = True) -> None:
     """Write `text` so that readers see the old file or the new one, never half of one;
     `durable`: the new file and its name are on the disk when this returns (see
-    `write_atomic_lines`)."""
-    write_atomic_lines(path, (text,), durable=durable)
+    `write_atomic_lines`); `folder=False` leaves the name's fsync to the caller (one
+    `fsync_folder` after a group of files)."""
+    write_atomic_lines(path, (text,), durable=durable, folder=folder)
 
 
-def write_atomic_lines(path: Path, chunks: Iterable[str], *, durable: bool = True) -> None:
+def write_atomic_lines(
+    path: Path, chunks: Iterable[str], *, durable: bool = True, folder: bool = True
+) -> None:
     """`write_atomic` of text given in `chunks`, written as they come (a large file need
     never be whole in memory). `durable` fsyncs the file before it takes the old one's name
     and the folder after, so a power cut keeps the new file or the old one; without it
@@ -360,11 +364,11 @@ def write_atomic_lines(path: Path, chunks: Iterable[str], *, durable: bool = Tru
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    if durable:
-        _fsync_folder(path.parent)
+    if durable and folder:
+        fsync_folder(path.parent)
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
     """Make a rename in `folder` durable (where the system lets a folder be opened)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
