@@ -62,12 +62,22 @@ __all__ = [
     "verbose_logging",
 ]
 
-_CONSOLE_EVENTS = frozenset({
-    "run_started", "run_finished", "episode_failed", "endpoint_up",
-    # said as lines by the console's run; logged as these events only with --log-format json
-    "progress", "run_resuming", "pool_resuming", "mock_llm_serving", "play_page_serving",
-    "run_watched", "run_ended",
-})  # fmt: skip
+_CONSOLE_EVENTS = frozenset(
+    {
+        "run_started",
+        "run_finished",
+        "episode_failed",
+        "endpoint_up",
+        # said as lines by the console's run; logged as these events only with --log-format json
+        "progress",
+        "run_resuming",
+        "pool_resuming",
+        "mock_llm_serving",
+        "play_page_serving",
+        "run_watched",
+        "run_ended",
+    }
+)
 _JSON_LINE = json.JSONEncoder(default=str, separators=(",", ":"))
 """One encoder for every event line (made once: `json.dumps` with options makes one per call)."""
 

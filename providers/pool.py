@@ -175,9 +175,12 @@ class Providers:
 
         phrase = spec.client_key_password
         return tls_context(
-            self._trust, spec.ca_bundle, spec.client_cert, spec.client_key,
+            self._trust,
+            spec.ca_bundle,
+            spec.client_cert,
+            spec.client_key,
             phrase.get_secret_value() if phrase is not None else None,
-        )  # fmt: skip
+        )
 
     def _slot(self, spec: ProviderSpec) -> anyio.CapacityLimiter:
         # The first spec seen for a (protocol, base_url, key, model) sets its size.

@@ -164,8 +164,14 @@ class _Session:
         try:
             begin(plan, store, lambda replay: store.keep(replay, plan.out))
             finished = store.finished_episodes()
-            log.info("run_started", run=name, seed=plan.master_seed, episodes=plan.episode_count(),
-                     already_finished=len(finished), executor=self.executor.where)  # fmt: skip
+            log.info(
+                "run_started",
+                run=name,
+                seed=plan.master_seed,
+                episodes=plan.episode_count(),
+                already_finished=len(finished),
+                executor=self.executor.where,
+            )
             result.finished_before, result.episodes = len(finished), plan.episode_count()
             self.on_episode(self.result)  # the session starts: a resume is said before any move
             health = EndpointHealth(plan, self.pool, changed=self._poke, stop=self._stop)
@@ -177,9 +183,15 @@ class _Session:
             close_session(plan, store, result, self.backlog.stopping(), time.monotonic() - started)
         finally:
             store.close()
-        log.info("run_finished", run=name, played=result.played, skipped=result.skipped,
-                 failed=len(result.failed), interrupted=result.interrupted,
-                 wall_s=round(result.wall_s, 3))  # fmt: skip
+        log.info(
+            "run_finished",
+            run=name,
+            played=result.played,
+            skipped=result.skipped,
+            failed=len(result.failed),
+            interrupted=result.interrupted,
+            wall_s=round(result.wall_s, 3),
+        )
         return result
 
     async def play(self, grace_s: float, handle_signals: bool) -> None:
@@ -305,14 +317,22 @@ class _Session:
                 self.result.interrupted = True
                 name, flying = signal.Signals(signum).name, self.result.in_flight
                 if self.work_scope.deadline < float("inf"):
-                    log.warning("stop_forced", signal=name, discarded=flying,
-                                note=f"{flying} episode(s) in flight discarded: a resume plays "
-                                "them again")  # fmt: skip
+                    log.warning(
+                        "stop_forced",
+                        signal=name,
+                        discarded=flying,
+                        note=f"{flying} episode(s) in flight discarded: a resume plays them again",
+                    )
                     self.work_scope.cancel()
                     continue
-                log.warning("stop_requested", signal=name, grace_s=grace_s, in_flight=flying,
-                            note=f"no new episode starts; the {flying} in flight get {grace_s:g} s "
-                            "to finish; a second Ctrl-C discards them (a resume plays them again)")  # fmt: skip
+                log.warning(
+                    "stop_requested",
+                    signal=name,
+                    grace_s=grace_s,
+                    in_flight=flying,
+                    note=f"no new episode starts; the {flying} in flight get {grace_s:g} s "
+                    "to finish; a second Ctrl-C discards them (a resume plays them again)",
+                )
                 self.schedule_scope.cancel()
                 self.work_scope.deadline = anyio.current_time() + grace_s
                 if self.desk is not None:  # what only a person can finish does not wait
@@ -376,8 +396,12 @@ class _Session:
             self.backlog.stored(item, stored)
             counted = any(g.scores is not None for g in stored)
             outcome = "counted" if counted else "no_contest"
-        log.info("episode_finished", episode=item.episode, outcome=outcome,
-                 in_flight=self.result.in_flight)  # fmt: skip
+        log.info(
+            "episode_finished",
+            episode=item.episode,
+            outcome=outcome,
+            in_flight=self.result.in_flight,
+        )
         self.backlog.dealt_with(item.episode)
         self._poke()
         self.on_episode(self.result)

@@ -241,7 +241,10 @@ class LeagueStore(RatingTables):
                 "ON CONFLICT (id) DO UPDATE SET config = excluded.config",
                 (name, master_seed, json.dumps(config, sort_keys=True), time.time()),
             )
-            db.execute("INSERT OR REPLACE INTO sessions (number, started) VALUES (?, ?)", (session, time.time()))  # fmt: skip
+            db.execute(
+                "INSERT OR REPLACE INTO sessions (number, started) VALUES (?, ?)",
+                (session, time.time()),
+            )
             for p in policies:
                 played = p.get("played_as")
                 db.execute(
@@ -251,11 +254,15 @@ class LeagueStore(RatingTables):
                     "fingerprint = COALESCE(excluded.fingerprint, fingerprint), "
                     "played_as = COALESCE(excluded.played_as, played_as)",
                     (
-                        p["name"], p["kind"], p.get("author"), json.dumps(p.get("templates", {})),
-                        p.get("fingerprint"), json.dumps(played) if played is not None else None,
+                        p["name"],
+                        p["kind"],
+                        p.get("author"),
+                        json.dumps(p.get("templates", {})),
+                        p.get("fingerprint"),
+                        json.dumps(played) if played is not None else None,
                         p.get("added") or session,
                     ),
-                )  # fmt: skip
+                )
 
     # -- a pool's entrants and schedule ------------------------------------------------
 
@@ -297,10 +304,18 @@ class LeagueStore(RatingTables):
             "SELECT seq, entry, game, k, seed, first, second FROM matches ORDER BY seq"
         )
         return [
-            Match(seq, entry, game, k, seed, first, second,
-                  games.load(game).match_format.games_per_episode)
+            Match(
+                seq,
+                entry,
+                game,
+                k,
+                seed,
+                first,
+                second,
+                games.load(game).match_format.games_per_episode,
+            )
             for seq, entry, game, k, seed, first, second in rows
-        ]  # fmt: skip
+        ]
 
     def schedule(self, matches: list[Match], session: int, phase: str) -> None:
         """Store newly scheduled pool matches (one transaction), before any of them starts:
@@ -399,32 +414,60 @@ class LeagueStore(RatingTables):
                 "first, second, replay, integrity, finished, digest, session, rules_version) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    replay.episode, match.index, match.id, match.entry, replay.game, match.k,
-                    match.seed, match.first, match.second, str(replay_path),
-                    json.dumps(replay.integrity), time.time(), digest, replay.session or None,
+                    replay.episode,
+                    match.index,
+                    match.id,
+                    match.entry,
+                    replay.game,
+                    match.k,
+                    match.seed,
+                    match.first,
+                    match.second,
+                    str(replay_path),
+                    json.dumps(replay.integrity),
+                    time.time(),
+                    digest,
+                    replay.session or None,
                     replay.rules_version,
                 ),
-            )  # fmt: skip
+            )
             for s in summaries:
                 db.execute(
                     "INSERT OR REPLACE INTO games VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
-                        s.episode, s.game_index, s.match_index, s.game, s.policies[0], s.policies[1],
-                        json.dumps(list(s.scores)) if s.scores is not None else None, s.reason, s.ending,
-                        details.get(s.game_index, ""), s.plies, json.dumps(s.to_json()),
+                        s.episode,
+                        s.game_index,
+                        s.match_index,
+                        s.game,
+                        s.policies[0],
+                        s.policies[1],
+                        json.dumps(list(s.scores)) if s.scores is not None else None,
+                        s.reason,
+                        s.ending,
+                        details.get(s.game_index, ""),
+                        s.plies,
+                        json.dumps(s.to_json()),
                     ),
-                )  # fmt: skip
+                )
             for game in replay.games:
                 for f in game.fallbacks:
                     db.execute(
                         "INSERT INTO fallbacks (episode, game_index, ply, seat, alias, policy, cause, "
                         "side, last_error, attempts, move) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
-                            replay.episode, game.index, f.ply, f.seat, f.alias, seats[str(game.index)][f.seat],
-                            f.cause, f.side, f.last_error, json.dumps([a.model_dump() for a in f.attempts]),
+                            replay.episode,
+                            game.index,
+                            f.ply,
+                            f.seat,
+                            f.alias,
+                            seats[str(game.index)][f.seat],
+                            f.cause,
+                            f.side,
+                            f.last_error,
+                            json.dumps([a.model_dump() for a in f.attempts]),
                             json.dumps(f.move),
                         ),
-                    )  # fmt: skip
+                    )
         return summaries
 
     def episode_rows(self) -> list[dict[str, Any]]:
@@ -479,10 +522,16 @@ class LeagueStore(RatingTables):
 _ENTRANT_COLUMNS = ("name", "kind", "author", "fingerprint", "played_as", "added", "retired")
 
 _ADDED_LATER = (
-    ("episodes.digest", "TEXT"), ("fallbacks.side", "TEXT"), ("episodes.session", "INTEGER"), ("episodes.rules_version", "INTEGER"),
-    ("policies.fingerprint", "TEXT"), ("policies.played_as", "TEXT"),
-    ("policies.added", "INTEGER"), ("policies.retired", "TEXT"), ("sessions.ended", "REAL"),
-)  # fmt: skip
+    ("episodes.digest", "TEXT"),
+    ("fallbacks.side", "TEXT"),
+    ("episodes.session", "INTEGER"),
+    ("episodes.rules_version", "INTEGER"),
+    ("policies.fingerprint", "TEXT"),
+    ("policies.played_as", "TEXT"),
+    ("policies.added", "INTEGER"),
+    ("policies.retired", "TEXT"),
+    ("sessions.ended", "REAL"),
+)
 """Nullable columns added since the first stores: (table.column, type)."""
 
 

@@ -35,15 +35,6 @@ LARGE: dict[str, str] = {
 }
 """Modules (by path) and functions (by `path::qualname`) allowed over their cap, and why."""
 MAX_FORMAT_ESCAPES = 10
-PENDING_ESCAPES: dict[str, int] = {
-    "arena/league/run.py": 5,
-    "arena/league/store.py": 7,
-    "arena/logs.py": 1,
-    "providers/pool.py": 1,
-}
-"""Files whose `# fmt: skip` markers were left while they were being changed elsewhere: at
-most this many, without a reason. Each is to go (delete the marker, run `ruff format`), and
-this dict with them."""
 
 
 def _modules() -> dict[str, Path]:
@@ -243,15 +234,11 @@ def test_the_escape_reader_finds_markers_and_their_reasons(tmp_path: Path) -> No
 
 def test_the_formatter_is_escaped_for_hand_laid_tables_only() -> None:
     kept: dict[str, str] = {}
-    pending: dict[str, int] = {}
     for package in FORMATTED:
         for path in sorted((ROOT / package).rglob("*.py")):
             name = str(path.relative_to(ROOT))
-            for line, kind, reason in _format_escapes(path):
-                if name in PENDING_ESCAPES and kind == "skip" and not reason:
-                    pending[name] = pending.get(name, 0) + 1
-                else:
-                    kept[f"{name}:{line}"] = reason
+            for line, _, reason in _format_escapes(path):
+                kept[f"{name}:{line}"] = reason
     assert "arena/config/settings.py:" in " ".join(kept)  # the markers are really read
     bare = sorted(where for where, reason in kept.items() if len(reason) < 10)
     assert bare == [], (
@@ -263,8 +250,6 @@ def test_the_formatter_is_escaped_for_hand_laid_tables_only() -> None:
         f"{len(kept)} formatter escapes, at most {MAX_FORMAT_ESCAPES}: {sorted(kept)}; let "
         "`ruff format` lay out all but the few tables that read better by hand"
     )
-    over = {n: c for n, c in pending.items() if c > PENDING_ESCAPES[n]}
-    assert over == {}, f"new unexplained `# fmt: skip` in {over}: delete them, run ruff format"
 
 
 def test_the_league_room_holds_what_runs_a_league_only() -> None:
