@@ -4,8 +4,7 @@ A second `arena run` on a folder in use stops at once, naming the process
 that holds it; readers (`arena report`, `verify`, `view --serve`) take no
 lock and read meanwhile. The lock is `flock` on `RUN/.lock`: the kernel drops
 it when its holder dies, so a killed run never leaves a folder locked. A run that
-ends removes the file, so a `.lock` that nobody holds says the last session died
-before it could end (a `kill -9`, a crash of the machine).
+ends removes the file (a killed one leaves it, unheld: the next run takes it over).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from arena.config import ConfigError
 
-__all__ = ["LOCK_NAME", "RunFolderBusy", "hold_run_folder", "holder_of", "stale_lock"]
+__all__ = ["LOCK_NAME", "RunFolderBusy", "hold_run_folder", "holder_of"]
 
 LOCK_NAME = ".lock"
 
@@ -103,9 +102,3 @@ def _lock(out: Path) -> int:
         if same:
             return fd
         os.close(fd)  # locked a file its holder unlinked as it ended: open the new one
-
-
-def stale_lock(out: Path) -> bool:
-    """Whether `out` has a lock file that nobody holds: its last session died before it
-    could end (an ended run removes the file)."""
-    return (out / LOCK_NAME).exists() and out.resolve() not in _held and holder_of(out) is None

@@ -146,19 +146,17 @@ async def test_a_writer_closing_while_a_reader_reads_keeps_the_wal_and_loses_not
     assert _beside(tmp_path) == {DB_NAME}
 
 
-def test_a_lock_nobody_holds_says_the_last_session_died(tmp_path: Path) -> None:
-    from arena.league.lock import LOCK_NAME, RunFolderBusy, hold_run_folder, stale_lock
+def test_an_ended_run_removes_its_lock_and_a_killed_ones_is_taken_over(tmp_path: Path) -> None:
+    from arena.league.lock import LOCK_NAME, RunFolderBusy, hold_run_folder, holder_of
 
     with hold_run_folder(tmp_path):
         assert (tmp_path / LOCK_NAME).exists()
-        assert not stale_lock(tmp_path)  # held: a run is playing
     assert not (tmp_path / LOCK_NAME).exists()
-    assert not stale_lock(tmp_path)
-    (tmp_path / LOCK_NAME).write_text("4242")  # what a killed run leaves
-    assert stale_lock(tmp_path)
+    (tmp_path / LOCK_NAME).write_text("4242")  # what a killed run leaves: a file nobody holds
+    assert holder_of(tmp_path) is None
     with hold_run_folder(tmp_path):  # a resume takes it over
         pass
-    assert not stale_lock(tmp_path)
+    assert not (tmp_path / LOCK_NAME).exists()
     # a second holder is refused while the first holds, with or without a file left
     with hold_run_folder(tmp_path):
         import subprocess
