@@ -193,10 +193,12 @@ class Providers:
 def _aiohttp_transport(
     tls: ssl.SSLContext | None, idle_expiry_s: float
 ) -> httpx.AsyncBaseTransport:
-    """The `httpx-aiohttp` transport: aiohttp's pool with no limit of its own (the slots are the gate), idle
-    connections closed after `idle_expiry_s`, no cookie jar (the `Endpoint` keeps them)."""
+    """The `httpx-aiohttp` transport (`EndpointTransport`): aiohttp's pool with no limit of
+    its own (the slots are the gate), idle connections closed after `idle_expiry_s`, no
+    cookie jar (the `Endpoint` keeps them)."""
     import aiohttp  # with httpx-aiohttp, 280 ms: only once an endpoint's client is made
-    from httpx_aiohttp import AiohttpTransport
+
+    from providers.transport import EndpointTransport
 
     def session() -> aiohttp.ClientSession:
         connector = aiohttp.TCPConnector(
@@ -216,7 +218,7 @@ def _aiohttp_transport(
             max_headers=_HEADERS,
         )
 
-    return AiohttpTransport(client=session)
+    return EndpointTransport(client=session)
 
 
 def proxy_for(base_url: str) -> str | None:

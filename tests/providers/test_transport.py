@@ -702,3 +702,33 @@ async def test_the_request_body_is_the_json_httpx_writes() -> None:
     assert '"content":"héllo"'.encode() in request.body
     assert request.header("content-type") == ["application/json"]
     assert request.header("content-length") == [str(len(request.body))]
+
+
+async def test_the_request_head_is_the_one_httpx_sends() -> None:
+    """The endpoint builds each request from header sets it keeps; on the wire it is what
+    `httpx.AsyncClient` sends for the same request: the same headers, values and order aside
+    (a second request on the same header set too)."""
+    requests: list[Request] = []
+    async with _server(_answering(requests, lambda _: reply())) as port:
+        spec = _spec(port, api_key=SecretStr("k-123"))
+        async with Providers() as pool:
+            for prompt in ("first", "second, longer"):
+                await pool.client(spec).complete(
+                    CompletionRequest(prompt=prompt, max_tokens=8),
+                    deadline=anyio.current_time() + 5,
+                )
+        wire = openai.build_request(spec, CompletionRequest(prompt="second, longer", max_tokens=8))
+        async with httpx.AsyncClient() as client:
+            await client.post(wire.url, headers=wire.headers, json=wire.json)
+
+    def head(request: Request) -> list[tuple[str, str]]:
+        lines = request.head.decode("latin-1").split("\r\n")[1:]
+        return sorted(
+            (k.strip().lower(), v.strip()) for k, _, v in (x.partition(":") for x in lines)
+        )
+
+    first, ours, httpx_own = requests
+    assert head(ours) == head(httpx_own)
+    assert ours.body == httpx_own.body
+    assert dict(head(first))["content-length"] == str(len(first.body))
+    assert ("authorization", "Bearer k-123") in head(ours)
