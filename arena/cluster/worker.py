@@ -37,6 +37,7 @@ from arena.cluster.errors import WorkerRefused
 from arena.cluster.messages import Failed, Kept, Logged, Message, Plan, Played, WorkerPlan
 from arena.config import ProgramPolicy
 from arena.logs import forward_logging
+from arena.play.collector import tune_collector
 from arena.play.episode import EpisodeSetup, episode_replay, play_games
 from arena.play.match import Episode
 from arena.play.protocol import MakesSeats
@@ -158,8 +159,9 @@ def episode_messages(
     `capture_events` this process's logging is left as it is (a worker played in the
     driver's own process, in tests)."""
     loaded = _checked(key, load)
-    if capture_events:
+    if capture_events:  # a worker process of its own
         forward_logging(_to_outbox, verbose=_verbose[0])
+        tune_collector()
     outbox: queue.Queue[_Item | None] = queue.Queue()
     _outbox[:] = [outbox]
 

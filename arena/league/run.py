@@ -48,6 +48,7 @@ from arena.league.plan import RunPlan
 from arena.league.pool import settle_retirements
 from arena.league.store import LeagueStore
 from arena.league.summary import EpisodeFailure, Progress, RunResult, close_session, start_over
+from arena.play.collector import collector_tuned
 from arena.play.episode import EpisodeSetup
 from arena.play.match import Episode
 from arena.record.crash import crash_point, group_limit
@@ -93,7 +94,7 @@ async def execute(
             f"policies {', '.join(plan.people)} are people: the run needs its play page's desk "
             "(arena.viewer.play.play_page), which `arena run` serves"
         )
-    with hold_run_folder(plan.out):
+    with hold_run_folder(plan.out), collector_tuned():
         async with providers.Providers(trust=plan.config.run.trust) as pool:
             if check_endpoints and model_policies(plan):
                 from arena.league.preflight import preflight  # HTTP: runs with models only
