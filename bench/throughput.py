@@ -33,6 +33,8 @@ would keep), then times the rest: the steady state of a long run.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import os
 import socket
@@ -41,7 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -128,13 +130,37 @@ def served(url: str) -> int:
     return int(httpx.get(f"{url}/stats", timeout=5).json()["requests"])
 
 
+COLLECTOR_CPU_S = [0.0]
+"""CPU seconds the garbage collector's passes took in the last `one_run`."""
+
+
+@contextlib.contextmanager
+def _collector_timed() -> Iterator[None]:
+    """The CPU time of every collector pass in the block, into `COLLECTOR_CPU_S`."""
+    began = [0.0]
+    COLLECTOR_CPU_S[0] = 0.0
+
+    def timed(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began[0] = time.process_time()
+        else:
+            COLLECTOR_CPU_S[0] += time.process_time() - began[0]
+
+    gc.callbacks.append(timed)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(timed)
+
+
 def one_run(
     url: str, in_flight: int, episodes: int, metrics: bool = False
 ) -> tuple[int, float, float]:
     """One league: (decisions, steady decisions per second, arena CPU seconds per decision);
     with `metrics`, its Prometheus metrics served as `arena run --metrics-port` does (and
-    scraped once a second, as a busy Prometheus would)."""
-    with tempfile.TemporaryDirectory() as temp:
+    scraped once a second, as a busy Prometheus would). The collector's share of that CPU
+    is left in `COLLECTOR_CPU_S`."""
+    with tempfile.TemporaryDirectory() as temp, _collector_timed():
         out = Path(temp) / "run"
         config = parse_config(_config(url, in_flight, episodes))
         plan = plan_run(config, out)
@@ -310,7 +336,7 @@ def _target_row(rate: float, ideal: float, cpu_ms: float, previous_ms: float | N
         ratio = cpu_ms / previous_ms
         verdict = _verdict(ratio <= TARGET_CPU_RATIO)
         cpu = f"<= {TARGET_CPU_RATIO}x {previous_ms:.2f} ms ({ratio:.2f}x, {verdict})"
-    return ["target", "", "", throughput, cpu, ""]
+    return ["target", "", "", throughput, cpu, "", ""]
 
 
 def _verdict(met: bool) -> str:
@@ -389,7 +415,7 @@ def main() -> None:
         title=f"{args.in_flight} games in flight, mock LLM latency {args.latency_ms} ms, ideal {ideal:.0f}/s"
     )
     columns = ("run", "decisions", "decisions/s", "of ideal", "arena CPU per decision",
-               "mock CPU per request")  # fmt: skip
+               "of it collector", "mock CPU per request")  # fmt: skip
     for column in columns:
         table.add_column(column, justify="right")
     rates, cpus, mocks = [], [], []
@@ -413,6 +439,7 @@ def main() -> None:
                 f"{rate:.0f}",
                 f"{rate / ideal:.0%}",
                 f"{cpu * 1000:.2f} ms",
+                f"{COLLECTOR_CPU_S[0] / (cpu * decisions):.1%}",
                 "" if mock is None else f"{mock * 1000:.2f} ms",
             )
     finally:
@@ -421,7 +448,7 @@ def main() -> None:
     rate, cpu = statistics.median(rates), statistics.median(cpus)
     mock_median = f"{statistics.median(mocks) * 1000:.2f} ms" if mocks else ""
     table.add_row(
-        "median", "", f"{rate:.0f}", f"{rate / ideal:.0%}", f"{cpu * 1000:.2f} ms", mock_median
+        "median", "", f"{rate:.0f}", f"{rate / ideal:.0%}", f"{cpu * 1000:.2f} ms", "", mock_median
     )
     table.add_row(*_target_row(rate, ideal, cpu * 1000, args.previous_cpu_ms))
     console = Console(width=130)
