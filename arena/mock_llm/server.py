@@ -20,6 +20,7 @@ from arena.asgi import serving as serving_app
 from arena.mock_llm.answers import FAULTS, check_faults, parse_faults
 from arena.mock_llm.outage import Front, Outage
 from arena.mock_llm.shapes import respond, route
+from arena.play.collector import collector_tuned
 
 __all__ = [
     "MAX_BODY",
@@ -324,5 +325,7 @@ def main_mock_llm(
         reasoning=reasoning,
         models=models,
     )
-    with suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it already handled
+    # uvicorn re-raises the Ctrl-C it already handled; a mock under load allocates as a run
+    # does, so its collector is tuned as a run's is
+    with suppress(KeyboardInterrupt), collector_tuned():
         anyio.run(run)
