@@ -12,7 +12,7 @@
     play/      a match and its episodes, the game loop, one decision (deadlines,
                the one retry, fallbacks), reading replies, prompts; the loop hands
                each decision what its prompt is rendered from (`SeatPrompt`) and is
-               never called back
+               never called back; the garbage collector tuned while a run plays
     seats/     what sits in a seat, made by the session's one `SeatMaker`: scripted
                baselines, models, the mock, programs, a person (at a table of the
                run's desk, given its episode's scope by the maker)
