@@ -24,7 +24,7 @@ from typing import Any
 import anyio.to_thread
 
 from arena.asgi import App, Receive, Scope, Send, send_bytes
-from arena.viewer.server import POLL_S, Server
+from arena.viewer.server import POLL_S, Server, serve
 
 __all__ = [
     "LATENCIES_KEPT",
@@ -244,13 +244,9 @@ class LiveServer(Server):
 
 def serve_live(run: Path, port: int = 8000, *, poll_s: float = POLL_S) -> None:
     """`arena view RUN --serve`: the site of `run` with its live page, until Ctrl-C."""
-    server = LiveServer(run, port)
-    try:
-        server.start()
-        playing = " (the run is in progress: the page follows it)" if LiveRun(run).playing else ""
-        print(f"serving {server.site.out} on {server.url}{playing} (Ctrl-C stops)", flush=True)
-        server.watch(poll_s, on_update=lambda drawn: print(f"drew {len(drawn)} new replay page(s)"))
-    except KeyboardInterrupt:
-        print("stopped", flush=True)
-    finally:
-        server.stop()
+
+    def playing() -> str:
+        live = LiveRun(run).playing
+        return " (the run is in progress: the page follows it)" if live else ""
+
+    serve(run, port, poll_s=poll_s, server=LiveServer(run, port), note=playing)

@@ -157,12 +157,21 @@ class Server:
         self._server.stop()
 
 
-def serve(run: Path, port: int = 8000, *, poll_s: float = POLL_S) -> None:
-    """Serve the site of `run` until Ctrl-C, redrawing it as new replays appear."""
-    server = Server(run, port)
+def serve(
+    run: Path,
+    port: int = 8000,
+    *,
+    poll_s: float = POLL_S,
+    server: Server | None = None,
+    note: Callable[[], str] = lambda: "",
+) -> None:
+    """Serve the site of `run` until Ctrl-C, redrawing it as new replays appear; `server`
+    serves it instead of a plain `Server` (the live page's), and `note()`, said once it
+    is up, follows the address."""
+    server = server or Server(run, port)
     try:
         server.start()
-        print(f"serving {server.site.out} on {server.url} (Ctrl-C stops)", flush=True)
+        print(f"serving {server.site.out} on {server.url}{note()} (Ctrl-C stops)", flush=True)
         server.watch(poll_s, on_update=lambda drawn: print(f"drew {len(drawn)} new replay page(s)"))
     except KeyboardInterrupt:
         print("stopped", flush=True)
